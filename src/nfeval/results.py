@@ -1,0 +1,200 @@
+"""Writing results: long-form tables with signatures, paper values, figures.
+
+Every artefact writes ``results/<id>.csv`` (long form: identifier columns,
+then ``ours``, then ``paper`` where the paper gives the figure, then
+bookkeeping columns such as ``n_questions`` or ``skipped``) and
+``results/<id>.json`` (the same rows, the signatures of every metric that
+produced them, the notebook parameters and the wall time). Figures go to
+``figures/<id>.png``.
+
+A signature (after sacrebleu's) is the string that lets a number be
+regenerated exactly: metric, variant, model with its source and checksum,
+dtype, prompt checksum, seed, n, package version and git commit.
+
+Paper values are never typed into notebooks: they are transcribed once from
+the paper text into ``data/paper_values/<id>.csv`` and joined here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import subprocess
+import time
+from decimal import ROUND_HALF_UP, Decimal
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from nfeval import NfevalError, __version__
+from nfeval.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
+
+FLOAT_FORMAT = "%.6g"
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def git_commit(root: Path = ROOT) -> str:
+    """Commit of the checkout, with ``-dirty`` when tracked files changed; 'unknown' outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+@dataclass
+class Signature:
+    """What produced a number. ``model`` is a ``ModelInfo.as_dict()`` or None."""
+
+    metric: str
+    variant: str = "default"
+    model: Mapping[str, Any] | None = None
+    dtype: str | None = None
+    prompt_sha256: str | None = None
+    seed: int | None = None
+    n: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    version: str = __version__
+    commit: str = field(default_factory=git_commit)
+
+    def as_string(self) -> str:
+        """Compact one-line form, e.g. ``metric:kendall|variant:default|model:none|...``."""
+        model = self.model or {}
+        parts = [
+            f"metric:{self.metric}",
+            f"variant:{self.variant}",
+            f"model:{model.get('name', 'none')}",
+            f"src:{model.get('source', 'none')}",
+            f"sha:{(model.get('checksum') or 'none')[:12]}",
+            f"dtype:{self.dtype or model.get('dtype') or 'none'}",
+            f"prompt:{(self.prompt_sha256 or 'none')[:12]}",
+            f"seed:{self.seed if self.seed is not None else 'none'}",
+            f"n:{self.n if self.n is not None else 'none'}",
+        ]
+        parts += [f"{k}:{v}" for k, v in sorted(self.extra.items())]
+        parts += [f"nfeval:{self.version}", f"commit:{self.commit[:12]}"]
+        return "|".join(parts)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["string"] = self.as_string()
+        return d
+
+
+def paper_values(artefact_id: str, directory: Path = PAPER_VALUES) -> pd.DataFrame:
+    """The paper's figures for an artefact, as transcribed in ``data/paper_values/<id>.csv``."""
+    path = Path(directory) / f"{artefact_id}.csv"
+    if not path.exists():
+        raise NfevalError(f"no paper values for {artefact_id!r}: expected {path}")
+    return pd.read_csv(path, comment="#")
+
+
+def join_paper(ours: pd.DataFrame, paper: pd.DataFrame, on: Sequence[str]) -> pd.DataFrame:
+    """Left-join the paper's ``paper`` column onto our table by identifier columns.
+
+    Every paper row must find its match in ours: a paper figure with nothing
+    of ours beside it is a bug in the notebook (or in the transcription).
+    """
+    keys = paper[list(on)].merge(ours[list(on)], on=list(on), how="left", indicator=True)
+    orphans = keys[keys["_merge"] == "left_only"]
+    if len(orphans):
+        raise NfevalError(
+            "paper values without a row of ours: " + orphans[list(on)].to_string(index=False)
+        )
+    return ours.merge(paper[list(on) + ["paper"]], on=list(on), how="left")
+
+
+def round_half_up(value: float, decimals: int) -> float:
+    """Round as papers print numbers (6.45 -> 6.5), not to even as ``round`` does.
+
+    Uses the shortest decimal representation of ``value`` (``repr``), so
+    a mean of exactly 3225 / 500 = 6.45 rounds up.
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return math.nan
+    quantum = Decimal(1).scaleb(-decimals)
+    return float(Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalar
+        return _clean(value.item())
+    return value
+
+
+def write_table(
+    artefact_id: str,
+    table: pd.DataFrame,
+    *,
+    id_columns: Sequence[str],
+    signatures: Sequence[Signature] = (),
+    parameters: Mapping[str, Any] | None = None,
+    output_dir: str | Path | None = None,
+    started: float | None = None,
+    notes: str = "",
+) -> tuple[Path, Path]:
+    """Write ``results/<id>.csv`` and ``results/<id>.json``; return both paths.
+
+    Columns are ordered: ``id_columns``, ``ours``, ``paper`` (if present),
+    then the rest in their given order. Rows keep their given order. The CSV
+    holds no timestamps, so the same inputs give a byte-identical file.
+    """
+    if "ours" not in table.columns:
+        raise NfevalError(f"{artefact_id}: a results table needs an 'ours' column")
+    missing = [c for c in id_columns if c not in table.columns]
+    if missing:
+        raise NfevalError(f"{artefact_id}: identifier columns {missing} not in the table")
+    head = list(id_columns) + ["ours"] + (["paper"] if "paper" in table.columns else [])
+    rest = [c for c in table.columns if c not in head]
+    table = table[head + rest].reset_index(drop=True)
+
+    out = Path(output_dir) if output_dir else ROOT
+    results = out / RESULTS.relative_to(ROOT)
+    results.mkdir(parents=True, exist_ok=True)
+    csv_path = results / f"{artefact_id}.csv"
+    json_path = results / f"{artefact_id}.json"
+    _atomic_write(csv_path, table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
+
+    record = {
+        "id": artefact_id,
+        "columns": list(table.columns),
+        "id_columns": list(id_columns),
+        "rows": [{k: _clean(v) for k, v in row.items()} for row in table.to_dict("records")],
+        "signatures": [s.as_dict() for s in signatures],
+        "parameters": dict(parameters or {}),
+        "nfeval_version": __version__,
+        "commit": git_commit(),
+        "wall_time_s": round(time.time() - started, 2) if started else None,
+        "notes": notes,
+    }
+    _atomic_write(json_path, json.dumps(record, indent=2, sort_keys=False, default=str) + "\n")
+    return csv_path, json_path
+
+
+def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> Path:
+    """Save ``figures/<id>.png`` (and ``.pdf``) without timestamps in the metadata."""
+    out = Path(output_dir) if output_dir else ROOT
+    figures = out / FIGURES.relative_to(ROOT)
+    figures.mkdir(parents=True, exist_ok=True)
+    png = figures / f"{artefact_id}.png"
+    fig.savefig(png, dpi=150, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(figures / f"{artefact_id}.pdf", bbox_inches="tight",
+                metadata={"Creator": None, "Producer": None, "CreationDate": None})
+    return png
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

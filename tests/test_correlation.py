@@ -1,0 +1,84 @@
+"""Correlation protocol: hand-checkable cases, ties, constant vectors, skip counts."""
+
+import math
+
+import pytest
+
+from nfeval import NfevalError
+from nfeval.metrics import correlation, question_correlations
+
+# (grades, scores, kendall tau-b, spearman, pearson), worked by hand:
+# ties case: tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) = 1 / sqrt(2 * 2) = 0.5;
+# ranks (2.5, 2.5, 1) vs (3, 1.5, 1.5) give rho = 0.75 / 1.5 = 0.5;
+# raw values: cov = 1/3, var = 6/9 each, so r = 0.5.
+CASES = [
+    ([3, 2, 1, 0], [4, 3, 2, 1], 1.0, 1.0, 1.0),
+    ([3, 2, 1, 0], [1, 2, 3, 4], -1.0, -1.0, -1.0),
+    ([1, 1, 0], [1, 0, 0], 0.5, 0.5, 0.5),
+    # one discordant pair out of three: tau = (2 - 1) / 3; rho = 1 - 6 * 2 / (3 * 8) = 0.5
+    ([3, 2, 1], [2, 3, 1], 1 / 3, 0.5, 0.5),
+]
+
+
+@pytest.mark.parametrize("grades,scores,k,s,p", CASES)
+def test_hand_checked(grades, scores, k, s, p):
+    assert correlation(grades, scores, "kendall") == pytest.approx(k)
+    assert correlation(grades, scores, "spearman") == pytest.approx(s)
+    assert correlation(grades, scores, "pearson") == pytest.approx(p)
+
+
+@pytest.mark.parametrize(
+    "grades,scores",
+    [([2, 2, 2], [1, 2, 3]), ([0, 1, 2], [5, 5, 5]), ([1], [1]), ([], [])],
+)
+def test_undefined_is_nan(grades, scores):
+    for coef in ("kendall", "spearman", "pearson"):
+        assert math.isnan(correlation(grades, scores, coef))
+
+
+def test_mean_skips_and_counts_undefined_questions():
+    grades = {"a": [3, 2, 1, 0], "b": [1, 1, 1], "c": [3, 0], "d": [2, 1, 0]}
+    scores = {"a": [4, 3, 2, 1], "b": [3, 2, 1], "c": [0, 1], "d": [7, 7, 7]}
+    out = question_correlations(grades, scores)
+    for coef in ("kendall", "spearman", "pearson"):
+        summary = out[coef]
+        assert summary.mean == pytest.approx(0.0)  # (1 + -1) / 2
+        assert (summary.n_used, summary.n_skipped) == (2, 2)
+        assert math.isnan(summary.per_question["b"]) and math.isnan(summary.per_question["d"])
+
+
+def test_nan_scores_are_dropped_and_counted():
+    out = question_correlations({"q": [3, 2, 1, 0]}, {"q": [4, float("nan"), 2, 1]})
+    assert out["kendall"].mean == pytest.approx(1.0)
+    assert out["kendall"].n_dropped_items == 1
+
+
+def test_all_questions_undefined_gives_nan_mean_not_error():
+    out = question_correlations({"q": [1, 1]}, {"q": [0, 1]})
+    assert math.isnan(out["pearson"].mean) and out["pearson"].n_skipped == 1
+
+
+def test_matches_scipy_on_random_data():
+    import numpy as np
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    g = rng.integers(0, 4, size=30)
+    s = rng.normal(size=30) + g
+    assert correlation(g, s, "kendall") == pytest.approx(stats.kendalltau(g, s).statistic)
+    assert correlation(g, s, "spearman") == pytest.approx(stats.spearmanr(g, s).statistic)
+    assert correlation(g, s, "pearson") == pytest.approx(stats.pearsonr(g, s).statistic)
+
+
+@pytest.mark.parametrize(
+    "grades,scores,msg",
+    [({"a": [1, 2]}, {"b": [1, 2]}, "different questions"), ({"a": [1, 2]}, {"a": [1]}, "2 grades but 1 scores")],
+)
+def test_bad_input(grades, scores, msg):
+    with pytest.raises(NfevalError, match=msg):
+        question_correlations(grades, scores)
+
+
+def test_unknown_coefficient():
+    with pytest.raises(NfevalError, match="unknown coefficient"):
+        correlation([1, 2], [1, 2], "tau")

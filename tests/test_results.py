@@ -1,0 +1,61 @@
+"""Results tables: long form, column order, determinism, paper join, signatures."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from nfeval import NfevalError
+from nfeval.results import Signature, join_paper, paper_values, write_table
+
+
+def test_column_order_and_json(tmp_path):
+    table = pd.DataFrame({"n_questions": [5, 5], "paper": [0.5, None], "ours": [0.4, 0.3],
+                          "method": ["a", "b"], "dataset": ["x", "x"]})
+    sig = Signature(metric="kendall", variant="test", seed=1, n=5)
+    csv_path, json_path = write_table("t", table, id_columns=["dataset", "method"],
+                                      signatures=[sig], parameters={"seed": 1}, output_dir=tmp_path)
+    assert csv_path.read_text().splitlines()[0] == "dataset,method,ours,paper,n_questions"
+    record = json.loads(json_path.read_text())
+    assert record["rows"][1]["paper"] is None
+    assert record["signatures"][0]["string"].startswith("metric:kendall|variant:test|model:none")
+    assert record["parameters"] == {"seed": 1}
+
+
+def test_same_table_twice_is_byte_identical(tmp_path):
+    table = pd.DataFrame({"method": ["a"], "ours": [1 / 3]})
+    a, _ = write_table("t", table, id_columns=["method"], output_dir=tmp_path / "1")
+    b, _ = write_table("t", table, id_columns=["method"], output_dir=tmp_path / "2")
+    assert a.read_bytes() == b.read_bytes()
+    assert "0.333333" in a.read_text()
+
+
+@pytest.mark.parametrize("columns,ids,msg", [
+    ({"method": ["a"], "value": [1]}, ["method"], "'ours' column"),
+    ({"ours": [1]}, ["method"], "identifier columns"),
+])
+def test_bad_tables(tmp_path, columns, ids, msg):
+    with pytest.raises(NfevalError, match=msg):
+        write_table("t", pd.DataFrame(columns), id_columns=ids, output_dir=tmp_path)
+
+
+def test_join_paper_keeps_our_order_and_refuses_orphans():
+    ours = pd.DataFrame({"m": ["b", "a"], "ours": [2.0, 1.0]})
+    joined = join_paper(ours, pd.DataFrame({"m": ["a"], "paper": [1.5]}), on=["m"])
+    assert list(joined["m"]) == ["b", "a"] and joined["paper"].isna().tolist() == [True, False]
+    with pytest.raises(NfevalError, match="without a row of ours"):
+        join_paper(ours, pd.DataFrame({"m": ["z"], "paper": [1.0]}), on=["m"])
+
+
+def test_paper_values_files_parse():
+    t = paper_values("lk_t01")
+    assert list(t.columns) == ["dataset", "statistic", "paper"] and len(t) == 12
+    with pytest.raises(NfevalError, match="no paper values"):
+        paper_values("nope")
+
+
+def test_signature_records_model():
+    sig = Signature(metric="pd", model={"name": "m", "source": "pypi:x==1", "checksum": "ab" * 32,
+                                        "dtype": "bfloat16"}, prompt_sha256="cd" * 32)
+    s = sig.as_string()
+    assert "model:m|src:pypi:x==1|sha:abababababab|dtype:bfloat16|prompt:cdcdcdcdcdcd" in s
