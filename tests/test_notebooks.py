@@ -17,6 +17,7 @@ from nfeval.paths import NOTEBOOKS, ROOT
 def execute(artefact, out_dir, **overrides):
     params = {"profile": "embedded", "seed": 0, "limit": 0, "output_dir": str(out_dir)}
     params |= artefact.test_parameters | overrides
+    out_dir.mkdir(parents=True, exist_ok=True)
     pm.execute_notebook(
         str(artefact.path), str(out_dir / artefact.notebook), parameters=params,
         cwd=str(NOTEBOOKS), kernel_name="python3", progress_bar=False,
