@@ -41,7 +41,7 @@ ARTEFACTS := results/lk_t01.csv results/dq_eq7.csv
 help: ## List the targets
 	@echo "nfeval -- make targets (PROFILE=$(PROFILE), mirror: $(or $(NFEVAL_MIRROR),none))"
 	@grep -E '^[a-zA-Z0-9_./%-]+:.*## ' $(MAKEFILE_LIST) | sort \
-	  | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2}'
+	  | awk 'BEGIN {FS = ":.*## "}; {printf "  %-22s %s\n", $$1, $$2}'
 
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -83,7 +83,9 @@ lab: $(STAMP) ## Open JupyterLab on the notebooks
 lock: ## Re-pin requirements.txt and environment.yml from requirements.in (needs a registry)
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
 	.venv-lock/bin/pip install -r requirements.in
-	.venv-lock/bin/pip freeze --exclude-editable | sort -f > requirements.txt
+	{ echo "# Fully pinned environment of nfeval, resolved from requirements.in by \`make lock\`."; \
+	  echo "# torch==2.13.0 resolves to the CPU wheel on CPU machines that carry it, and to the registry's build elsewhere."; \
+	  .venv-lock/bin/pip freeze --exclude-editable | sed -e 's/^torch==\(.*\)+cpu$$/torch==\1/' | sort -f; } > requirements.txt
 	rm -rf .venv-lock
 	$(PYTHON) scripts/write_environment_yml.py
 

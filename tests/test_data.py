@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from nfeval import NfevalError
+from nfeval import NfevalError, hashing
 from nfeval.data import (
     ChecksumWarning,
     extract_python_string,
@@ -445,7 +445,7 @@ def test_hash_is_memoized_per_file_version(tmp_path, monkeypatch):
     two = sha(b"two")
     calls = []
     real = hashlib.sha256
-    monkeypatch.setattr(fetch.hashlib, "sha256", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(hashing.hashlib, "sha256", lambda *a: calls.append(1) or real(*a))
     h1 = fetch.sha256_file(p)
     assert fetch.sha256_file(p) == h1 and len(calls) == 1
     tmp = tmp_path / "g.txt"

@@ -17,7 +17,6 @@ the paper text into ``data/paper_values/<id>.csv`` and joined here.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import subprocess
@@ -30,13 +29,10 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from nfeval import NfevalError, __version__
+from nfeval.hashing import sha256_text  # noqa: F401  (re-exported for notebooks)
 from nfeval.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
 
 FLOAT_FORMAT = "%.6g"
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def git_commit(root: Path = ROOT) -> str:

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nfeval import NfevalError, __version__
+from nfeval.hashing import clear_hash_cache, sha256_file
 from nfeval.paths import MIRROR_ENV, cache_dir, mirror_dir
 
 from .registry import BASE_URL_ENV, REGISTRY, ReleaseFile, get
@@ -77,30 +78,6 @@ class ChecksumWarning(UserWarning):
 
 
 # --------------------------------------------------------------------------- hashing
-
-_HASHES: dict[tuple[str, int, int, int], str] = {}
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """SHA-256 hex digest of a file, memoized by (path, size, mtime_ns, inode)."""
-    p = Path(path).resolve()
-    st = p.stat()
-    key = (str(p), st.st_size, st.st_mtime_ns, st.st_ino)
-    digest = _HASHES.get(key)
-    if digest is None:
-        h = hashlib.sha256()
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        digest = h.hexdigest()
-        _HASHES[key] = digest
-    return digest
-
-
-def clear_hash_cache() -> None:
-    """Forget memoized hashes (tests, or files rewritten within one mtime tick)."""
-    _HASHES.clear()
-
 
 # --------------------------------------------------------------------------- locations
 

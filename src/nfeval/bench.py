@@ -1,0 +1,245 @@
+"""Throughput of the continuation-scoring kernel (``python -m nfeval.bench``).
+
+Workload (P.D.-like, deterministic from ``--seed``): 40 contexts of ~450
+tokens, each with 4 continuations of ~150 tokens, made of words drawn from a
+fixed list (lengths vary +-10% so batches need padding).
+
+Three measurements in one run, same model object, same threads:
+
+1. **kernel** -- ``HFModel.batch_continuation_logprobs`` over all requests
+   (context encoded once, KV cache expanded over the batch of continuations,
+   float32 log-softmax of every continuation token).
+2. **limit** -- a plain forward pass (``model(input_ids)``, all logits, no
+   cache, no log-softmax) over exactly the unique tokens: each context once
+   as its own sequence and each request's continuations as one right-padded
+   batch *without* the context in front. Every unique token goes through the
+   network once and no token attends to more than its own piece, so this is
+   a strict lower bound on the work of any method that scores the same tokens
+   (it does not even produce the right numbers: continuations do not see their
+   context).
+3. **naive** -- context + continuation re-encoded for every continuation, one
+   pair at a time (plain forward + float32 log-softmax of the continuation
+   tokens). It is measured on the first ``--naive-contexts`` requests only
+   (default 8) to keep the run short; its per-request time is scaled to the
+   full workload (requests are statistically identical).
+
+tokens_per_s = unique tokens (context + continuations, each once) / seconds,
+for all three. ratio_to_limit = kernel seconds / limit seconds (target <=
+1.5); speedup_vs_naive = naive seconds / kernel seconds, per request (target
+>= 2). The kernel's results are also checked against the naive ones.
+
+``--quick`` runs a tiny workload (smoke test) and writes no CSV unless
+``--csv`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+from nfeval.paths import RESULTS
+
+COLUMNS = ["kernel", "model", "workload", "tokens_per_s", "ratio_to_limit", "speedup_vs_naive"]
+KERNEL = "hf-shared-kv"
+
+_WORDS = (
+    "the of and to in is that it for was on are as with his they at be this from "
+    "have or by one had not but what all were when we there can an your which their "
+    "said if do will each about how up out them then she many some so these would "
+    "other into has more her two like him see time could no make than first been "
+    "its who now people my made over did down only way find use may water long "
+    "little very after words called just where most know government policy should "
+    "because evidence argue however public research economic social important "
+    "benefit risk cost health children education freedom law rights country world "
+    "question answer perspective debate support oppose believe reason example"
+).split()
+
+
+def _text(rng: random.Random, tok, n_tokens: int) -> str:
+    """Random words totalling about n_tokens tokens under this tokenizer."""
+    words: list[str] = []
+    n = 0
+    while n < n_tokens:
+        chunk = [rng.choice(_WORDS) for _ in range(max(1, (n_tokens - n) // 2))]
+        words.extend(chunk)
+        n = len(tok(" ".join(words), add_special_tokens=False)["input_ids"])
+    return " ".join(words)
+
+
+def make_workload(tok, n_ctx: int, ctx_tokens: int, n_cont: int, cont_tokens: int,
+                  seed: int) -> list[tuple[str, list[str]]]:
+    rng = random.Random(seed)
+
+    def jitter(n: int) -> int:
+        return max(1, int(n * rng.uniform(0.9, 1.1)))
+
+    return [(_text(rng, tok, jitter(ctx_tokens)),
+             [_text(rng, tok, jitter(cont_tokens)) for _ in range(n_cont)])
+            for _ in range(n_ctx)]
+
+
+def _limit(model, enc) -> None:
+    import torch
+
+    m, pad = model.model, model.pad_id
+    with torch.inference_mode():
+        for ctx, conts in enc:
+            m(input_ids=torch.tensor([ctx]))
+            T = max(len(c) for c in conts)
+            ids = torch.full((len(conts), T), pad, dtype=torch.long)
+            mask = torch.zeros((len(conts), T), dtype=torch.long)
+            for r, c in enumerate(conts):
+                ids[r, : len(c)] = torch.tensor(c)
+                mask[r, : len(c)] = 1
+            m(input_ids=ids, attention_mask=mask)
+
+
+def _naive(model, enc) -> list[list[list[float]]]:
+    import torch
+
+    out = []
+    with torch.inference_mode():
+        for ctx, conts in enc:
+            res = []
+            for c in conts:
+                logits = model.model(input_ids=torch.tensor([ctx + c])).logits[0]
+                L = len(ctx)
+                lp = torch.log_softmax(logits[L - 1: L - 1 + len(c)].float(), dim=-1)
+                res.append(lp.gather(1, torch.tensor(c).unsqueeze(1)).squeeze(1).tolist())
+            out.append(res)
+    return out
+
+
+def auto_threads() -> int:
+    """Cores minus the load already on them (at least 1).
+
+    With 2 cores shared with other busy processes, 2 OpenMP threads spin on
+    barriers while one of them is descheduled: measured here, a request took
+    21-26 s with 2 threads against 4.8-5.4 s with 1 under a load average of 3.
+    """
+    n = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        busy = 0.0
+    return max(1, min(n, int(round(n - busy))))
+
+
+def write_row(path: Path, row: dict) -> None:
+    """Update-or-append the row for (kernel, model, workload); keep other rows."""
+    rows: list[dict] = []
+    if path.is_file():
+        with open(path, newline="") as fh:
+            rows = [r for r in csv.DictReader(fh)]
+    key = (row["kernel"], row["model"], row["workload"])
+    rows = [r for r in rows if (r.get("kernel"), r.get("model"), r.get("workload")) != key]
+    rows.append(row)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in COLUMNS})
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m nfeval.bench", description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--dtype", default="auto",
+                    help="auto (bf16 where the CPU has native bf16, else float32), bfloat16, float32")
+    ap.add_argument("--quick", action="store_true", help="tiny workload (smoke test)")
+    ap.add_argument("--contexts", type=int, default=40)
+    ap.add_argument("--ctx-tokens", type=int, default=450)
+    ap.add_argument("--conts", type=int, default=4)
+    ap.add_argument("--cont-tokens", type=int, default=150)
+    ap.add_argument("--naive-contexts", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads; default: the cores not already busy (1-minute "
+                         "load average), at least 1")
+    ap.add_argument("--csv", type=Path, default=None,
+                    help="default results/bench.csv (none with --quick)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.contexts, args.ctx_tokens, args.conts, args.cont_tokens = 3, 40, 2, 12
+        args.naive_contexts = 3
+    csv_path = args.csv or (None if args.quick else RESULTS / "bench.csv")
+
+    import torch
+
+    from nfeval.models.hf import HFModel
+
+    if args.threads is None:
+        args.threads = auto_threads()
+    torch.set_num_threads(args.threads)
+    t0 = time.time()
+    model = HFModel(args.model, dtype=args.dtype)
+    dtype = model.info.dtype
+    print(f"model {args.model} ({dtype}), {args.threads} threads, loaded in "
+          f"{time.time() - t0:.1f}s", flush=True)
+    reqs = make_workload(model.tokenizer, args.contexts, args.ctx_tokens, args.conts,
+                         args.cont_tokens, args.seed)
+    enc = [(model.encode_context(c), [model.encode_continuation(x) for x in conts])
+           for c, conts in reqs]
+    uniq = sum(len(c) + sum(len(x) for x in xs) for c, xs in enc)
+    n_naive = max(1, min(args.naive_contexts, len(reqs)))
+    uniq_naive = sum(len(c) + sum(len(x) for x in xs) for c, xs in enc[:n_naive])
+    ctx_mean = sum(len(c) for c, _ in enc) / len(enc)
+    cont_mean = sum(len(x) for _, xs in enc for x in xs) / sum(len(xs) for _, xs in enc)
+    workload = (f"pd-synth-{args.contexts}x({args.ctx_tokens}+{args.conts}x"
+                f"{args.cont_tokens})-seed{args.seed}")
+    print(f"workload {workload}: {uniq} unique tokens, mean context {ctx_mean:.0f}, "
+          f"mean continuation {cont_mean:.0f} tokens", flush=True)
+
+    _limit(model, enc[:1])  # warm-up (kernel selection, allocator)
+    model.batch_continuation_logprobs(reqs[:1])
+
+    t = time.perf_counter()
+    got = model.batch_continuation_logprobs(reqs)
+    t_kernel = time.perf_counter() - t
+    print(f"kernel {t_kernel:.1f}s", flush=True)
+    t = time.perf_counter()
+    _limit(model, enc)
+    t_limit = time.perf_counter() - t
+    print(f"limit  {t_limit:.1f}s", flush=True)
+    t = time.perf_counter()
+    naive = _naive(model, enc[:n_naive])
+    t_naive_sub = time.perf_counter() - t
+    print(f"naive  {t_naive_sub:.1f}s on {n_naive} of {len(enc)} requests", flush=True)
+
+    maxdiff = max(abs(a - b)
+                  for res, ref in zip(got[:n_naive], naive)
+                  for r, rr in zip(res, ref) for a, b in zip(r.logprobs, rr))
+    t_naive = t_naive_sub * len(enc) / n_naive  # scaled to the full workload
+    tps = {"kernel": uniq / t_kernel, "limit": uniq / t_limit,
+           "naive": uniq_naive / t_naive_sub}
+    ratio = t_kernel / t_limit
+    speedup = t_naive / t_kernel
+    print()
+    print(f"{'method':<8}{'seconds':>10}{'tokens/s':>11}")
+    print(f"{'kernel':<8}{t_kernel:>10.1f}{tps['kernel']:>11.0f}")
+    print(f"{'limit':<8}{t_limit:>10.1f}{tps['limit']:>11.0f}")
+    print(f"{'naive':<8}{t_naive:>10.1f}{tps['naive']:>11.0f}   "
+          f"(measured on {n_naive} requests, scaled)")
+    print(f"max |kernel - naive| log-prob: {maxdiff:.2e} nats ({dtype})")
+    print(f"ratio_to_limit   {ratio:.2f}  target <= 1.5: {'MET' if ratio <= 1.5 else 'NOT MET'}")
+    print(f"speedup_vs_naive {speedup:.2f}  target >= 2:   {'MET' if speedup >= 2 else 'NOT MET'}")
+    if csv_path is not None:
+        write_row(Path(csv_path), {
+            "kernel": KERNEL, "model": f"{args.model}/{dtype}", "workload": workload,
+            "tokens_per_s": f"{tps['kernel']:.1f}", "ratio_to_limit": f"{ratio:.3f}",
+            "speedup_vs_naive": f"{speedup:.3f}",
+        })
+        print(f"wrote {csv_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

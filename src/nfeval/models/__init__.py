@@ -1,0 +1,56 @@
+"""Language models behind one interface (see :mod:`nfeval.models.base`).
+
+``load_model("smollm2-135m-instruct")`` gives an embedded model that runs
+offline; hub ids (``"gpt2"``), local folders and ``.gguf`` paths work too.
+``backend="openai"`` talks to an OpenAI-compatible server instead.
+"""
+
+from __future__ import annotations
+
+from nfeval.models.base import (
+    Generation,
+    LanguageModel,
+    Message,
+    ModelInfo,
+    TokenLogprobs,
+    normalize,
+)
+
+__all__ = [
+    "Generation",
+    "LanguageModel",
+    "Message",
+    "ModelInfo",
+    "TokenLogprobs",
+    "normalize",
+    "load_model",
+]
+
+
+def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageModel:
+    """Load a language model.
+
+    backend="hf": ``name_or_path`` is a registry name (``nfeval.models.registry.
+    list_models()``), a hub id, a local transformers folder or a ``.gguf`` file;
+    kwargs go to :class:`nfeval.models.hf.HFModel` (``dtype``, ``max_length``,
+    ``batch_tokens``...).
+
+    backend="openai": ``name_or_path`` is the server's model name; kwargs go to
+    ``nfeval.models.openai_backend.OpenAIModel`` (``base_url`` ...).
+    """
+    from nfeval import NfevalError
+
+    if backend == "hf":
+        from nfeval.models.hf import HFModel
+
+        return HFModel(name_or_path, **kwargs)
+    if backend == "openai":
+        try:
+            from nfeval.models.openai_backend import OpenAIModel
+        except ImportError as exc:
+            raise NfevalError(
+                f"The openai backend is not available ({exc}). Fix: use backend='hf' "
+                "or install the project with its HTTP backend."
+            ) from exc
+        return OpenAIModel(model=name_or_path, **kwargs)
+    raise NfevalError(f"Unknown backend {backend!r}; use 'hf' or 'openai'.")

@@ -1,0 +1,442 @@
+"""transformers backend: :class:`HFModel`.
+
+Scoring kernel (``continuation_logprobs``): the context is run through the
+model once (logits kept only at its last position), its KV cache is copied and
+expanded along the batch dimension for each batch of continuations, and the
+continuations -- sorted by length, right-padded, with an explicit attention
+mask and position ids -- are scored in one forward pass per batch. Log-softmax
+is computed in float32 whatever the model dtype. Results come back in input
+order.
+
+Window: if context + continuation does not fit ``max_length``, the context is
+truncated from the left (that continuation then gets its own, shorter shared
+context); only a continuation that alone exceeds the window (more than
+``max_length - 1`` tokens) loses its tail, and the number of unscored tokens
+is reported in ``TokenLogprobs.truncated``.
+
+An empty context (a string that tokenizes to nothing) is replaced by the BOS
+token (EOS if the model has none), so the first continuation token is scored.
+
+Chat templates (``ModelInfo.chat_template``):
+
+* ``"model"`` -- the tokenizer's own template.
+* ``"legacy-eos"`` -- GPT-2-like models without one: each message's content
+  followed by the EOS token, no roles and no generation prompt. This is what
+  the transformers versions of 2024 rendered for GPT-2 (the class default
+  template), so DebateQA's released P.D. is reproducible (x = answer +
+  ``<|endoftext|>``).
+* ``"none"`` -- any other model without a template (e.g. gemma3-270m base):
+  the message contents joined by a blank line (``"\\n\\n"``), no role markers,
+  nothing added for the generation prompt.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Sequence
+
+import torch
+
+from nfeval import NfevalError
+from nfeval.models.base import (
+    Generation,
+    LanguageModel,
+    Message,
+    ModelInfo,
+    TokenLogprobs,
+    normalize,
+)
+from nfeval.models import registry
+
+# model types whose tokenizer class had the "content + EOS" default template
+LEGACY_EOS_MODEL_TYPES = frozenset({"gpt2", "gpt_neo", "gpt_neox", "gptj"})
+TEMPLATE_MODES = ("auto", "model", "legacy-eos", "none")
+
+_DTYPES = {
+    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+    "float32": torch.float32, "fp32": torch.float32,
+    "float16": torch.float16, "fp16": torch.float16,
+}
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX); Linux flags."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            flags = fh.read()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def default_dtype(device: str = "cpu") -> torch.dtype:
+    """bf16 where the hardware computes it natively, else float32.
+
+    Measured on a 2-core AVX2-only CPU (no AVX512-BF16/AMX): SmolLM2-135M ran
+    at ~60 tokens/s in bf16 against ~300 tokens/s in float32 -- bf16 is
+    emulated there and 5x slower -- while on CPUs with native bf16 it is
+    2.4-4x faster than float32.
+    """
+    if str(device).startswith("cuda"):
+        return torch.bfloat16
+    return torch.bfloat16 if cpu_has_native_bf16() else torch.float32
+
+
+def _as_dtype(dtype, device: str = "cpu") -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype is None or str(dtype).lower() == "auto":
+        return default_dtype(device)
+    try:
+        return _DTYPES[str(dtype).lower()]
+    except KeyError:
+        raise NfevalError(
+            f"Unknown dtype {dtype!r}; use one of {', '.join(_DTYPES)}."
+        ) from None
+
+
+def render_legacy_eos(messages: Sequence[Message], eos_token: str) -> str:
+    """GPT-2's 2024 class-default chat template: each content followed by EOS."""
+    return "".join(m.content + eos_token for m in messages)
+
+
+def render_plain(messages: Sequence[Message]) -> str:
+    """Fallback for base models with no template: contents joined by a blank line."""
+    return "\n\n".join(m.content for m in messages)
+
+
+def template_mode(tokenizer, model_type: str | None, requested: str = "auto") -> str:
+    """Which template convention a tokenizer/model pair uses (see module doc)."""
+    if requested not in TEMPLATE_MODES:
+        raise NfevalError(
+            f"Unknown chat_template mode {requested!r}; use one of {', '.join(TEMPLATE_MODES)}."
+        )
+    has_own = bool(getattr(tokenizer, "chat_template", None))
+    if requested == "model" and not has_own:
+        raise NfevalError(
+            "chat_template='model' was asked for but this tokenizer has no chat "
+            "template; use 'legacy-eos' (GPT-2 style) or 'none'."
+        )
+    if requested != "auto":
+        return requested
+    if has_own:
+        return "model"
+    if model_type in LEGACY_EOS_MODEL_TYPES:
+        return "legacy-eos"
+    return "none"
+
+
+def _max_length_of(config, tokenizer) -> int:
+    for attr in ("max_position_embeddings", "n_positions", "max_sequence_length",
+                 "seq_length"):
+        v = getattr(config, attr, None)
+        if isinstance(v, int) and v > 0:
+            return v
+    text_cfg = getattr(config, "text_config", None)
+    if text_cfg is not None and text_cfg is not config:
+        return _max_length_of(text_cfg, tokenizer)
+    v = getattr(tokenizer, "model_max_length", None)
+    if isinstance(v, int) and 0 < v < 1_000_000:
+        return v
+    return 2048
+
+
+class HFModel(LanguageModel):
+    """A causal LM on transformers (CPU by default; bf16 where the CPU has it natively).
+
+    Parameters
+    ----------
+    name_or_path: registry name (see ``registry.list_models()``), hub id,
+        local transformers folder, or ``.gguf`` file.
+    dtype: "auto" (default: bfloat16 where the CPU computes bf16 natively --
+        2.4-4x faster than float32 there, a few hundredths of a nat per token
+        of rounding noise -- and float32 on CPUs without it, where bf16 is
+        emulated and ~5x slower; see :func:`default_dtype`), "bfloat16" or
+        "float32". ``info.dtype`` records what was used.
+    max_length: context window in tokens; default from the model config.
+    batch_tokens: padded continuation tokens per batch (memory/speed knob;
+        the logits of a batch take batch_tokens x vocab floats).
+    chat_template: "auto" | "model" | "legacy-eos" | "none" (module doc).
+    """
+
+    def __init__(self, name_or_path: str, *, dtype="auto", max_length: int | None = None,
+                 batch_tokens: int = 2048, chat_template: str = "auto",
+                 device: str = "cpu"):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        res = registry.resolve(name_or_path)
+        self.dtype = _as_dtype(dtype, device)
+        self.device = torch.device(device)
+        extra = {"gguf_file": res.gguf_file} if res.gguf_file else {}
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(res.path, **extra)
+            self.model = AutoModelForCausalLM.from_pretrained(
+                res.path, dtype=self.dtype, **extra)
+        except OSError as exc:
+            raise NfevalError(
+                f"Could not load model {res.name!r} from {res.path}: {exc}. Fix: check "
+                "the name, or pass a local model folder."
+            ) from exc
+        self.model.to(self.device).eval()
+        cfg = self.model.config
+        self.max_length = int(max_length or _max_length_of(cfg, self.tokenizer))
+        if self.max_length < 2:
+            raise NfevalError(f"max_length must be at least 2, got {self.max_length}.")
+        self.batch_tokens = max(1, int(batch_tokens))
+        self.template = template_mode(self.tokenizer, getattr(cfg, "model_type", None),
+                                      chat_template)
+        tok = self.tokenizer
+        self.bos_id = tok.bos_token_id
+        self.eos_id = tok.eos_token_id
+        self.pad_id = (tok.pad_token_id if tok.pad_token_id is not None
+                       else self.eos_id if self.eos_id is not None else 0)
+        self.info = ModelInfo(
+            name=res.name,
+            backend="hf",
+            source=res.source,
+            checksum=res.checksum,
+            dtype=str(self.dtype).replace("torch.", ""),
+            chat_template=self.template,
+            max_length=self.max_length,
+        )
+
+    def __repr__(self) -> str:
+        return f"HFModel({self.info.name!r}, dtype={self.info.dtype})"
+
+    # -- tokenization ------------------------------------------------------
+    def encode_context(self, text: str) -> list[int]:
+        """Context ids: the model's usual leading special tokens, never doubled."""
+        tok = self.tokenizer
+        ids = list(tok(text, add_special_tokens=True)["input_ids"])
+        bos = tok.bos_token
+        if (bos and self.bos_id is not None and len(ids) >= 2
+                and ids[0] == ids[1] == self.bos_id and text.startswith(bos)):
+            ids = ids[1:]  # the text already carried its BOS (e.g. a chat template)
+        if not ids:
+            fill = self.bos_id if self.bos_id is not None else self.eos_id
+            if fill is None:
+                raise NfevalError("Empty context and the model has no BOS/EOS token.")
+            ids = [fill]
+        return ids
+
+    def encode_continuation(self, text: str) -> list[int]:
+        """Continuation ids: tokenized alone, no special tokens."""
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    # -- scoring -------------------------------------------------------------
+    @torch.inference_mode()
+    def _shared(self, ctx: list[int], conts: list[list[int]]) -> list[list[float]]:
+        """Log-probs of each (non-empty) continuation under one shared context.
+
+        Caller guarantees len(ctx) + len(c) <= max_length for every c.
+        """
+        dev = self.device
+        L = len(ctx)
+        out = self.model(input_ids=torch.tensor([ctx], device=dev), use_cache=True,
+                         logits_to_keep=1)
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        cache = out.past_key_values
+        del out
+        result: list[list[float] | None] = [None] * len(conts)
+        order = sorted(range(len(conts)), key=lambda i: len(conts[i]))
+        batches: list[list[int]] = []
+        cur: list[int] = []
+        for i in order:  # ascending length: the padded size is the last one's
+            if cur and (len(cur) + 1) * len(conts[i]) > self.batch_tokens:
+                batches.append(cur)
+                cur = []
+            cur.append(i)
+        if cur:
+            batches.append(cur)
+        for bi, batch in enumerate(batches):
+            B = len(batch)
+            T = len(conts[batch[-1]])
+            ids = torch.full((B, T), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((B, L + T), dtype=torch.long)
+            mask[:, :L] = 1
+            for r, i in enumerate(batch):
+                c = conts[i]
+                ids[r, : len(c)] = torch.tensor(c)
+                mask[r, L: L + len(c)] = 1
+            pos = torch.arange(L, L + T).unsqueeze(0).expand(B, T)
+            past = cache if bi == len(batches) - 1 else copy.deepcopy(cache)
+            if B > 1:
+                past.batch_repeat_interleave(B)
+            logits = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev),
+                                position_ids=pos.to(dev), past_key_values=past,
+                                use_cache=True).logits
+            del past
+            for r, i in enumerate(batch):
+                c = conts[i]
+                n = len(c)
+                lps = [float(first[c[0]])]
+                if n > 1:
+                    lp = torch.log_softmax(logits[r, : n - 1].float(), dim=-1)
+                    tgt = torch.tensor(c[1:], device=dev).unsqueeze(1)
+                    lps.extend(lp.gather(1, tgt).squeeze(1).tolist())
+                result[i] = lps
+            del logits
+        return result  # type: ignore[return-value]
+
+    def _score_ids(self, ctx: list[int], conts: list[list[int]]
+                   ) -> list[tuple[list[float], list[int], int]]:
+        """(logprobs, scored ids, truncated) per continuation, applying the window rules."""
+        W = self.max_length
+        out: list[tuple[list[float], list[int], int] | None] = [None] * len(conts)
+        groups: dict[int, list[int]] = {}  # kept context length -> continuation idx
+        plans: dict[int, tuple[list[int], int]] = {}
+        for i, c in enumerate(conts):
+            if not c:
+                out[i] = ([], [], 0)
+                continue
+            if len(c) > W - 1:
+                keep_ctx, c2, trunc = 1, c[: W - 1], len(c) - (W - 1)
+            else:
+                keep_ctx, c2, trunc = min(len(ctx), W - len(c)), c, 0
+            plans[i] = (c2, trunc)
+            groups.setdefault(keep_ctx, []).append(i)
+        for keep, idx in groups.items():
+            sub_ctx = ctx[-keep:]
+            lps = self._shared(sub_ctx, [plans[i][0] for i in idx])
+            for i, lp in zip(idx, lps):
+                out[i] = (lp, plans[i][0], plans[i][1])
+        return out  # type: ignore[return-value]
+
+    def _to_result(self, lp, ids, trunc) -> TokenLogprobs:
+        return TokenLogprobs(token_ids=list(ids),
+                             tokens=self.tokenizer.convert_ids_to_tokens(list(ids)),
+                             logprobs=lp, truncated=trunc)
+
+    def continuation_logprobs(self, context: str, continuations: Sequence[str]
+                              ) -> list[TokenLogprobs]:
+        if isinstance(continuations, str):
+            raise NfevalError("continuations must be a list of strings, not one string.")
+        ctx = self.encode_context(context)
+        conts = [self.encode_continuation(c) for c in continuations]
+        return [self._to_result(*r) for r in self._score_ids(ctx, conts)]
+
+    def batch_continuation_logprobs(self, requests: Sequence[tuple[str, Sequence[str]]]
+                                    ) -> list[list[TokenLogprobs]]:
+        """All requests, contexts processed longest first (steady memory use).
+
+        Each context is encoded once (batch of one: on CPU a single ~500-token
+        sequence already fills the matrix kernels, and right-padding contexts
+        of different lengths would waste work and break sliding-window caches);
+        its continuations are batched as in :meth:`continuation_logprobs`.
+        """
+        enc = [(self.encode_context(c), [self.encode_continuation(x) for x in conts])
+               for c, conts in requests]
+        order = sorted(range(len(enc)), key=lambda i: -len(enc[i][0]))
+        results: list[list[TokenLogprobs] | None] = [None] * len(enc)
+        for i in order:
+            ctx, conts = enc[i]
+            results[i] = [self._to_result(*r) for r in self._score_ids(ctx, conts)]
+        return results  # type: ignore[return-value]
+
+    # -- labels --------------------------------------------------------------
+    def _label_ids(self, labels: Sequence[str]) -> list[list[int]]:
+        if isinstance(labels, str):
+            raise NfevalError("labels must be a list of strings, not one string.")
+        if not labels:
+            raise NfevalError("label_distribution needs at least one label.")
+        if len(set(labels)) != len(labels):
+            raise NfevalError(f"Labels must be distinct, got {list(labels)!r}.")
+        ids = [self.encode_continuation(lab) for lab in labels]
+        empty = [lab for lab, i in zip(labels, ids) if not i]
+        if empty:
+            raise NfevalError(f"Labels {empty!r} tokenize to nothing; use non-empty labels.")
+        return ids
+
+    def label_logprobs(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        ids = self._label_ids(labels)
+        if all(len(i) == 1 for i in ids):
+            ctx = self.encode_context(prompt)[-(self.max_length - 1):]
+            with torch.inference_mode():
+                logits = self.model(input_ids=torch.tensor([ctx], device=self.device),
+                                    logits_to_keep=1).logits
+                lp = torch.log_softmax(logits[0, -1].float(), dim=-1)
+            return {lab: float(lp[i[0]]) for lab, i in zip(labels, ids)}
+        ctx = self.encode_context(prompt)
+        scored = self._score_ids(ctx, ids)
+        for lab, (_, _, trunc) in zip(labels, scored):
+            if trunc:
+                raise NfevalError(f"Label {lab!r} is longer than the model's window.")
+        return {lab: float(sum(lp)) for lab, (lp, _, _) in zip(labels, scored)}
+
+    def label_distribution(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        return normalize(self.label_logprobs(prompt, labels))
+
+    # -- generation ----------------------------------------------------------
+    def _eos_ids(self) -> list[int]:
+        ids = set()
+        gc = getattr(self.model, "generation_config", None)
+        e = getattr(gc, "eos_token_id", None) if gc is not None else None
+        if isinstance(e, int):
+            ids.add(e)
+        elif isinstance(e, (list, tuple)):
+            ids.update(int(x) for x in e)
+        if self.eos_id is not None:
+            ids.add(int(self.eos_id))
+        return sorted(ids)
+
+    @torch.inference_mode()
+    def generate(self, prompt: str, *, temperature: float = 0.0, top_p: float = 1.0,
+                 max_tokens: int = 256, seed: int = 0) -> Generation:
+        from transformers import GenerationConfig
+
+        if max_tokens < 1:
+            raise NfevalError(f"max_tokens must be >= 1, got {max_tokens}.")
+        if temperature < 0 or not (0 < top_p <= 1):
+            raise NfevalError(
+                f"Need temperature >= 0 and 0 < top_p <= 1, got {temperature}, {top_p}.")
+        ids = self.encode_context(prompt)
+        room = self.max_length - max_tokens
+        prompt_truncated = 0
+        if room < 1:
+            raise NfevalError(
+                f"max_tokens={max_tokens} leaves no room for the prompt in the "
+                f"{self.max_length}-token window.")
+        if len(ids) > room:
+            prompt_truncated = len(ids) - room
+            ids = ids[-room:]
+        eos = self._eos_ids()
+        sample = temperature > 0
+        gc = GenerationConfig(
+            max_new_tokens=max_tokens,
+            do_sample=sample,
+            temperature=float(temperature) if sample else None,
+            top_p=float(top_p) if sample else None,
+            top_k=0 if sample else None,  # vLLM/OpenAI semantics: top_p only
+            eos_token_id=eos or None,
+            pad_token_id=self.pad_id,
+        )
+        inp = torch.tensor([ids], device=self.device)
+        t0 = time.time()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            out = self.model.generate(input_ids=inp, attention_mask=torch.ones_like(inp),
+                                      generation_config=gc)
+        new = out[0, len(ids):].tolist()
+        finish = "length"
+        if new and new[-1] in eos:
+            finish = "stop"
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        return Generation(text=text, finish_reason=finish, n_tokens=len(new),
+                          extra={"seconds": round(time.time() - t0, 3),
+                                 "prompt_tokens": len(ids),
+                                 "prompt_truncated": prompt_truncated,
+                                 "seed": seed})
+
+    # -- templates -----------------------------------------------------------
+    def apply_chat_template(self, messages: Sequence[Message], *,
+                            add_generation_prompt: bool = True) -> str:
+        msgs = [m if isinstance(m, Message) else Message(m["role"], m["content"])
+                for m in messages]
+        if self.template == "model":
+            return self.tokenizer.apply_chat_template(
+                [{"role": m.role, "content": m.content} for m in msgs],
+                tokenize=False, add_generation_prompt=add_generation_prompt)
+        if self.template == "legacy-eos":
+            return render_legacy_eos(msgs, self.tokenizer.eos_token or "")
+        return render_plain(msgs)

