@@ -308,6 +308,19 @@ class HFModel(LanguageModel):
                              tokens=self.tokenizer.convert_ids_to_tokens(list(ids)),
                              logprobs=lp, truncated=trunc)
 
+    def score_ids(self, context_ids: Sequence[int], continuation_ids: Sequence[Sequence[int]]
+                  ) -> list[TokenLogprobs]:
+        """:meth:`continuation_logprobs` on token ids (same window rules, same kernel).
+
+        For kernels that must reproduce another tokenization or truncation
+        exactly (DebateQA's released P.D. script truncates on the right).
+        """
+        ctx = list(context_ids)
+        if not ctx:
+            raise NfevalError("score_ids needs at least one context token.")
+        conts = [list(c) for c in continuation_ids]
+        return [self._to_result(*r) for r in self._score_ids(ctx, conts)]
+
     def continuation_logprobs(self, context: str, continuations: Sequence[str]
                               ) -> list[TokenLogprobs]:
         if isinstance(continuations, str):
