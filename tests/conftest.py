@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 import pytest
+import torch
 
 
 @pytest.fixture(scope="session")
@@ -15,3 +17,62 @@ def mirror() -> Path:
     if not env or not Path(env).is_dir():
         pytest.skip("NFEVAL_MIRROR is not set to the release mirror (make test sets it when ../shared/data exists)")
     return Path(env)
+
+
+# A tiny GPT-2 (2 layers, 160-token window, random weights from a fixed seed)
+# with a byte-level BPE tokenizer trained on these sentences: small enough to
+# build in a second, real enough to exercise GPT-2's legacy template and
+# tokenization end to end.
+TINY_TEXTS = [
+    "Animal research saves lives. Many treatments were first tested on animals.",
+    "Animal research is cruel. Sentient beings should not suffer for our benefit.",
+    "Alternatives exist. Cell cultures and computer models can replace many tests.",
+    "Voting should be mandatory. Turnout would rise and represent everyone.",
+]
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_dir(tmp_path_factory) -> Path:
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-gpt2")
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(TINY_TEXTS * 3, vocab_size=500, special_tokens=["<|endoftext|>"])
+    tok = GPT2TokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>",
+                            bos_token="<|endoftext|>", unk_token="<|endoftext|>")
+    tok.model_max_length = 160
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=160, n_embd=32, n_layer=2, n_head=2,
+                     bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id)
+    GPT2LMHeadModel(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tiny_gpt2_dir):
+    from nfeval.models import load_model
+
+    return load_model(str(tiny_gpt2_dir), dtype="float32")
+
+
+def release_formula(lm, answer: str, partials: list[str]) -> float:
+    """DebateQA's released P.D. arithmetic, written out on a plain forward pass.
+
+    x = answer + EOS (GPT-2's legacy template); x + y tokenized jointly and cut
+    on the right at the window; summed NLL of y over all positions - 1;
+    exp; mean over partial answers.
+    """
+    tok, model = lm.tokenizer, lm.model
+    x = answer + tok.eos_token  # GPT-2's legacy chat template
+    values = []
+    for y in partials:
+        n_x = len(tok(x)["input_ids"])
+        ids = tok(x + y)["input_ids"][:lm.max_length]  # joint tokenization, right truncation
+        with torch.no_grad():
+            logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].float(), -1)
+        nll = -sum(float(logp[t - 1, ids[t]]) for t in range(n_x, len(ids)))
+        values.append(math.exp(nll / (len(ids) - 1)))  # diluted normaliser
+    return sum(values) / len(values)  # mean over partial answers

@@ -1,7 +1,7 @@
 """P.D. kernel: both variants against direct computations on a tiny GPT-2.
 
 The tiny model (2 layers, 160-token window, random weights from a fixed
-seed) and its byte-level BPE tokenizer are built in the test, so the
+seed) and its byte-level BPE tokenizer are built by a conftest fixture, so the
 official variant's arithmetic -- right truncation, diluted normaliser, mean
 over partial answers, GPT-2's legacy "content + EOS" template -- can be
 checked against a plain forward pass written out here.
@@ -13,54 +13,12 @@ import math
 
 import pytest
 import torch
+from conftest import TINY_TEXTS, release_formula
 
 from nfeval import NfevalError
 from nfeval.metrics.pd import pd_context, pd_score, pd_scores
 
-WINDOW = 160
-TEXTS = [
-    "Animal research saves lives. Many treatments were first tested on animals.",
-    "Animal research is cruel. Sentient beings should not suffer for our benefit.",
-    "Alternatives exist. Cell cultures and computer models can replace many tests.",
-    "Voting should be mandatory. Turnout would rise and represent everyone.",
-]
-
-
-@pytest.fixture(scope="module")
-def tiny_gpt2(tmp_path_factory):
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
-
-    folder = tmp_path_factory.mktemp("tiny-gpt2")
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(TEXTS * 3, vocab_size=500, special_tokens=["<|endoftext|>"])
-    tok = GPT2TokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>",
-                            bos_token="<|endoftext|>", unk_token="<|endoftext|>")
-    tok.model_max_length = WINDOW
-    torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=len(tok), n_positions=WINDOW, n_embd=32, n_layer=2, n_head=2,
-                     bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id)
-    GPT2LMHeadModel(cfg).save_pretrained(folder)
-    tok.save_pretrained(folder)
-
-    from nfeval.models import load_model
-
-    return load_model(str(folder), dtype="float32")
-
-
-def release_formula(lm, answer: str, partials: list[str]) -> float:
-    """The released script's arithmetic, written out on a plain forward pass."""
-    tok, model = lm.tokenizer, lm.model
-    x = answer + tok.eos_token  # GPT-2's legacy chat template
-    values = []
-    for y in partials:
-        n_x = len(tok(x)["input_ids"])
-        ids = tok(x + y)["input_ids"][:WINDOW]  # joint tokenization, right truncation
-        with torch.no_grad():
-            logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].float(), -1)
-        nll = -sum(float(logp[t - 1, ids[t]]) for t in range(n_x, len(ids)))
-        values.append(math.exp(nll / (len(ids) - 1)))  # diluted normaliser
-    return sum(values) / len(values)  # mean over partial answers
+TEXTS = TINY_TEXTS
 
 
 def test_official_equals_the_release_formula(tiny_gpt2):

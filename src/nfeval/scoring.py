@@ -1,0 +1,154 @@
+"""Score a file of model answers with P.D. or D.A. (the ``nfeval pd|da`` commands).
+
+Input: the DebateQA release's answer format, one JSON object a line
+``{"generation": str, "id": int}``, and a question file in the release's
+split format (``test``, ``dev``, ``sample`` for the project's own sample,
+or a path). Bad lines (malformed JSON, duplicate id, empty answer) and ids
+that are not in the question file are reported with their line numbers and
+left out; every valid line is still scored. Per-answer results are cached
+on disk (:mod:`nfeval.runcache`), so an interrupted run resumes where it
+stopped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from nfeval import NfevalError
+from nfeval.data import DebateItem, load_answers, load_debateqa, sha256_file
+from nfeval.paths import ROOT
+from nfeval.runcache import RunCache
+
+SAMPLE_QUESTIONS = ROOT / "data" / "debateqa_sample" / "questions.jsonl"
+
+
+@dataclass
+class ScoringInput:
+    answers_path: Path
+    answers: dict[int, str]
+    items: dict[int, DebateItem]
+    split_source: str
+    split_sha256: str | None
+    skipped: list[str] = field(default_factory=list)  # "line N: reason" / "id N: reason"
+
+
+def _split_path(split: str) -> Path | None:
+    if split == "sample":
+        return SAMPLE_QUESTIONS
+    if split in ("test", "dev"):
+        return None
+    path = Path(split).expanduser()
+    if not path.is_file():
+        raise NfevalError(f"question file {split!r} does not exist; use test, dev, sample or a "
+                          "path to a file in the release's split format")
+    return path
+
+
+def prepare_inputs(answers: str | Path, split: str) -> ScoringInput:
+    """Read answers and questions; list (not raise on) the lines that cannot be scored."""
+    path = _split_path(split)
+    items_list = load_debateqa(split) if path is None else load_debateqa(path)
+    if path is None:
+        from nfeval.data import resolve
+        path = resolve(f"debateqa/{split}")
+    items = {it.id: it for it in items_list}
+    answer_set = load_answers(answers)
+    skipped = [str(p) for p in answer_set.problems]
+    kept: dict[int, str] = {}
+    for qid, text in answer_set.answers.items():
+        if qid not in items:
+            skipped.append(f"id {qid}: not in the question file {path.name}")
+        else:
+            kept[qid] = text
+    if not kept:
+        raise NfevalError(f"{answers}: no answer can be scored against {path} "
+                          f"({len(skipped)} line(s) skipped: {'; '.join(skipped[:3])})")
+    return ScoringInput(Path(answers), kept, items, str(path), sha256_file(path), skipped)
+
+
+def _model_fields(model) -> dict:
+    info = model.info
+    return {"name": info.name, "source": info.source, "checksum": info.checksum,
+            "dtype": info.dtype, "backend": info.backend, "template": info.chat_template}
+
+
+def _run(inputs: ScoringInput, cache: RunCache | None, score_one: Callable[[int, str], dict],
+         desc: str, progress: bool) -> pd.DataFrame:
+    from tqdm.auto import tqdm
+
+    rows: list[dict] = []
+    todo = []
+    for qid, text in inputs.answers.items():
+        hit = cache.get(qid, text) if cache is not None else None
+        if hit is not None:
+            rows.append({"id": qid, **hit})
+        else:
+            todo.append((qid, text))
+    bar = tqdm(total=len(inputs.answers), initial=len(rows), desc=desc, unit="answer",
+               disable=not progress)
+    try:
+        for qid, text in todo:
+            result = score_one(qid, text)
+            if cache is not None:
+                cache.put(qid, text, result)
+            rows.append({"id": qid, **result})
+            bar.update()
+    except KeyboardInterrupt:
+        bar.close()
+        raise NfevalError(f"interrupted after {len(rows)} of {len(inputs.answers)} answers; "
+                          "finished answers are cached: rerun the same command to resume") from None
+    bar.close()
+    order = {qid: i for i, qid in enumerate(inputs.answers)}
+    return pd.DataFrame(rows).sort_values("id", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: str | None = None,
+             use_cache: bool = True, progress: bool = True) -> pd.DataFrame:
+    """Per-answer P.D. (columns ``id, pd, n_partial, scored_tokens, truncated_tokens, ...``)."""
+    from nfeval.metrics.pd import DEFAULT_RESTATE, pd_score
+
+    restate = DEFAULT_RESTATE if restate is None else restate
+    cache = RunCache("pd", {"model": _model_fields(model), "variant": variant,
+                            "restate": restate if variant == "paper" else None,
+                            "questions": inputs.split_sha256}) if use_cache else None
+
+    def one(qid: int, text: str) -> dict:
+        r = pd_score(model, text, inputs.items[qid].partial_answers, variant=variant,
+                     restate=restate, id=qid)
+        return {"pd": r.score, "n_partial": r.n_partial, "scored_tokens": r.scored_tokens,
+                "truncated_tokens": r.truncated_tokens,
+                "context_truncated_tokens": r.context_truncated_tokens,
+                "perplexities": ";".join(f"{p:.6g}" for p in r.perplexities)}
+
+    return _run(inputs, cache, one, f"P.D. ({variant})", progress)
+
+
+def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool = False,
+             use_cache: bool = True, progress: bool = True) -> pd.DataFrame:
+    """Per-answer D.A. (columns ``id, da, label, mode, raw``); da is NaN when unparsed."""
+    from nfeval.data import load_prompt
+    from nfeval.hashing import sha256_text
+    from nfeval.metrics.da import da_score
+
+    template = load_prompt("debateqa/dispute_awareness_fewshot")
+    cache = RunCache("da", {"model": _model_fields(judge), "mode": mode, "zero_shot": zero_shot,
+                            "prompt": sha256_text(template),
+                            "questions": inputs.split_sha256}) if use_cache else None
+
+    def one(qid: int, text: str) -> dict:
+        r = da_score(judge, inputs.items[qid].question, text, mode=mode, zero_shot=zero_shot,
+                     id=qid, template=template)
+        return {"da": r.score, "label": r.label, "mode": r.mode, "raw": r.raw}
+
+    return _run(inputs, cache, one, f"D.A. ({mode}{', zero-shot' if zero_shot else ''})", progress)
+
+
+def mean_score(values: pd.Series) -> tuple[float, int]:
+    """Mean over parsed values and the count of NaN (unparsed) ones."""
+    finite = values.dropna()
+    return (float(finite.mean()) if len(finite) else math.nan), int(values.isna().sum())

@@ -1,0 +1,121 @@
+"""`nfeval pd` / `nfeval da` on files: release format, bad lines, summary line, resume."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+from conftest import TINY_TEXTS, release_formula
+
+from nfeval import NfevalError
+from nfeval.cli import main
+from nfeval.scoring import prepare_inputs, score_pd
+
+QUESTIONS = [
+    {"id": 1, "question": "Should animal research continue?",
+     "partial_answers": [{"point_of_view": t.split(". ")[0], "explanation": t.split(". ", 1)[1]}
+                         for t in TINY_TEXTS[:3]]},
+    {"id": 2, "question": "Should voting be mandatory?",
+     "partial_answers": [{"point_of_view": "Voting should be mandatory",
+                          "explanation": "Turnout would rise and represent everyone."}]},
+]
+ANSWERS = [
+    {"generation": "Some say animal research is needed, others call it cruel.", "id": 1},
+    {"generation": "Mandatory voting raises turnout.", "id": 2},
+]
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path / "cache"))
+    q = tmp_path / "questions.jsonl"
+    q.write_text("".join(json.dumps(x) + "\n" for x in QUESTIONS))
+    a = tmp_path / "answers.jsonl"
+    a.write_text("".join(json.dumps(x) + "\n" for x in ANSWERS))
+    return q, a
+
+
+def test_official_pd_from_the_command_line_equals_the_hand_computation(
+        files, tiny_gpt2, tiny_gpt2_dir, capsys):
+    q, a = files
+    assert main(["pd", "--answers", str(a), "--split", str(q), "--model", str(tiny_gpt2_dir),
+                 "--variant", "official", "--dtype", "float32"]) == 0
+    out = capsys.readouterr().out.strip()
+    m = re.fullmatch(r"File: (.+), Average P\.D\. score: ([0-9.e+-]+)", out)
+    assert m and m.group(1) == str(a)
+    expected = [release_formula(tiny_gpt2, ANSWERS[0]["generation"], TINY_TEXTS[:3]),
+                release_formula(tiny_gpt2, ANSWERS[1]["generation"], [TINY_TEXTS[3]])]
+    assert float(m.group(2)) == pytest.approx(sum(expected) / 2, rel=1e-5)
+    table = pd.read_csv(a.with_suffix("").as_posix() + ".pd.csv")
+    assert list(table["id"]) == [1, 2] and table["pd"].tolist() == pytest.approx(expected, rel=1e-5)
+
+
+def test_bad_lines_are_listed_and_valid_ones_scored(files, tiny_gpt2_dir, capsys, tmp_path):
+    q, a = files
+    a.write_text(
+        json.dumps(ANSWERS[0]) + "\n"            # line 1: fine
+        + "{not json\n"                          # line 2: malformed
+        + json.dumps(ANSWERS[0]) + "\n"          # line 3: duplicate id
+        + json.dumps({"generation": "  ", "id": 2}) + "\n"   # line 4: empty answer
+        + json.dumps({"generation": "x", "id": 77}) + "\n"   # line 5: unknown id
+    )
+    out_csv = tmp_path / "scores.csv"
+    assert main(["pd", "--answers", str(a), "--split", str(q), "--model", str(tiny_gpt2_dir),
+                 "--dtype", "float32", "--out", str(out_csv)]) == 0
+    err = capsys.readouterr().err
+    for needle in ("line 2", "line 3", "line 4", "id 77"):
+        assert needle in err, needle
+    assert pd.read_csv(out_csv)["id"].tolist() == [1]
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--split", "/no/such/questions.jsonl"], "does not exist"),
+    (["--model", "no-such-model"], "no-such-model"),
+])
+def test_clear_errors(files, capsys, argv, msg):
+    q, a = files
+    base = {"--answers": str(a), "--split": str(q), "--model": "smollm2-135m-instruct"}
+    base.update(dict(zip(argv[::2], argv[1::2])))
+    assert main(["pd", *[x for kv in base.items() for x in kv]]) == 2
+    assert msg in capsys.readouterr().err
+
+
+def test_no_valid_line_is_an_error(files, tiny_gpt2_dir):
+    q, a = files
+    a.write_text(json.dumps({"generation": "x", "id": 99}) + "\n")
+    with pytest.raises(NfevalError, match="no answer can be scored"):
+        prepare_inputs(a, str(q))
+
+
+def test_interrupted_run_resumes_without_recomputing(files, tiny_gpt2, monkeypatch):
+    import nfeval.metrics.pd as pdmod
+
+    q, a = files
+    inputs = prepare_inputs(a, str(q))
+    real = pdmod.pd_score
+    calls = []
+
+    def flaky(*args, **kw):
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        calls.append(kw.get("id"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(pdmod, "pd_score", flaky)
+    with pytest.raises(NfevalError, match="interrupted after 1 of 2"):
+        score_pd(inputs, tiny_gpt2, progress=False)
+    monkeypatch.setattr(pdmod, "pd_score", lambda *a, **kw: calls.append(kw.get("id")) or real(*a, **kw))
+    table = score_pd(inputs, tiny_gpt2, progress=False)
+    assert calls == [1, 2]  # answer 1 came from the cache on the second run
+    fresh = score_pd(inputs, tiny_gpt2, progress=False, use_cache=False)
+    assert table["pd"].tolist() == pytest.approx(fresh["pd"].tolist())
+
+
+def test_changed_answer_text_is_rescored(files, tiny_gpt2):
+    q, a = files
+    first = score_pd(prepare_inputs(a, str(q)), tiny_gpt2, progress=False)
+    a.write_text(json.dumps({"generation": "A different answer.", "id": 1}) + "\n")
+    second = score_pd(prepare_inputs(a, str(q)), tiny_gpt2, progress=False)
+    assert second["pd"][0] != first["pd"][0]
