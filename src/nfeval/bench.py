@@ -149,6 +149,89 @@ def write_row(path: Path, row: dict) -> None:
     os.replace(tmp, path)
 
 
+def _measure(model, kernel_name, model_name, dtype, workload, enc, uniq, n_naive, uniq_naive,
+             kernel, from_naive, csv_path) -> None:
+    """Time kernel / limit / naive on one workload, print the table, write the row.
+
+    ``kernel()`` returns per-request values; ``from_naive(logprobs)`` turns the
+    naive per-request log-probs into the same values, for the agreement check.
+    """
+    t = time.perf_counter()
+    got = kernel()
+    t_kernel = time.perf_counter() - t
+    print(f"kernel {t_kernel:.1f}s", flush=True)
+    t = time.perf_counter()
+    _limit(model, enc)
+    t_limit = time.perf_counter() - t
+    print(f"limit  {t_limit:.1f}s", flush=True)
+    t = time.perf_counter()
+    naive = _naive(model, enc[:n_naive])
+    t_naive_sub = time.perf_counter() - t
+    print(f"naive  {t_naive_sub:.1f}s on {n_naive} of {len(enc)} requests", flush=True)
+
+    def flat(x):
+        return [v for item in x for v in (flat(item) if isinstance(item, (list, tuple)) else [item])]
+
+    maxdiff = max(abs(a - b) for a, b in zip(flat(got[:n_naive]), flat([from_naive(r) for r in naive])))
+    t_naive = t_naive_sub * len(enc) / n_naive  # scaled to the full workload
+    tps = {"kernel": uniq / t_kernel, "limit": uniq / t_limit,
+           "naive": uniq_naive / t_naive_sub}
+    ratio = t_kernel / t_limit
+    speedup = t_naive / t_kernel
+    print()
+    print(f"[{kernel_name}] {workload}")
+    print(f"{'method':<8}{'seconds':>10}{'tokens/s':>11}")
+    print(f"{'kernel':<8}{t_kernel:>10.1f}{tps['kernel']:>11.0f}")
+    print(f"{'limit':<8}{t_limit:>10.1f}{tps['limit']:>11.0f}")
+    print(f"{'naive':<8}{t_naive:>10.1f}{tps['naive']:>11.0f}   "
+          f"(measured on {n_naive} requests, scaled)")
+    print(f"max |kernel - naive|: {maxdiff:.2e} ({dtype})")
+    print(f"ratio_to_limit   {ratio:.2f}  target <= 1.5: {'MET' if ratio <= 1.5 else 'NOT MET'}")
+    print(f"speedup_vs_naive {speedup:.2f}  target >= 2:   {'MET' if speedup >= 2 else 'NOT MET'}")
+    if csv_path is not None:
+        write_row(Path(csv_path), {
+            "kernel": kernel_name, "model": f"{model_name}/{dtype}", "workload": workload,
+            "tokens_per_s": f"{tps['kernel']:.1f}", "ratio_to_limit": f"{ratio:.3f}",
+            "speedup_vs_naive": f"{speedup:.3f}",
+        })
+        print(f"wrote {csv_path}")
+    print(flush=True)
+
+
+def _bench_pd(model, args, dtype, csv_path) -> None:
+    """P.D. (paper variant) on the project's DebateQA-format sample: the shared-context
+    kernel against re-encoding the answer for every partial answer (the release's way)."""
+    import math
+
+    from nfeval.data import load_answers, load_debateqa
+    from nfeval.metrics.pd import pd_context, pd_scores
+    from nfeval.paths import ROOT
+
+    sample = ROOT / "data" / "debateqa_sample"
+    items = {it.id: [p.text for p in it.partial_answers]
+             for it in load_debateqa(sample / "questions.jsonl")}
+    answers = load_answers(sample / "answers_balanced.jsonl").answers
+    n = 1 if args.quick else len(answers)
+    answers = dict(list(answers.items())[:n])
+    reqs = [(pd_context(model, a), items[k]) for k, a in answers.items()]
+    enc = [(model.encode_context(c), [model.encode_continuation(x) for x in conts])
+           for c, conts in reqs]
+    uniq = sum(len(c) + sum(len(x) for x in xs) for c, xs in enc)
+    n_naive = max(1, min(args.naive_contexts, len(enc)))
+    uniq_naive = sum(len(c) + sum(len(x) for x in xs) for c, xs in enc[:n_naive])
+    workload = f"pd-paper-sample-balanced-{n}answers"
+    print(f"workload {workload}: {uniq} unique tokens", flush=True)
+
+    def kernel():
+        return [r.score for r in pd_scores(model, answers, items, progress=False)]
+
+    def from_naive(lps):  # P.D. from the naive per-partial-answer log-probs
+        return sum(math.exp(-sum(lp) / len(lp)) for lp in lps)
+
+    _measure(model, "pd", args.model, dtype, workload, enc, uniq, n_naive, uniq_naive,
+             kernel, from_naive, csv_path)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m nfeval.bench", description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m-instruct")
@@ -161,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cont-tokens", type=int, default=150)
     ap.add_argument("--naive-contexts", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--kernels", default="hf-shared-kv,pd",
+                    help="comma-separated: hf-shared-kv (synthetic workload), pd (P.D. on "
+                         "the project's DebateQA-format sample)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads; default: the cores not already busy (1-minute "
                          "load average), at least 1")
@@ -171,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         args.contexts, args.ctx_tokens, args.conts, args.cont_tokens = 3, 40, 2, 12
         args.naive_contexts = 3
     csv_path = args.csv or (None if args.quick else RESULTS / "bench.csv")
+    args.kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
 
     import torch
 
@@ -201,43 +288,15 @@ def main(argv: list[str] | None = None) -> int:
     _limit(model, enc[:1])  # warm-up (kernel selection, allocator)
     model.batch_continuation_logprobs(reqs[:1])
 
-    t = time.perf_counter()
-    got = model.batch_continuation_logprobs(reqs)
-    t_kernel = time.perf_counter() - t
-    print(f"kernel {t_kernel:.1f}s", flush=True)
-    t = time.perf_counter()
-    _limit(model, enc)
-    t_limit = time.perf_counter() - t
-    print(f"limit  {t_limit:.1f}s", flush=True)
-    t = time.perf_counter()
-    naive = _naive(model, enc[:n_naive])
-    t_naive_sub = time.perf_counter() - t
-    print(f"naive  {t_naive_sub:.1f}s on {n_naive} of {len(enc)} requests", flush=True)
+    if "hf-shared-kv" in args.kernels:
+        def kernel():
+            got = model.batch_continuation_logprobs(reqs)
+            return [[r.logprobs for r in res] for res in got]
 
-    maxdiff = max(abs(a - b)
-                  for res, ref in zip(got[:n_naive], naive)
-                  for r, rr in zip(res, ref) for a, b in zip(r.logprobs, rr))
-    t_naive = t_naive_sub * len(enc) / n_naive  # scaled to the full workload
-    tps = {"kernel": uniq / t_kernel, "limit": uniq / t_limit,
-           "naive": uniq_naive / t_naive_sub}
-    ratio = t_kernel / t_limit
-    speedup = t_naive / t_kernel
-    print()
-    print(f"{'method':<8}{'seconds':>10}{'tokens/s':>11}")
-    print(f"{'kernel':<8}{t_kernel:>10.1f}{tps['kernel']:>11.0f}")
-    print(f"{'limit':<8}{t_limit:>10.1f}{tps['limit']:>11.0f}")
-    print(f"{'naive':<8}{t_naive:>10.1f}{tps['naive']:>11.0f}   "
-          f"(measured on {n_naive} requests, scaled)")
-    print(f"max |kernel - naive| log-prob: {maxdiff:.2e} nats ({dtype})")
-    print(f"ratio_to_limit   {ratio:.2f}  target <= 1.5: {'MET' if ratio <= 1.5 else 'NOT MET'}")
-    print(f"speedup_vs_naive {speedup:.2f}  target >= 2:   {'MET' if speedup >= 2 else 'NOT MET'}")
-    if csv_path is not None:
-        write_row(Path(csv_path), {
-            "kernel": KERNEL, "model": f"{args.model}/{dtype}", "workload": workload,
-            "tokens_per_s": f"{tps['kernel']:.1f}", "ratio_to_limit": f"{ratio:.3f}",
-            "speedup_vs_naive": f"{speedup:.3f}",
-        })
-        print(f"wrote {csv_path}")
+        _measure(model, KERNEL, args.model, dtype, workload, enc, uniq, n_naive, uniq_naive,
+                 kernel, lambda ref: ref, csv_path)
+    if "pd" in args.kernels:
+        _bench_pd(model, args, dtype, csv_path)
     return 0
 
 
