@@ -38,17 +38,18 @@ def files(tmp_path, monkeypatch):
 
 
 def test_official_pd_from_the_command_line_equals_the_hand_computation(
-        files, tiny_gpt2, tiny_gpt2_dir, capsys):
+        files, tiny_gpt2, tiny_gpt2_dir, capsys, monkeypatch, tmp_path):
     q, a = files
+    monkeypatch.chdir(tmp_path)
     assert main(["pd", "--answers", str(a), "--split", str(q), "--model", str(tiny_gpt2_dir),
                  "--variant", "official", "--dtype", "float32"]) == 0
     out = capsys.readouterr().out.strip()
     m = re.fullmatch(r"File: (.+), Average P\.D\. score: ([0-9.e+-]+)", out)
-    assert m and m.group(1) == str(a)
+    assert m and m.group(1) == str(a.resolve())
     expected = [release_formula(tiny_gpt2, ANSWERS[0]["generation"], TINY_TEXTS[:3]),
                 release_formula(tiny_gpt2, ANSWERS[1]["generation"], [TINY_TEXTS[3]])]
     assert float(m.group(2)) == pytest.approx(sum(expected) / 2, rel=1e-5)
-    table = pd.read_csv(a.with_suffix("").as_posix() + ".pd.csv")
+    table = pd.read_csv(tmp_path / "answers.pd.csv")
     assert list(table["id"]) == [1, 2] and table["pd"].tolist() == pytest.approx(expected, rel=1e-5)
 
 

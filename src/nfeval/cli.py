@@ -102,7 +102,7 @@ def _report(inputs, table, column: str, label: str, out: str | None) -> int:
 
     for line in inputs.skipped:
         print(f"nfeval: skipped {line}", file=sys.stderr)
-    out_path = out or str(inputs.answers_path.with_suffix("")) + f".{column}.csv"
+    out_path = out or f"{inputs.answers_path.stem}.{column}.csv"  # in the current folder
     table.to_csv(out_path, index=False, float_format="%.6g", lineterminator="\n")
     mean, unparsed = mean_score(table[column])
     extra = f" ({unparsed} unparsed)" if unparsed else ""
@@ -145,7 +145,8 @@ def _scoring_arguments(p: argparse.ArgumentParser) -> None:
                                           "whose chat template renders prompts, or 'none'")
     p.add_argument("--dtype", help="hf backend dtype: auto (default), float32, bfloat16")
     p.add_argument("--out", metavar="FILE.csv",
-                   help="per-answer CSV (default: next to the answers file)")
+                   help="per-answer CSV (default: <answers name>.<metric>.csv in the "
+                        "current folder)")
     p.add_argument("--no-cache", action="store_true",
                    help="do not reuse or store per-answer results (by default an interrupted "
                         "run resumes where it stopped)")

@@ -68,7 +68,7 @@ def prepare_inputs(answers: str | Path, split: str) -> ScoringInput:
     if not kept:
         raise NfevalError(f"{answers}: no answer can be scored against {path} "
                           f"({len(skipped)} line(s) skipped: {'; '.join(skipped[:3])})")
-    return ScoringInput(Path(answers), kept, items, str(path), sha256_file(path), skipped)
+    return ScoringInput(Path(answer_set.path), kept, items, str(path), sha256_file(path), skipped)
 
 
 def _model_fields(model) -> dict:
