@@ -34,7 +34,7 @@ define run_notebook
 	  && echo "== $(notdir $(1)): $$(( $$(date +%s) - start )) s"
 endef
 
-ARTEFACTS := results/lk_t01.csv results/dq_eq7.csv
+ARTEFACTS := results/lk_t01.csv results/dq_eq7.csv results/dq_t03.csv
 
 .PHONY: help env reproduce test test-fast bench lab models data-status lock clean distclean
 
@@ -66,6 +66,9 @@ results/lk_t01.csv: notebooks/lk_t01_dataset_stats.ipynb $(SRC) | $(STAMP) ## LI
 	$(call run_notebook,$<)
 
 results/dq_eq7.csv: notebooks/dq_eq7_pd_probability_ratio.ipynb $(SRC) | $(STAMP) ## DebateQA Equation 7 (probability ratio)
+	$(call run_notebook,$<)
+
+results/dq_t03.csv: notebooks/dq_t03_da_validity.ipynb $(SRC) $(wildcard data/debateqa_sample/*) | $(STAMP) ## DebateQA Table 3 (D.A. vs labels, on the project's sample)
 	$(call run_notebook,$<)
 
 test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)

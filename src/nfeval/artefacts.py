@@ -35,6 +35,9 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "lk_t01_dataset_stats.ipynb", figure=True, test_parameters={"limit": 5}),
     Artefact("dq_eq7", "debateqa", "Equation 7: probability ratio implied by a P.D. change",
              "dq_eq7_pd_probability_ratio.ipynb", figure=True),
+    Artefact("dq_t03", "debateqa", "Table 3: D.A., D.A.-ZS and Acknowledge against labels",
+             "dq_t03_da_validity.ipynb", figure=True,
+             test_parameters={"limit": 1, "judge": "smollm2-135m-instruct"}),
 )
 
 

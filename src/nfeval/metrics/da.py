@@ -1,0 +1,325 @@
+"""Dispute Awareness (DebateQA, EACL 2026, Section 4.3): kernel, variants, baseline.
+
+D.A. asks a judge LLM whether an answer *explicitly states* that the question
+it answers is debatable or controversial. The judge prompt is the release's
+few-shot template (three demonstrations, one digit 0/1 expected), read from the
+release copy with ``load_prompt("debateqa/dispute_awareness_fewshot")`` and
+filled by :func:`da_prompt`; D.A.-ZS (paper Table 3) is the same prompt without
+its demonstrations, derived from the template text.
+
+Three modes (:func:`da_score`):
+
+* ``prob`` (default, the project's method) -- the filled prompt as the user
+  turn of the judge's chat template; score = P("1") over the two labels
+  {"0", "1"} at the first position of the judge's reply
+  (:meth:`LanguageModel.label_distribution`); label = score >= 0.5. A
+  probability makes AUROC meaningful (paper Table 3 reports it).
+* ``generate`` -- greedy decoding from the same chat prompt; the label is the
+  first '0' or '1' character of the *generated* text only. A reply with no
+  such digit scores NaN (label None) and is counted by :func:`da_metrics`
+  (the paper notes Phi-3 mini sometimes answers without a digit).
+* ``official`` -- what the released ``scripts/eval_DA.py`` computes (FACTS.md):
+  no chat template, greedy generation, and the first '0'/'1' searched in the
+  *whole decoded sequence, prompt included*. The template's first
+  demonstration reads "Response: 1", so this mode returns 1 for every answer
+  (with the zero-shot prompt the instruction line 'Respond with "1"' decides
+  it the same way). It exists to show that bug.
+
+:func:`acknowledge_baseline` stands in for DELPHI's "Acknowledge" metric (the
+"Ack." row of Table 3): a phrase rule written by the project (DELPHI's code is
+not used), its regular expressions in ``prompts/da_acknowledge_phrases.txt``.
+:func:`da_metrics` computes Table 3's accuracy, F1, AUROC and MCC against
+human labels.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from nfeval import NfevalError
+from nfeval.models.base import LanguageModel
+
+__all__ = [
+    "ACKNOWLEDGE_PHRASES_FILE",
+    "DA_MODES",
+    "DA_PROMPT",
+    "DAResult",
+    "acknowledge_baseline",
+    "acknowledge_patterns",
+    "da_metrics",
+    "da_prompt",
+    "da_score",
+    "da_scores",
+    "first_binary_digit",
+    "zero_shot_template",
+]
+
+DA_PROMPT = "debateqa/dispute_awareness_fewshot"  # registry name of the release template
+DA_MODES = ("prob", "generate", "official")
+LABELS = ("0", "1")
+# the released script's generation budget (official mode only generates when the
+# prompt itself holds no 0/1, see da_score)
+OFFICIAL_MAX_NEW_TOKENS = 2048
+
+_DIGIT = re.compile(r"[01]")
+
+
+# --------------------------------------------------------------------------- prompts
+
+def _template(template: str | None) -> str:
+    if template is not None:
+        return template
+    from nfeval.data import load_prompt
+
+    return load_prompt(DA_PROMPT)
+
+
+def zero_shot_template(template: str | None = None) -> str:
+    """The D.A.-ZS template: the few-shot template minus its demonstrations.
+
+    The block from "Examples:" up to (not including) "Instruction:" is removed;
+    the task sentence, the instruction lines and the question/answer slots stay
+    exactly as released.
+    """
+    t = _template(template)
+    i = t.find("Examples:")
+    j = t.find("Instruction:", i + 1) if i >= 0 else -1
+    if i < 0 or j < 0:
+        raise NfevalError("The D.A. template has no 'Examples:' ... 'Instruction:' block; "
+                          "cannot derive the zero-shot prompt from it. Pass zero_shot=False "
+                          "or a template in the release's layout.")
+    return t[:i] + t[j:]
+
+
+def da_prompt(question: str, answer: str, *, zero_shot: bool = False,
+              template: str | None = None) -> str:
+    """The release's D.A. prompt with ``{question}`` and ``{answer}`` filled.
+
+    ``template`` defaults to the release template (``load_prompt``). Slots are
+    filled with ``str.replace`` (not ``str.format``), so braces in answers are
+    kept literally; the question is filled first, the answer last, so text
+    inside the answer is never mistaken for a slot.
+    """
+    t = zero_shot_template(template) if zero_shot else _template(template)
+    if "{question}" not in t or "{answer}" not in t:
+        raise NfevalError("The D.A. template must contain the {question} and {answer} slots.")
+    # split on the answer slot first so that a "{answer}" inside the question is kept
+    head, _, tail = t.partition("{answer}")
+    return head.replace("{question}", question) + answer + tail.replace("{question}", question)
+
+
+# --------------------------------------------------------------------------- scoring
+
+@dataclass
+class DAResult:
+    """One D.A. judgment.
+
+    ``score``: P("1") in ``prob`` mode, 1.0/0.0 when a digit was parsed (or
+    by the Acknowledge rule), NaN when no digit was found. ``label``: 1/0, or
+    None when unparsed. ``raw``: the judge's reply (``generate``), the text
+    around the deciding digit (``official``) or the matched phrase
+    (``acknowledge``). ``p_one``: P("1") where computed.
+    """
+
+    id: Hashable
+    score: float
+    label: int | None
+    mode: str
+    raw: str | None = None
+    p_one: float | None = None
+
+
+def first_binary_digit(text: str) -> int | None:
+    """The first '0' or '1' character of ``text`` as an int, or None (release parser)."""
+    m = _DIGIT.search(text or "")
+    return int(m.group()) if m else None
+
+
+def _from_digit(id, digit: int | None, mode: str, raw: str | None) -> DAResult:
+    if digit is None:
+        return DAResult(id=id, score=math.nan, label=None, mode=mode, raw=raw)
+    return DAResult(id=id, score=float(digit), label=digit, mode=mode, raw=raw)
+
+
+def da_score(judge: LanguageModel | None, question: str, answer: str, *, mode: str = "prob",
+             zero_shot: bool = False, id: Hashable = None, max_tokens: int = 8,
+             template: str | None = None) -> DAResult:
+    """D.A. of one answer (module docstring: the three modes).
+
+    ``max_tokens`` bounds greedy generation (``generate`` and, where it
+    generates at all, ``official``).
+
+    ``official`` departs from the release in cost only: the release decodes
+    the prompt together with up to 2,048 generated tokens and takes the first
+    '0'/'1' of the whole text. Here the prompt text is searched first; when it
+    holds a 0/1 (always, for the release template) that digit is the result,
+    identical to the release's whatever the judge would have generated, and
+    nothing is generated (``judge`` may then be None). Only a prompt without
+    any 0/1 (a custom template) makes the judge generate, up to
+    ``max_tokens`` tokens instead of 2,048, with no chat template.
+    """
+    if mode not in DA_MODES:
+        raise NfevalError(f"Unknown D.A. mode {mode!r}; use one of {', '.join(DA_MODES)}.")
+    prompt = da_prompt(question, answer, zero_shot=zero_shot, template=template)
+
+    if mode == "official":
+        m = _DIGIT.search(prompt)
+        if m:
+            raw = "[prompt] ..." + prompt[max(0, m.start() - 40): m.end()]
+            return _from_digit(id, int(m.group()), mode, raw)
+        if judge is None:
+            raise NfevalError("official D.A. needs a judge when the prompt holds no 0/1 digit.")
+        gen = judge.generate(prompt, temperature=0.0, max_tokens=max_tokens)
+        return _from_digit(id, first_binary_digit(gen.text), mode, gen.text)
+
+    if judge is None:
+        raise NfevalError(f"D.A. mode {mode!r} needs a judge model.")
+    chat = judge.chat_prompt(prompt)
+    if mode == "prob":
+        dist = judge.label_distribution(chat, list(LABELS))
+        p1 = float(dist["1"])
+        return DAResult(id=id, score=p1, label=int(p1 >= 0.5), mode=mode, p_one=p1)
+
+    # generate: parse the reply only, never the prompt
+    gen = judge.generate(chat, temperature=0.0, max_tokens=max_tokens)
+    return _from_digit(id, first_binary_digit(gen.text), mode, gen.text)
+
+
+def da_scores(judge: LanguageModel | None, items: Mapping[Hashable, str],
+              answers: Mapping[Hashable, str], *, mode: str = "prob", zero_shot: bool = False,
+              progress: bool = True, max_tokens: int = 8,
+              template: str | None = None) -> list[DAResult]:
+    """D.A. of many answers: ``items`` maps id -> question, ``answers`` id -> answer.
+
+    Results follow the order of ``answers``. As in the released script, answers
+    whose id has no question are skipped (with a warning naming how many).
+    """
+    from tqdm.auto import tqdm
+
+    if mode not in DA_MODES:
+        raise NfevalError(f"Unknown D.A. mode {mode!r}; use one of {', '.join(DA_MODES)}.")
+    tpl = _template(template)
+    ids = [i for i in answers if i in items]
+    missing = len(answers) - len(ids)
+    if missing:
+        warnings.warn(f"{missing} answer(s) have no question in items and were skipped.",
+                      stacklevel=2)
+    out = []
+    for i in tqdm(ids, desc=f"D.A. ({mode}{', zero-shot' if zero_shot else ''})",
+                  disable=not progress, unit="answer"):
+        out.append(da_score(judge, items[i], answers[i], mode=mode, zero_shot=zero_shot,
+                            id=i, max_tokens=max_tokens, template=tpl))
+    return out
+
+
+# --------------------------------------------------------------------------- baseline
+
+def _phrases_file() -> Path:
+    from nfeval.paths import PROMPTS
+
+    return PROMPTS / "da_acknowledge_phrases.txt"
+
+
+ACKNOWLEDGE_PHRASES_FILE = _phrases_file()
+_PATTERNS: list[re.Pattern] | None = None
+
+
+def acknowledge_patterns(path: str | Path | None = None) -> list[re.Pattern]:
+    """The Acknowledge rule's regular expressions (case-insensitive), one per line.
+
+    Blank lines and lines starting with ``#`` are ignored. The default file is
+    read once and cached.
+    """
+    global _PATTERNS
+    if path is None and _PATTERNS is not None:
+        return _PATTERNS
+    p = Path(path) if path is not None else ACKNOWLEDGE_PHRASES_FILE
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise NfevalError(f"cannot read the Acknowledge phrase list {p}: {e.strerror or e}.") from e
+    pats = []
+    for n, line in enumerate(lines, 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        try:
+            pats.append(re.compile(s, re.IGNORECASE))
+        except re.error as e:
+            raise NfevalError(f"{p}, line {n}: bad regular expression {s!r}: {e}.") from e
+    if not pats:
+        raise NfevalError(f"{p} holds no patterns.")
+    if path is None:
+        _PATTERNS = pats
+    return pats
+
+
+def acknowledge_baseline(answer: str, *, id: Hashable = None,
+                         patterns: Sequence[re.Pattern] | None = None) -> DAResult:
+    """The Acknowledge baseline: 1 if the answer holds a debate-acknowledging phrase.
+
+    The project's stand-in for DELPHI's Acknowledge metric (DebateQA Table 3),
+    not DELPHI's code: any match of a pattern in
+    ``prompts/da_acknowledge_phrases.txt`` gives label 1 (score 1.0), else 0.
+    Like any phrase rule it cannot tell *what* is called controversial (an
+    answer calling another subject contested still scores 1). ``raw`` is the
+    first matched text.
+    """
+    pats = acknowledge_patterns() if patterns is None else patterns
+    for pat in pats:
+        m = pat.search(answer or "")
+        if m:
+            return DAResult(id=id, score=1.0, label=1, mode="acknowledge", raw=m.group())
+    return DAResult(id=id, score=0.0, label=0, mode="acknowledge")
+
+
+# --------------------------------------------------------------------------- metrics
+
+def da_metrics(labels: Sequence[int], scores: Sequence[float | DAResult]) -> dict:
+    """Paper Table 3's agreement of D.A. scores with human labels (0/1).
+
+    ``scores`` are P("1") or 0/1 (or :class:`DAResult` objects). Items whose
+    score is NaN (unparsed replies) are left out of every metric and counted
+    in ``n_unparsed``; ``n`` is the number of items given, ``n_scored`` the
+    number used. The predicted label is ``score >= 0.5``. Returns accuracy,
+    F1 of class 1, AUROC (from the scores; NaN when only one class remains)
+    and MCC (sklearn; 0 where undefined).
+    """
+    from sklearn.metrics import (
+        accuracy_score,
+        f1_score,
+        matthews_corrcoef,
+        roc_auc_score,
+    )
+
+    if len(labels) != len(scores):
+        raise NfevalError(f"da_metrics: {len(labels)} labels but {len(scores)} scores.")
+    ys, ss = [], []
+    n_unparsed = 0
+    for y, s in zip(labels, scores, strict=True):
+        v = s.score if isinstance(s, DAResult) else s
+        v = math.nan if v is None else float(v)
+        if int(y) not in (0, 1):
+            raise NfevalError(f"da_metrics: labels must be 0 or 1, got {y!r}.")
+        if math.isnan(v):
+            n_unparsed += 1
+            continue
+        ys.append(int(y))
+        ss.append(v)
+    out = {"n": len(labels), "n_scored": len(ys), "n_unparsed": n_unparsed}
+    if not ys:
+        return {"accuracy": math.nan, "f1": math.nan, "auroc": math.nan, "mcc": math.nan, **out}
+    pred = [int(v >= 0.5) for v in ss]
+    auroc = float(roc_auc_score(ys, ss)) if len(set(ys)) == 2 else math.nan
+    return {
+        "accuracy": float(accuracy_score(ys, pred)),
+        "f1": float(f1_score(ys, pred, pos_label=1, zero_division=0)),
+        "auroc": auroc,
+        "mcc": float(matthews_corrcoef(ys, pred)),
+        **out,
+    }
