@@ -29,7 +29,6 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from nfeval import NfevalError, __version__
-from nfeval.hashing import sha256_text  # noqa: F401  (re-exported for notebooks)
 from nfeval.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
 
 FLOAT_FORMAT = "%.6g"

@@ -20,11 +20,9 @@ from typing import Callable
 import pandas as pd
 
 from nfeval import NfevalError
-from nfeval.data import DebateItem, load_answers, load_debateqa, sha256_file
-from nfeval.paths import ROOT
+from nfeval.data import DebateItem, load_answers, load_debateqa, resolve, sha256_file
+from nfeval.data.sample import SAMPLE_DIR
 from nfeval.runcache import RunCache
-
-SAMPLE_QUESTIONS = ROOT / "data" / "debateqa_sample" / "questions.jsonl"
 
 
 @dataclass
@@ -37,11 +35,12 @@ class ScoringInput:
     skipped: list[str] = field(default_factory=list)  # "line N: reason" / "id N: reason"
 
 
-def _split_path(split: str) -> Path | None:
+def _question_file(split: str) -> Path:
+    """The question file a ``--split`` value names (resolved, downloaded if need be)."""
     if split == "sample":
-        return SAMPLE_QUESTIONS
+        return SAMPLE_DIR / "questions.jsonl"
     if split in ("test", "dev"):
-        return None
+        return resolve(f"debateqa/{split}")
     path = Path(split).expanduser()
     if not path.is_file():
         raise NfevalError(f"question file {split!r} does not exist; use test, dev, sample or a "
@@ -51,12 +50,8 @@ def _split_path(split: str) -> Path | None:
 
 def prepare_inputs(answers: str | Path, split: str) -> ScoringInput:
     """Read answers and questions; list (not raise on) the lines that cannot be scored."""
-    path = _split_path(split)
-    items_list = load_debateqa(split) if path is None else load_debateqa(path)
-    if path is None:
-        from nfeval.data import resolve
-        path = resolve(f"debateqa/{split}")
-    items = {it.id: it for it in items_list}
+    path = _question_file(split)
+    items = {it.id: it for it in load_debateqa(path)}
     answer_set = load_answers(answers)
     skipped = [str(p) for p in answer_set.problems]
     kept: dict[int, str] = {}
