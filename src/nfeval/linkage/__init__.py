@@ -1,0 +1,25 @@
+"""LINKAGE (EMNLP 2024): reference lists, lexical baselines, LLM judges."""
+
+from nfeval.linkage.lexical import correlation_table, lexical_ground_truth, lexical_scores
+from nfeval.linkage.references import (
+    DEFAULT_PATTERN,
+    ReferenceDraw,
+    ReferenceSplit,
+    sample_all,
+    sample_references,
+    single_reference,
+    usable,
+)
+
+__all__ = [
+    "DEFAULT_PATTERN",
+    "ReferenceDraw",
+    "ReferenceSplit",
+    "correlation_table",
+    "lexical_ground_truth",
+    "lexical_scores",
+    "sample_all",
+    "sample_references",
+    "single_reference",
+    "usable",
+]
