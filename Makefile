@@ -34,7 +34,11 @@ define run_notebook
 	  && echo "== $(notdir $(1)): $$(( $$(date +%s) - start )) s"
 endef
 
-ARTEFACTS := results/lk_t01.csv results/dq_eq7.csv results/dq_t03.csv
+DQ_SAMPLE := $(wildcard data/debateqa_sample/*)
+# dq_f03..dq_f07 score the answers of dq_t04 again: they run after it and reuse its cache.
+DQ_AFTER_T04 := results/dq_f03.csv results/dq_f04.csv results/dq_f05.csv results/dq_f06.csv results/dq_f07.csv
+ARTEFACTS := results/lk_t01.csv results/dq_eq7.csv results/dq_t03.csv results/dq_t04.csv \
+  $(DQ_AFTER_T04) results/dq_t05.csv results/dq_f08_f09.csv results/dq_f10.csv
 
 .PHONY: help env reproduce test test-fast bench lab models data-status lock clean distclean
 
@@ -68,7 +72,34 @@ results/lk_t01.csv: notebooks/lk_t01_dataset_stats.ipynb $(SRC) | $(STAMP) ## LI
 results/dq_eq7.csv: notebooks/dq_eq7_pd_probability_ratio.ipynb $(SRC) | $(STAMP) ## DebateQA Equation 7 (probability ratio)
 	$(call run_notebook,$<)
 
-results/dq_t03.csv: notebooks/dq_t03_da_validity.ipynb $(SRC) $(wildcard data/debateqa_sample/*) | $(STAMP) ## DebateQA Table 3 (D.A. vs labels, on the project's sample)
+results/dq_t03.csv: notebooks/dq_t03_da_validity.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Table 3 (D.A. vs labels, on the project's sample)
+	$(call run_notebook,$<)
+
+results/dq_t04.csv: notebooks/dq_t04_main_results.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Table 4 (P.D. and D.A. of answering systems)
+	$(call run_notebook,$<)
+
+results/dq_f03.csv: notebooks/dq_f03_pd_backbone_stability.ipynb results/dq_t04.csv ## DebateQA Figure 3 (P.D. across backbones)
+	$(call run_notebook,$<)
+
+results/dq_f04.csv: notebooks/dq_f04_pd_restate_stability.ipynb results/dq_t04.csv ## DebateQA Figure 4 (P.D. across restate prompts)
+	$(call run_notebook,$<)
+
+results/dq_f05.csv: notebooks/dq_f05_da_judge_agreement.ipynb results/dq_t04.csv ## DebateQA Figure 5 (D.A. agreement across judges)
+	$(call run_notebook,$<)
+
+results/dq_f06.csv: notebooks/dq_f06_pd_vs_da.ipynb results/dq_t04.csv ## DebateQA Figure 6 (P.D. vs D.A.)
+	$(call run_notebook,$<)
+
+results/dq_f07.csv: notebooks/dq_f07_combined_ranking.ipynb results/dq_t04.csv ## DebateQA Figure 7 (k * Z(P.D.) + Z(D.A.))
+	$(call run_notebook,$<)
+
+results/dq_t05.csv: notebooks/dq_t05_system_prompts.ipynb results/dq_t04.csv ## DebateQA Table 5 (system prompts)
+	$(call run_notebook,$<)
+
+results/dq_f08_f09.csv: notebooks/dq_f08_f09_sampling_sweeps.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Figures 8-9 (temperature, top-p)
+	$(call run_notebook,$<)
+
+results/dq_f10.csv: notebooks/dq_f10_answer_length.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Figure 10 (answer length)
 	$(call run_notebook,$<)
 
 test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)

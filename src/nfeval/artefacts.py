@@ -30,6 +30,10 @@ class Artefact:
         return f"results/{self.id}.csv"
 
 
+_SMOL = "smollm2-135m-instruct"  # the fastest embedded model, for the notebook tests
+_SMALL_PAIR = {"limit": 1, "max_tokens": 16, "generators": _SMOL, "backbone": _SMOL,
+               "judge": _SMOL}
+
 ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_t01", "linkage", "Table 1: dataset statistics (answers per grade)",
              "lk_t01_dataset_stats.ipynb", figure=True, test_parameters={"limit": 5}),
@@ -38,6 +42,38 @@ ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("dq_t03", "debateqa", "Table 3: D.A., D.A.-ZS and Acknowledge against labels",
              "dq_t03_da_validity.ipynb", figure=True,
              test_parameters={"limit": 1, "judge": "smollm2-135m-instruct"}),
+    Artefact("dq_t04", "debateqa", "Table 4: P.D. and D.A. of answering systems, normalized rank",
+             "dq_t04_main_results.ipynb", figure=True,
+             test_parameters={"limit": 1, "max_tokens": 16, "generators": _SMOL,
+                              "backbones": _SMOL, "judges": _SMOL}),
+    Artefact("dq_f03", "debateqa", "Figure 3: P.D. ranking stability across backbones",
+             "dq_f03_pd_backbone_stability.ipynb", figure=True,
+             test_parameters={"limit": 1, "max_tokens": 16, "generators": _SMOL,
+                              "backbones": f"{_SMOL},gemma3-270m"}),
+    Artefact("dq_f04", "debateqa", "Figure 4: P.D. ranking stability across restate prompts",
+             "dq_f04_pd_restate_stability.ipynb", figure=True,
+             test_parameters={"limit": 1, "max_tokens": 16, "generators": _SMOL,
+                              "backbone": _SMOL}),
+    Artefact("dq_f05", "debateqa", "Figure 5: D.A. agreement across judges",
+             "dq_f05_da_judge_agreement.ipynb", figure=True,
+             test_parameters={"limit": 1, "max_tokens": 16, "generators": _SMOL,
+                              "judges": f"{_SMOL},gemma3-270m"}),
+    Artefact("dq_f06", "debateqa", "Figure 6: P.D. vs D.A. over systems",
+             "dq_f06_pd_vs_da.ipynb", figure=True, test_parameters=_SMALL_PAIR),
+    Artefact("dq_f07", "debateqa", "Figure 7: ranking by k * Z(P.D.) + Z(D.A.)",
+             "dq_f07_combined_ranking.ipynb", figure=True, test_parameters=_SMALL_PAIR),
+    Artefact("dq_t05", "debateqa", "Table 5: system prompts basic / comprehensive / detailed",
+             "dq_t05_system_prompts.ipynb", figure=True,
+             test_parameters={**_SMALL_PAIR, "generators": _SMOL}),
+    Artefact("dq_f08_f09", "debateqa", "Figures 8-9: P.D. and D.A. vs temperature and top-p",
+             "dq_f08_f09_sampling_sweeps.ipynb", figure=True,
+             test_parameters={"limit": 1, "max_tokens": 16, "generator": _SMOL,
+                              "backbone": _SMOL, "judge": _SMOL, "temperatures": "0.5,1.0",
+                              "top_ps": "0.5"}),
+    Artefact("dq_f10", "debateqa", "Figure 10: metrics vs actual answer length",
+             "dq_f10_answer_length.ipynb", figure=True,
+             test_parameters={"limit": 1, "generators": _SMOL, "backbone": _SMOL,
+                              "judge": _SMOL, "lengths": "8,16"}),
 )
 
 

@@ -16,8 +16,13 @@ from nfeval import NfevalError
 @dataclass(frozen=True)
 class Profile:
     name: str
-    pd_backbones: tuple[str, ...]  # DebateQA P.D. backbones
+    pd_backbones: tuple[str, ...]  # DebateQA P.D. backbones (Table 4)
     judge: str  # LLM judge (D.A., LINKAGE)
+    da_judges: tuple[str, ...]  # DebateQA D.A. backbones (Table 4); the first is the default
+    pd_backbones_more: tuple[str, ...]  # added to pd_backbones for the stability study (Fig. 3)
+    da_judges_more: tuple[str, ...]  # added to da_judges for the agreement study (Fig. 5)
+    generators: tuple[str, ...]  # models whose answers are scored (Table 4 "systems")
+    generator_backend: str  # backend that generates answers: "llama", "hf" or "openai"
     embedder: str  # sentence embeddings (BERTScore, BERTopic, retrieval)
     judge_mode: str  # "prob" (label distribution) or "sample" (the papers' decoding)
     device: str  # "cpu" or "auto"
@@ -28,6 +33,11 @@ PROFILES = {
         name="embedded",
         pd_backbones=("smollm2-135m-instruct", "gemma3-270m"),
         judge="qwen2.5-coder-0.5b-instruct",
+        da_judges=("qwen2.5-coder-0.5b-instruct",),
+        pd_backbones_more=("qwen2.5-coder-0.5b-instruct",),
+        da_judges_more=("smollm2-135m-instruct", "gemma3-270m"),
+        generators=("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "gemma3-270m"),
+        generator_backend="llama",
         embedder="minilm-l6",
         judge_mode="prob",
         device="cpu",
@@ -36,6 +46,16 @@ PROFILES = {
         name="paper",
         pd_backbones=("gpt2", "Qwen/Qwen2-0.5B"),
         judge="mistralai/Mistral-7B-Instruct-v0.2",
+        # DebateQA Table 4 names Phi-3 medium 128k and Qwen2 1.5B as D.A. backbones; the
+        # five backbones of its Figures 3 and 5 are not named in our copy: the extra ones
+        # below are the project's choice.
+        da_judges=("microsoft/Phi-3-medium-128k-instruct", "Qwen/Qwen2-1.5B-Instruct"),
+        pd_backbones_more=("gpt2-medium", "Qwen/Qwen2-1.5B", "microsoft/Phi-3-mini-4k-instruct"),
+        da_judges_more=("Qwen/Qwen2-0.5B-Instruct", "microsoft/Phi-3-mini-4k-instruct",
+                        "mistralai/Mistral-7B-Instruct-v0.2"),
+        generators=("Qwen/Qwen2-1.5B-Instruct", "microsoft/Phi-3-mini-4k-instruct",
+                    "mistralai/Mistral-7B-Instruct-v0.2", "meta-llama/Meta-Llama-3-8B-Instruct"),
+        generator_backend="hf",
         embedder="roberta-large",
         judge_mode="sample",
         device="auto",
@@ -50,3 +70,9 @@ def get_profile(name: str) -> Profile:
         raise NfevalError(
             f"unknown profile {name!r}; use one of {sorted(PROFILES)}"
         ) from None
+
+
+def model_list(value: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """A notebook's comma-separated model parameter, or the profile's default when empty."""
+    names = tuple(v.strip() for v in value.split(",") if v.strip())
+    return names or tuple(default)

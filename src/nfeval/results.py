@@ -154,9 +154,7 @@ def write_table(
     rest = [c for c in table.columns if c not in head]
     table = table[head + rest].reset_index(drop=True)
 
-    out = Path(output_dir) if output_dir else ROOT
-    results = out / RESULTS.relative_to(ROOT)
-    results.mkdir(parents=True, exist_ok=True)
+    results = results_dir(output_dir)
     csv_path = results / f"{artefact_id}.csv"
     json_path = results / f"{artefact_id}.json"
     _atomic_write(csv_path, table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
@@ -175,6 +173,22 @@ def write_table(
     }
     _atomic_write(json_path, json.dumps(record, indent=2, sort_keys=False, default=str) + "\n")
     return csv_path, json_path
+
+
+def results_dir(output_dir: str | Path | None = None) -> Path:
+    """``<output_dir>/results`` (the repository's ``results/`` by default), created."""
+    out = Path(output_dir) if output_dir else ROOT
+    results = out / RESULTS.relative_to(ROOT)
+    results.mkdir(parents=True, exist_ok=True)
+    return results
+
+
+def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
+                output_dir: str | Path | None = None) -> Path:
+    """A companion data file ``results/<id>_<name>.csv`` (e.g. per-answer scores)."""
+    path = results_dir(output_dir) / f"{artefact_id}_{name}.csv"
+    _atomic_write(path, frame.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
+    return path
 
 
 def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> Path:

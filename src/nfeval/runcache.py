@@ -37,14 +37,15 @@ class RunCache:
                     rec = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a line cut short by an interruption
-                self._done[str(rec["id"])] = rec
+                self._done[(str(rec["id"]), rec.get("input_sha256"))] = rec
 
     def get(self, item_id, text: str) -> dict | None:
-        """The cached result of an item, if it was computed on the same text."""
-        rec = self._done.get(str(item_id))
-        if rec and rec.get("input_sha256") == sha256_text(text):
-            return rec["result"]
-        return None
+        """The cached result of an item, if it was computed on the same text.
+
+        Several texts may share an id (answers of different systems to one
+        question); each (id, text) pair is its own entry."""
+        rec = self._done.get((str(item_id), sha256_text(text)))
+        return rec["result"] if rec else None
 
     def put(self, item_id, text: str, result: Mapping[str, Any]) -> None:
         rec = {"id": item_id, "input_sha256": sha256_text(text), "result": dict(result)}
@@ -52,7 +53,7 @@ class RunCache:
             fh.write(json.dumps(rec, default=str) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
-        self._done[str(item_id)] = rec
+        self._done[(str(item_id), rec["input_sha256"])] = rec
 
     def __len__(self) -> int:
         return len(self._done)

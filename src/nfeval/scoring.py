@@ -35,7 +35,7 @@ class ScoringInput:
     skipped: list[str] = field(default_factory=list)  # "line N: reason" / "id N: reason"
 
 
-def _question_file(split: str) -> Path:
+def question_file(split: str) -> Path:
     """The question file a ``--split`` value names (resolved, downloaded if need be)."""
     if split == "sample":
         return SAMPLE_DIR / "questions.jsonl"
@@ -50,7 +50,7 @@ def _question_file(split: str) -> Path:
 
 def prepare_inputs(answers: str | Path, split: str) -> ScoringInput:
     """Read answers and questions; list (not raise on) the lines that cannot be scored."""
-    path = _question_file(split)
+    path = question_file(split)
     items = {it.id: it for it in load_debateqa(path)}
     answer_set = load_answers(answers)
     skipped = [str(p) for p in answer_set.problems]
@@ -73,7 +73,11 @@ def _model_fields(model) -> dict:
 
 
 def _run(inputs: ScoringInput, cache: RunCache | None, score_one: Callable[[int, str], dict],
-         desc: str, progress: bool) -> pd.DataFrame:
+         desc: str, progress: bool,
+         score_many: Callable[[list[tuple[int, str]]], list[dict]] | None = None,
+         chunk: int = 8) -> pd.DataFrame:
+    """Score every uncached answer (one at a time, or ``chunk`` at a time with
+    ``score_many``), caching each result as soon as it exists."""
     from tqdm.auto import tqdm
 
     rows: list[dict] = []
@@ -86,13 +90,16 @@ def _run(inputs: ScoringInput, cache: RunCache | None, score_one: Callable[[int,
             todo.append((qid, text))
     bar = tqdm(total=len(inputs.answers), initial=len(rows), desc=desc, unit="answer",
                disable=not progress)
+    step = chunk if score_many is not None else 1
     try:
-        for qid, text in todo:
-            result = score_one(qid, text)
-            if cache is not None:
-                cache.put(qid, text, result)
-            rows.append({"id": qid, **result})
-            bar.update()
+        for k in range(0, len(todo), step):
+            part = todo[k:k + step]
+            results = score_many(part) if score_many is not None else [score_one(*part[0])]
+            for (qid, text), result in zip(part, results):
+                if cache is not None:
+                    cache.put(qid, text, result)
+                rows.append({"id": qid, **result})
+            bar.update(len(part))
     except KeyboardInterrupt:
         bar.close()
         raise NfevalError(f"interrupted after {len(rows)} of {len(inputs.answers)} answers; "
@@ -128,10 +135,11 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
     """Per-answer D.A. (columns ``id, da, label, mode, raw``); da is NaN when unparsed."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
-    from nfeval.metrics.da import da_score
+    from nfeval.metrics.da import da_prob_batch, da_score
 
     template = load_prompt("debateqa/dispute_awareness_fewshot")
     cache = RunCache("da", {"model": _model_fields(judge), "mode": mode, "zero_shot": zero_shot,
+                            "kernel": "shared-prefix" if mode == "prob" else "per-answer",
                             "prompt": sha256_text(template),
                             "questions": inputs.split_sha256}) if use_cache else None
 
@@ -140,7 +148,13 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
                      id=qid, template=template)
         return {"da": r.score, "label": r.label, "mode": r.mode, "raw": r.raw}
 
-    return _run(inputs, cache, one, f"D.A. ({mode}{', zero-shot' if zero_shot else ''})", progress)
+    def many(part: list[tuple[int, str]]) -> list[dict]:  # prob mode: shared few-shot prefix
+        p1s = da_prob_batch(judge, [(inputs.items[q].question, t) for q, t in part],
+                            zero_shot=zero_shot, template=template)
+        return [{"da": p, "label": int(p >= 0.5), "mode": mode, "raw": None} for p in p1s]
+
+    return _run(inputs, cache, one, f"D.A. ({mode}{', zero-shot' if zero_shot else ''})", progress,
+                score_many=many if mode == "prob" else None)
 
 
 def mean_score(values: pd.Series) -> tuple[float, int]:

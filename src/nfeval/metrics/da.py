@@ -52,6 +52,7 @@ __all__ = [
     "acknowledge_baseline",
     "acknowledge_patterns",
     "da_metrics",
+    "da_prob_batch",
     "da_prompt",
     "da_score",
     "da_scores",
@@ -67,6 +68,7 @@ LABELS = ("0", "1")
 OFFICIAL_MAX_NEW_TOKENS = 2048
 
 _DIGIT = re.compile(r"[01]")
+PROB_CHUNK = 8  # answers scored together on the shared prefix (progress and caching step)
 
 
 # --------------------------------------------------------------------------- prompts
@@ -190,6 +192,47 @@ def da_score(judge: LanguageModel | None, question: str, answer: str, *, mode: s
     return _from_digit(id, first_binary_digit(gen.text), mode, gen.text)
 
 
+_SENTINEL_Q = "\x00NFEVAL_QUESTION\x00"
+_SENTINEL_A = "\x00NFEVAL_ANSWER\x00"
+
+
+def _shared_split(judge: LanguageModel, zero_shot: bool, template: str | None) -> int:
+    """Where the judge's chat prompt stops being the same for every answer: the
+    start of the "Question:" line that holds the question slot."""
+    chat = judge.chat_prompt(da_prompt(_SENTINEL_Q, _SENTINEL_A, zero_shot=zero_shot,
+                                       template=template))
+    i = chat.find(_SENTINEL_Q)
+    if i < 0:
+        return 0
+    j = chat.rfind("Question:", 0, i)
+    return j if j >= 0 else i
+
+
+def da_prob_batch(judge: LanguageModel, pairs: Sequence[tuple[str, str]], *,
+                  zero_shot: bool = False, template: str | None = None) -> list[float]:
+    """``prob``-mode P("1") of many (question, answer) pairs with a shared prefix.
+
+    The chat prompt up to the "Question:" line (instructions and
+    demonstrations) is the same for every answer; it is encoded once and its
+    KV cache reused (:meth:`LanguageModel.prefix_label_distribution`). The
+    values equal :func:`da_score`'s whenever the tokenizer splits the prompt
+    at that line the same way (a test checks them on a small model).
+    """
+    tpl = _template(template)
+    split = _shared_split(judge, zero_shot, tpl)
+    chats = [judge.chat_prompt(da_prompt(q, a, zero_shot=zero_shot, template=tpl))
+             for q, a in pairs]
+    if not chats:
+        return []
+    prefix = chats[0][:split]
+    shares = type(judge).prefix_label_logprobs is not LanguageModel.prefix_label_logprobs
+    if not shares or split == 0 or any(not c.startswith(prefix) for c in chats):
+        # a backend without a shared-prefix kernel: the full prompts, one by one
+        return [float(judge.label_distribution(c, list(LABELS))["1"]) for c in chats]
+    dists = judge.prefix_label_distribution(prefix, [c[split:] for c in chats], list(LABELS))
+    return [float(d["1"]) for d in dists]
+
+
 def da_scores(judge: LanguageModel | None, items: Mapping[Hashable, str],
               answers: Mapping[Hashable, str], *, mode: str = "prob", zero_shot: bool = False,
               progress: bool = True, max_tokens: int = 8,
@@ -210,10 +253,25 @@ def da_scores(judge: LanguageModel | None, items: Mapping[Hashable, str],
         warnings.warn(f"{missing} answer(s) have no question in items and were skipped.",
                       stacklevel=2)
     out = []
-    for i in tqdm(ids, desc=f"D.A. ({mode}{', zero-shot' if zero_shot else ''})",
-                  disable=not progress, unit="answer"):
+    bar = tqdm(total=len(ids), desc=f"D.A. ({mode}{', zero-shot' if zero_shot else ''})",
+               disable=not progress, unit="answer")
+    if mode == "prob":
+        if judge is None:
+            raise NfevalError("D.A. mode 'prob' needs a judge model.")
+        for k in range(0, len(ids), PROB_CHUNK):
+            chunk = ids[k:k + PROB_CHUNK]
+            p1s = da_prob_batch(judge, [(items[i], answers[i]) for i in chunk],
+                                zero_shot=zero_shot, template=tpl)
+            out += [DAResult(id=i, score=p, label=int(p >= 0.5), mode=mode, p_one=p)
+                    for i, p in zip(chunk, p1s)]
+            bar.update(len(chunk))
+        bar.close()
+        return out
+    for i in ids:
         out.append(da_score(judge, items[i], answers[i], mode=mode, zero_shot=zero_shot,
                             id=i, max_tokens=max_tokens, template=tpl))
+        bar.update()
+    bar.close()
     return out
 
 

@@ -326,6 +326,7 @@ class OpenAIModel(LanguageModel):
         top_p: float = 1.0,
         max_tokens: int = 256,
         seed: int = 0,
+        stop: Sequence[str] = (),
     ) -> Generation:
         if max_tokens < 1:
             raise NfevalError("OpenAIModel.generate: max_tokens must be >= 1.")
@@ -336,6 +337,7 @@ class OpenAIModel(LanguageModel):
                 "top_p": float(top_p),
                 "max_tokens": int(max_tokens),
                 "seed": int(seed),
+                **({"stop": list(stop)} if stop else {}),
             }
         )
         ch = out["choices"][0]

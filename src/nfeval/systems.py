@@ -1,0 +1,173 @@
+"""Answer "systems" and their P.D./D.A. scores, shared by the DebateQA notebooks.
+
+A system is a named set of answers ``{question id: answer}``: a model's
+generations (:mod:`nfeval.generation`) or one of the sample's written answer
+sets. :func:`score_systems` scores every answer with P.D. and/or D.A.
+through :mod:`nfeval.scoring`, so results are cached per answer on disk and
+several notebooks scoring the same answers compute them once.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from nfeval import NfevalError
+from nfeval.data import DebateItem, load_debateqa
+from nfeval.scoring import ScoringInput, question_file, score_da, score_pd
+
+Systems = Mapping[str, Mapping[int, str]]
+
+
+def load_questions(split: str = "sample", limit: int = 0) -> list[DebateItem]:
+    """The first ``limit`` questions (by id; 0 = all) of a split, the sample or a file."""
+    items = sorted(load_debateqa(question_file(split)), key=lambda it: it.id)
+    if limit < 0:
+        raise NfevalError(f"limit must be >= 0, got {limit}.")
+    return items[:limit] if limit else items
+
+
+def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
+                    backend: str = "hf", split: str = "sample", written: bool = True,
+                    system: str | None = None, suffix: str = "", temperature: float = 0.0,
+                    top_p: float = 1.0, max_tokens: int = 256, seed: int = 0,
+                    progress: bool = True) -> dict[str, dict[int, str]]:
+    """Answers of each generator (cached, see :mod:`nfeval.generation`) and, on the
+    project's sample, its four written answer sets as ``written:<set>`` systems."""
+    from nfeval.generation import generate_answers
+    from nfeval.models import load_model
+
+    systems: dict[str, dict[int, str]] = {}
+    for name in generators:
+        model = load_model(name, backend=backend)
+        df = generate_answers(model, items, system=system, suffix=suffix,
+                              temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                              seed=seed, progress=progress)
+        systems[name] = dict(zip(df["id"].astype(int), df["answer"]))
+        del model
+    if written and split == "sample":
+        from nfeval.data.sample import load_sample
+
+        sample = load_sample()
+        for set_name, answers in sample.answers.items():
+            systems[f"written:{set_name}"] = {it.id: answers[it.id] for it in items
+                                              if it.id in answers}
+    return systems
+
+
+def scoring_input(answers: Mapping[int, str], items: Sequence[DebateItem], split: str,
+                  name: str = "<notebook>") -> ScoringInput:
+    """A :class:`ScoringInput` for in-memory answers (empty answers are skipped)."""
+    from pathlib import Path
+
+    from nfeval.hashing import sha256_file
+
+    by_id = {it.id: it for it in items}
+    path = question_file(split)
+    kept = {q: a for q, a in answers.items() if q in by_id and a.strip()}
+    skipped = [f"id {q}: empty answer" for q, a in answers.items() if q in by_id and not a.strip()]
+    skipped += [f"id {q}: not among the questions" for q in answers if q not in by_id]
+    return ScoringInput(Path(name), kept, by_id, str(path), sha256_file(path), skipped)
+
+
+def score_systems(systems: Systems, items: Sequence[DebateItem], split: str, *,
+                  pd_models: Mapping[str, object] = {}, judges: Mapping[str, object] = {},
+                  variant: str = "paper", restate: str | None = None, da_mode: str = "prob",
+                  progress: bool = True) -> pd.DataFrame:
+    """Long table ``system, id, metric, evaluator, score`` (metric "pd" or "da").
+
+    ``pd_models``/``judges``: {label: loaded model}. Empty answers get no row
+    (counted by the caller from the systems).
+    """
+    frames = []
+    for system, answers in systems.items():
+        inputs = scoring_input(answers, items, split, name=system)
+        if not inputs.answers:
+            continue
+        for label, lm in pd_models.items():
+            df = score_pd(inputs, lm, variant=variant, restate=restate, progress=progress)
+            frames.append(pd.DataFrame({"system": system, "id": df["id"], "metric": "pd",
+                                        "evaluator": label, "score": df["pd"]}))
+        for label, judge in judges.items():
+            df = score_da(inputs, judge, mode=da_mode, progress=progress)
+            frames.append(pd.DataFrame({"system": system, "id": df["id"], "metric": "da",
+                                        "evaluator": label, "score": df["da"]}))
+    if not frames:
+        raise NfevalError("score_systems: nothing to score (no answers, or no models given).")
+    return pd.concat(frames, ignore_index=True)
+
+
+def system_means(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean score per system, metric and evaluator, with the answers counted."""
+    g = scores.groupby(["system", "metric", "evaluator"])["score"]
+    return g.agg(mean="mean", n="count").reset_index()
+
+
+LOWER_IS_BETTER = {"pd": True, "da": False}
+
+
+def system_ranks(means: pd.DataFrame) -> pd.DataFrame:
+    """Rank systems (1 = best) per metric and evaluator: P.D. lower is better, D.A. higher."""
+    out = means.copy()
+    out["rank"] = np.nan
+    for (metric, _ev), idx in out.groupby(["metric", "evaluator"]).groups.items():
+        asc = LOWER_IS_BETTER[metric]
+        out.loc[idx, "rank"] = out.loc[idx, "mean"].rank(ascending=asc, method="average")
+    return out
+
+
+def normalized_rank(means: pd.DataFrame) -> pd.DataFrame:
+    """Per system and metric, the average rank over evaluators rescaled to [0, 1]
+    (0 = ranked first by every evaluator, 1 = last): (mean rank - 1) / (n - 1)."""
+    ranks = system_ranks(means)
+    n = ranks.groupby(["metric", "evaluator"])["system"].transform("count")
+    ranks["norm"] = (ranks["rank"] - 1) / (n - 1).where(n > 1, math.nan)
+    return ranks.groupby(["system", "metric"])["norm"].mean().rename("norm_rank").reset_index()
+
+
+def znorm_ranking(means: pd.DataFrame, ks: Sequence[float], *, pd_evaluator: str,
+                  da_evaluator: str) -> pd.DataFrame:
+    """Paper Figure 7: systems ranked by k * Z(-P.D.) + Z(D.A.) for each k.
+
+    P.D. is negated before z-normalization so that higher is better for both
+    terms. Returns ``system, k, combined, rank``.
+    """
+    pdm = means[(means.metric == "pd") & (means.evaluator == pd_evaluator)].set_index("system")["mean"]
+    dam = means[(means.metric == "da") & (means.evaluator == da_evaluator)].set_index("system")["mean"]
+    common = pdm.index.intersection(dam.index)
+    if len(common) < 2:
+        raise NfevalError("znorm_ranking needs at least two systems scored by both metrics.")
+
+    def z(s: pd.Series) -> pd.Series:
+        sd = s.std(ddof=0)
+        return (s - s.mean()) / sd if sd > 0 else s * 0.0
+
+    zp, zd = z(-pdm[common]), z(dam[common])
+    rows = []
+    for k in ks:
+        comb = k * zp + zd
+        rank = comb.rank(ascending=False, method="min")
+        rows += [{"system": s, "k": k, "combined": float(comb[s]), "rank": int(rank[s])}
+                 for s in common]
+    return pd.DataFrame(rows)
+
+
+def kendall_matrix(means: pd.DataFrame, metric: str, by: str = "evaluator") -> pd.DataFrame:
+    """Pairwise Kendall tau between the system rankings of each ``by`` value."""
+    from scipy.stats import kendalltau
+
+    sub = means[means.metric == metric].pivot(index="system", columns=by, values="mean").dropna()
+    cols = list(sub.columns)
+    mat = pd.DataFrame(np.eye(len(cols)), index=cols, columns=cols)
+    for i, a in enumerate(cols):
+        for b in cols[i + 1:]:
+            tau = kendalltau(sub[a], sub[b]).statistic
+            mat.loc[a, b] = mat.loc[b, a] = tau
+    return mat
+
+
+def word_count(text: str) -> int:
+    return len(text.split())

@@ -1,0 +1,137 @@
+"""Answer collection (nfeval.generation), the project's prompts, answer systems."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from nfeval import NfevalError
+from nfeval.generation import (answer_prompt, clean_answer, generate_answers, question_seed,
+                               stop_strings)
+from nfeval.models.base import Generation, LanguageModel, ModelInfo
+from nfeval.prompts import length_instruction, prompt_text, restate_prompts, system_prompts
+from nfeval.runcache import RunCache
+from nfeval.systems import kendall_matrix, normalized_rank, system_ranks, znorm_ranking
+
+
+class EchoModel(LanguageModel):
+    """Generates "answer <n>" and counts its calls; template 'model' or 'none'."""
+
+    def __init__(self, template: str = "model", name: str = "echo"):
+        self.template, self.calls = template, []
+        self.info = ModelInfo(name=name, backend="test", source="test", chat_template=template)
+
+    def continuation_logprobs(self, context, continuations):
+        raise NotImplementedError
+
+    def label_distribution(self, prompt, labels):
+        raise NotImplementedError
+
+    def generate(self, prompt, *, temperature=0.0, top_p=1.0, max_tokens=256, seed=0, stop=()):
+        self.calls.append((prompt, temperature, top_p, max_tokens, seed, tuple(stop)))
+        return Generation(text=f" answer {len(self.calls)}\nQuestion: next?", n_tokens=5,
+                          finish_reason="length")
+
+    def apply_chat_template(self, messages, *, add_generation_prompt=True):
+        return "".join(f"<{m.role}>{m.content}" for m in messages) + "<assistant>"
+
+
+def test_project_prompts():
+    r = restate_prompts()
+    assert len(r) == 5 and r[0] == "Please restate." and len(set(r)) == 5
+    sp = system_prompts()
+    assert list(sp) == ["basic", "comprehensive", "detailed"]
+    assert "debat" not in sp["basic"].lower() and "debat" in sp["comprehensive"].lower()
+    assert length_instruction(120) == "Answer in about 120 tokens."
+    assert "{system}" in prompt_text("answer_completion_base")
+    with pytest.raises(NfevalError, match="No project prompt"):
+        prompt_text("no_such_prompt")
+
+
+def test_answer_prompt_chat_and_base():
+    chat = EchoModel("model")
+    assert answer_prompt(chat, " Q? ", system="S", suffix="Be short.") == \
+        "<system>S<user>Q? Be short.<assistant>"
+    base = EchoModel("none")
+    p = answer_prompt(base, "Q?", system="S")
+    assert p.startswith("S\n\nQuestion: Q?") and p.endswith("Answer:")
+    assert stop_strings(base) == ["\nQuestion:"] and stop_strings(chat) == []
+    assert clean_answer(base, " yes.\n Question: more") == "yes."
+    assert clean_answer(chat, " yes.\nQuestion: kept ") == "yes.\nQuestion: kept"
+
+
+def test_question_seed():
+    assert question_seed(0, 5) == question_seed(0, 5)
+    assert len({question_seed(0, q) for q in range(50)}) == 50
+    assert question_seed(1, 5) != question_seed(0, 5)
+
+
+def test_generate_answers_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
+    m = EchoModel("none")
+    qs = {1: "A?", 2: "B?"}
+    df = generate_answers(m, qs, system="S", temperature=0.7, top_p=0.9, max_tokens=9, seed=3,
+                          progress=False)
+    assert df["answer"].tolist() == ["answer 1", "answer 2"] and len(m.calls) == 2
+    assert m.calls[0][1:] == (0.7, 0.9, 9, question_seed(3, 1), ("\nQuestion:",))
+    again = generate_answers(m, qs, system="S", temperature=0.7, top_p=0.9, max_tokens=9,
+                             seed=3, progress=False)
+    assert len(m.calls) == 2 and again.equals(df)  # nothing regenerated
+    generate_answers(m, {1: "A?", 3: "C?"}, system="S", temperature=0.7, top_p=0.9,
+                     max_tokens=9, seed=3, progress=False)
+    assert len(m.calls) == 3  # only the new question
+    generate_answers(m, qs, system="other", temperature=0.7, top_p=0.9, max_tokens=9, seed=3,
+                     progress=False)
+    assert len(m.calls) == 5  # another prompt is another run
+    with pytest.raises(NfevalError):
+        generate_answers(m, {}, progress=False)
+
+
+def test_runcache_keeps_several_texts_per_id(tmp_path):
+    c = RunCache("t", {"a": 1}, directory=tmp_path)
+    c.put(7, "first", {"v": 1})
+    c.put(7, "second", {"v": 2})
+    again = RunCache("t", {"a": 1}, directory=tmp_path)
+    assert again.get(7, "first") == {"v": 1} and again.get(7, "second") == {"v": 2}
+    assert again.get(7, "third") is None
+
+
+def _means(rows):
+    return pd.DataFrame(rows, columns=["system", "metric", "evaluator", "mean"]).assign(n=1)
+
+
+def test_ranks_and_normalized_rank():
+    m = _means([("a", "pd", "x", 1.0), ("b", "pd", "x", 2.0), ("c", "pd", "x", 3.0),
+                ("a", "pd", "y", 2.0), ("b", "pd", "y", 1.0), ("c", "pd", "y", 3.0),
+                ("a", "da", "j", 0.9), ("b", "da", "j", 0.1), ("c", "da", "j", 0.5)])
+    r = system_ranks(m).set_index(["system", "metric", "evaluator"])["rank"]
+    assert r[("a", "pd", "x")] == 1 and r[("c", "pd", "x")] == 3  # P.D.: lower is better
+    assert r[("a", "da", "j")] == 1 and r[("b", "da", "j")] == 3  # D.A.: higher is better
+    n = normalized_rank(m).set_index(["system", "metric"])["norm_rank"]
+    assert n[("a", "pd")] == pytest.approx(0.25) and n[("b", "pd")] == pytest.approx(0.25)
+    assert n[("c", "pd")] == 1.0 and n[("a", "da")] == 0.0 and n[("b", "da")] == 1.0
+
+
+def test_znorm_ranking_limits():
+    m = _means([("a", "pd", "x", 1.0), ("b", "pd", "x", 2.0), ("c", "pd", "x", 3.0),
+                ("a", "da", "j", 0.1), ("b", "da", "j", 0.5), ("c", "da", "j", 0.9)])
+    z = znorm_ranking(m, [0.0, 100.0], pd_evaluator="x", da_evaluator="j")
+    by_k = {k: dict(zip(s["system"], s["rank"])) for k, s in z.groupby("k")}
+    assert by_k[0.0] == {"c": 1, "b": 2, "a": 3}  # D.A. alone
+    assert by_k[100.0] == {"a": 1, "b": 2, "c": 3}  # P.D. dominates, lower is better
+    # k = 1: z(-pd) and z(da) cancel exactly here, every system ties
+    z1 = znorm_ranking(m, [1.0], pd_evaluator="x", da_evaluator="j")
+    assert all(math.isclose(v, 0.0, abs_tol=1e-12) for v in z1["combined"])
+    with pytest.raises(NfevalError):
+        znorm_ranking(m[m.system == "a"], [1.0], pd_evaluator="x", da_evaluator="j")
+
+
+def test_kendall_matrix():
+    m = _means([("a", "pd", "x", 1.0), ("b", "pd", "x", 2.0), ("c", "pd", "x", 3.0),
+                ("a", "pd", "y", 3.0), ("b", "pd", "y", 2.0), ("c", "pd", "y", 1.0),
+                ("a", "pd", "z", 1.0), ("b", "pd", "z", 2.0), ("c", "pd", "z", 5.0)])
+    t = kendall_matrix(m, "pd")
+    assert t.loc["x", "y"] == pytest.approx(-1) and t.loc["x", "z"] == pytest.approx(1)
+    assert t.loc["y", "y"] == 1 and t.loc["y", "x"] == t.loc["x", "y"]
