@@ -28,6 +28,15 @@ for all three. ratio_to_limit = kernel seconds / limit seconds (target <=
 1.5); speedup_vs_naive = naive seconds / kernel seconds, per request (target
 >= 2). The kernel's results are also checked against the naive ones.
 
+A third kernel, ``linkage_prob``, times the LINKAGE judge in ``prob`` mode
+(:mod:`nfeval.linkage.judges`) on a few ANTIQUE questions (reference pattern
+33221100, seed ``--seed``) with the embedded judge (``--judge``): the
+instructions, question and reference list encoded once per question and shared
+by its candidates, against one full prompt per candidate (what the release
+does: every prompt sent whole), both on the same token ids; the label
+distributions of the two are compared. Its row also records the tokens each
+way runs through the model and both wall times.
+
 ``--quick`` runs a tiny workload (smoke test) and writes no CSV unless
 ``--csv`` is given.
 """
@@ -40,11 +49,14 @@ import os
 import random
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from nfeval.paths import RESULTS
 
 COLUMNS = ["kernel", "model", "workload", "tokens_per_s", "ratio_to_limit", "speedup_vs_naive"]
+# written only when some row has them (the linkage_prob row does)
+OPTIONAL_COLUMNS = ["seconds", "naive_seconds", "tokens_encoded", "naive_tokens_encoded"]
 KERNEL = "hf-shared-kv"
 
 _WORDS = (
@@ -141,11 +153,12 @@ def write_row(path: Path, row: dict) -> None:
     rows.append(row)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".csv.tmp")
+    cols = COLUMNS + [c for c in OPTIONAL_COLUMNS if any(r.get(c) for r in rows)]
     with open(tmp, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+        w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            w.writerow({k: r.get(k, "") for k in COLUMNS})
+            w.writerow({k: r.get(k) or "" for k in cols})
     os.replace(tmp, path)
 
 
@@ -232,6 +245,113 @@ def _bench_pd(model, args, dtype, csv_path) -> None:
              kernel, from_naive, csv_path)
 
 
+def _tree_tokens(label_ids: list[list[int]]) -> int:
+    """Label tokens the shared-prefix kernel feeds: distinct leading token prefixes."""
+    return len({tuple(lb[:k]) for lb in label_ids for k in range(1, len(lb))})
+
+
+def _limit_packed(model, enc) -> None:
+    """Plain forward passes over the unique tokens: each context alone, then its
+    continuations concatenated into sequences of up to ``batch_tokens`` (no padding,
+    no context in front, no label tokens): a lower bound on the work."""
+    import torch
+
+    with torch.inference_mode():
+        for ctx, conts in enc:
+            model.model(input_ids=torch.tensor([ctx]), logits_to_keep=1)
+            flat = [t for c in conts for t in c]
+            for i in range(0, len(flat), model.batch_tokens):
+                model.model(input_ids=torch.tensor([flat[i: i + model.batch_tokens]]),
+                            logits_to_keep=1)
+
+
+def _bench_linkage(model, args, csv_path) -> None:
+    """LINKAGE prob-mode judge: shared instruction + reference prefix vs one full prompt
+    per candidate (the release's way), on the first ``--linkage-questions`` ANTIQUE
+    questions that fill the pattern."""
+    from nfeval import NfevalError
+    from nfeval.data import load_linkage
+    from nfeval.linkage import judges as J
+    from nfeval.linkage.references import DEFAULT_PATTERN, sample_all
+    from nfeval.models.base import normalize
+
+    pattern = DEFAULT_PATTERN["antique"]
+    try:
+        questions = load_linkage("antique")
+    except NfevalError as exc:
+        print(f"linkage_prob skipped: {exc}", flush=True)
+        return
+    by_qid = {q.qid: q for q in questions}
+    n = 1 if args.quick else args.linkage_questions
+    splits = sample_all(questions, pattern, args.seed).splits[:n]
+    n_cands = 3 if args.quick else args.linkage_candidates
+    if n_cands:
+        splits = [replace(s, candidates=s.candidates[:n_cands]) for s in splits]
+    cfg = J.JudgeConfig(method="linkage", mode="prob", seed=args.seed)
+    work = []  # per question: (prefix ids, suffix ids per candidate, label ids)
+    for s in splits:
+        prompts = J.judge_prompts(model, by_qid[s.qid], s.references, s.candidates, cfg)
+        labels = [lab + J.LABEL_CLOSE for lab in J.judge_labels(cfg, len(s.references))]
+        work.append((model.encode_context(prompts[0].prefix),
+                     [model.encode_continuation(p.suffix) for p in prompts],
+                     [model.encode_continuation(lab) for lab in labels]))
+    n_cand = sum(len(x) for _, x, _ in work)
+    uniq = sum(len(c) + sum(len(x) for x in xs) for c, xs, _ in work)
+    enc_shared = sum(len(c) + sum(len(x) + _tree_tokens(lab) for x in xs)
+                     for c, xs, lab in work)
+    enc_full = sum(sum(len(c) + len(x) + sum(len(lb) for lb in lab) for x in xs)
+                   for c, xs, lab in work)
+    prefix_mean = sum(len(c) for c, _, _ in work) / len(work)
+    suffix_mean = sum(len(x) for _, xs, _ in work for x in xs) / n_cand
+    workload = (f"linkage-antique-{pattern}-seed{args.seed}-{len(work)}q-{n_cand}cands"
+                + (f"-max{n_cands}" if n_cands else ""))
+    print(f"workload {workload}: mean prefix {prefix_mean:.0f} tokens, mean candidate "
+          f"suffix {suffix_mean:.0f} tokens", flush=True)
+
+    model.score_labels_ids(work[0][0][:64], work[0][1][:1], work[0][2])  # warm-up
+    t = time.perf_counter()
+    got = [J.judge_candidates(model, by_qid[s.qid], s.references, s.candidates, cfg)
+           for s in splits]
+    t_kernel = time.perf_counter() - t
+    print(f"shared prefix {t_kernel:.1f}s", flush=True)
+    t = time.perf_counter()
+    _limit_packed(model, [(c, xs) for c, xs, _ in work])
+    t_limit = time.perf_counter() - t
+    print(f"limit         {t_limit:.1f}s", flush=True)
+    t = time.perf_counter()
+    full = []
+    for c, xs, lab in work:  # one whole prompt per candidate, labels batched on its cache
+        full.append([[r.total for r in model.score_ids(c + x, lab)] for x in xs])
+    t_full = time.perf_counter() - t
+    print(f"full prompts  {t_full:.1f}s", flush=True)
+
+    maxdiff = 0.0
+    for res, rows in zip(got, full):
+        for jd, row in zip(res.judgments, rows):
+            ref = normalize(dict(zip(jd.dist, row)))
+            maxdiff = max(maxdiff, max(abs(jd.dist[k] - ref[k]) for k in ref))
+    ratio = t_kernel / t_limit
+    speedup = t_full / t_kernel
+    print()
+    print(f"[linkage_prob] {workload}")
+    print(f"{'method':<14}{'seconds':>9}{'tokens encoded':>16}")
+    print(f"{'shared prefix':<14}{t_kernel:>9.1f}{enc_shared:>16}")
+    print(f"{'full prompts':<14}{t_full:>9.1f}{enc_full:>16}")
+    print(f"tokens ratio {enc_full / enc_shared:.2f}, wall-time speedup {speedup:.2f} "
+          f"(target >= 10: {'MET' if speedup >= 10 else 'NOT MET'}), ratio_to_limit {ratio:.2f}")
+    print(f"max |P shared - P full| over all labels: {maxdiff:.2e} ({model.info.dtype})")
+    if csv_path is not None:
+        write_row(Path(csv_path), {
+            "kernel": "linkage_prob", "model": f"{args.judge}/{model.info.dtype}",
+            "workload": workload, "tokens_per_s": f"{uniq / t_kernel:.1f}",
+            "ratio_to_limit": f"{ratio:.3f}", "speedup_vs_naive": f"{speedup:.3f}",
+            "seconds": f"{t_kernel:.2f}", "naive_seconds": f"{t_full:.2f}",
+            "tokens_encoded": str(enc_shared), "naive_tokens_encoded": str(enc_full),
+        })
+        print(f"wrote {csv_path}")
+    print(flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m nfeval.bench", description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m-instruct")
@@ -244,9 +364,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cont-tokens", type=int, default=150)
     ap.add_argument("--naive-contexts", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kernels", default="hf-shared-kv,pd",
+    ap.add_argument("--kernels", default="hf-shared-kv,pd,linkage_prob",
                     help="comma-separated: hf-shared-kv (synthetic workload), pd (P.D. on "
-                         "the project's DebateQA-format sample)")
+                         "the project's DebateQA-format sample), linkage_prob (LINKAGE "
+                         "prob-mode judge on ANTIQUE)")
+    ap.add_argument("--judge", default="qwen2.5-coder-0.5b-instruct",
+                    help="judge model of the linkage_prob kernel")
+    ap.add_argument("--linkage-questions", type=int, default=4,
+                    help="ANTIQUE questions in the linkage_prob workload")
+    ap.add_argument("--linkage-candidates", type=int, default=0,
+                    help="at most this many candidates per question (0: all; --quick: 3)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads; default: the cores not already busy (1-minute "
                          "load average), at least 1")
@@ -266,37 +393,50 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads is None:
         args.threads = auto_threads()
     torch.set_num_threads(args.threads)
-    t0 = time.time()
-    model = HFModel(args.model, dtype=args.dtype)
-    dtype = model.info.dtype
-    print(f"model {args.model} ({dtype}), {args.threads} threads, loaded in "
-          f"{time.time() - t0:.1f}s", flush=True)
-    reqs = make_workload(model.tokenizer, args.contexts, args.ctx_tokens, args.conts,
-                         args.cont_tokens, args.seed)
-    enc = [(model.encode_context(c), [model.encode_continuation(x) for x in conts])
-           for c, conts in reqs]
-    uniq = sum(len(c) + sum(len(x) for x in xs) for c, xs in enc)
-    n_naive = max(1, min(args.naive_contexts, len(reqs)))
-    uniq_naive = sum(len(c) + sum(len(x) for x in xs) for c, xs in enc[:n_naive])
-    ctx_mean = sum(len(c) for c, _ in enc) / len(enc)
-    cont_mean = sum(len(x) for _, xs in enc for x in xs) / sum(len(xs) for _, xs in enc)
-    workload = (f"pd-synth-{args.contexts}x({args.ctx_tokens}+{args.conts}x"
-                f"{args.cont_tokens})-seed{args.seed}")
-    print(f"workload {workload}: {uniq} unique tokens, mean context {ctx_mean:.0f}, "
-          f"mean continuation {cont_mean:.0f} tokens", flush=True)
+    if {"hf-shared-kv", "pd"} & set(args.kernels):
+        t0 = time.time()
+        model = HFModel(args.model, dtype=args.dtype)
+        dtype = model.info.dtype
+        print(f"model {args.model} ({dtype}), {args.threads} threads, loaded in "
+              f"{time.time() - t0:.1f}s", flush=True)
+        reqs = make_workload(model.tokenizer, args.contexts, args.ctx_tokens, args.conts,
+                             args.cont_tokens, args.seed)
+        enc = [(model.encode_context(c), [model.encode_continuation(x) for x in conts])
+               for c, conts in reqs]
+        uniq = sum(len(c) + sum(len(x) for x in xs) for c, xs in enc)
+        n_naive = max(1, min(args.naive_contexts, len(reqs)))
+        uniq_naive = sum(len(c) + sum(len(x) for x in xs) for c, xs in enc[:n_naive])
+        ctx_mean = sum(len(c) for c, _ in enc) / len(enc)
+        cont_mean = sum(len(x) for _, xs in enc for x in xs) / sum(len(xs) for _, xs in enc)
+        workload = (f"pd-synth-{args.contexts}x({args.ctx_tokens}+{args.conts}x"
+                    f"{args.cont_tokens})-seed{args.seed}")
+        print(f"workload {workload}: {uniq} unique tokens, mean context {ctx_mean:.0f}, "
+              f"mean continuation {cont_mean:.0f} tokens", flush=True)
 
-    _limit(model, enc[:1])  # warm-up (kernel selection, allocator)
-    model.batch_continuation_logprobs(reqs[:1])
+        _limit(model, enc[:1])  # warm-up (kernel selection, allocator)
+        model.batch_continuation_logprobs(reqs[:1])
 
-    if "hf-shared-kv" in args.kernels:
-        def kernel():
-            got = model.batch_continuation_logprobs(reqs)
-            return [[r.logprobs for r in res] for res in got]
+        if "hf-shared-kv" in args.kernels:
+            def kernel():
+                got = model.batch_continuation_logprobs(reqs)
+                return [[r.logprobs for r in res] for res in got]
 
-        _measure(model, KERNEL, args.model, dtype, workload, enc, uniq, n_naive, uniq_naive,
-                 kernel, lambda ref: ref, csv_path)
-    if "pd" in args.kernels:
-        _bench_pd(model, args, dtype, csv_path)
+            _measure(model, KERNEL, args.model, dtype, workload, enc, uniq, n_naive, uniq_naive,
+                     kernel, lambda ref: ref, csv_path)
+        if "pd" in args.kernels:
+            _bench_pd(model, args, dtype, csv_path)
+    if "linkage_prob" in args.kernels:
+        from nfeval import NfevalError
+
+        t0 = time.time()
+        try:
+            judge = HFModel(args.judge, dtype=args.dtype)
+        except NfevalError as exc:
+            print(f"linkage_prob skipped: {exc}", flush=True)
+            return 0
+        print(f"judge {args.judge} ({judge.info.dtype}), {args.threads} threads, loaded in "
+              f"{time.time() - t0:.1f}s", flush=True)
+        _bench_linkage(judge, args, csv_path)
     return 0
 
 

@@ -131,6 +131,27 @@ class LanguageModel(ABC):
         scored = self.continuation_logprobs(prompt, list(labels))
         return {lab: s.total for lab, s in zip(labels, scored)}
 
+    def prefix_label_logprobs(self, prefix: str, suffixes: Sequence[str],
+                              labels: Sequence[str]) -> list[dict[str, float]]:
+        """:meth:`label_logprobs` of ``prefix + suffix`` for every suffix, in order.
+
+        For many prompts that share a long beginning (an LLM judge's
+        instructions and references, then one candidate each). Backends may
+        encode ``prefix`` once and reuse it (the transformers backend does,
+        and tokenizes prefix and suffix separately); this default scores each
+        full prompt on its own.
+        """
+        if isinstance(suffixes, str):
+            from nfeval import NfevalError
+
+            raise NfevalError("suffixes must be a list of strings, not one string.")
+        return [self.label_logprobs(prefix + s, labels) for s in suffixes]
+
+    def prefix_label_distribution(self, prefix: str, suffixes: Sequence[str],
+                                  labels: Sequence[str]) -> list[dict[str, float]]:
+        """:meth:`label_distribution` of ``prefix + suffix`` for every suffix (shared prefix)."""
+        return [normalize(lp) for lp in self.prefix_label_logprobs(prefix, suffixes, labels)]
+
     # -- generation --------------------------------------------------------
     @abstractmethod
     def generate(

@@ -14,6 +14,12 @@ context); only a continuation that alone exceeds the window (more than
 ``max_length - 1`` tokens) loses its tail, and the number of unscored tokens
 is reported in ``TokenLogprobs.truncated``.
 
+Shared-prefix label kernel (``prefix_label_logprobs`` / ``score_labels_ids``):
+many prompts with one long common beginning (a judge's instructions and
+reference list, then one candidate each) are scored against a label set with
+the beginning encoded once; each prompt's own tail and the label tokens go
+through the model in one pass on the kept cache (see the method).
+
 An empty context (a string that tokenizes to nothing) is replaced by the BOS
 token (EOS if the model has none), so the first continuation token is scored.
 
@@ -379,6 +385,149 @@ class HFModel(LanguageModel):
 
     def label_distribution(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
         return normalize(self.label_logprobs(prompt, labels))
+
+    def prefix_label_logprobs(self, prefix: str, suffixes: Sequence[str],
+                              labels: Sequence[str]) -> list[dict[str, float]]:
+        """Label log-probs after ``prefix + suffix`` for every suffix; prefix encoded once.
+
+        Tokenization: the prefix as a context, each suffix and each label as a
+        continuation (module doc of :mod:`nfeval.models.base`), concatenated.
+        See :meth:`score_labels_ids` for the kernel.
+        """
+        if isinstance(suffixes, str):
+            raise NfevalError("suffixes must be a list of strings, not one string.")
+        lab = self._label_ids(labels)
+        ctx = self.encode_context(prefix)
+        rows = self.score_labels_ids(ctx, [self.encode_continuation(s) for s in suffixes], lab)
+        return [dict(zip(labels, row)) for row in rows]
+
+    def _full_attention_only(self) -> bool:
+        """Whether every layer attends to the whole window (no sliding-window layers)."""
+        cfg = self.model.config
+        cfg = getattr(cfg, "text_config", None) or cfg
+        types = getattr(cfg, "layer_types", None)
+        if types is not None:
+            return all(t == "full_attention" for t in types)
+        return not (getattr(cfg, "sliding_window", None)
+                    and getattr(cfg, "use_sliding_window", True))
+
+    @torch.inference_mode()
+    def score_labels_ids(self, prefix_ids: Sequence[int], suffix_ids: Sequence[Sequence[int]],
+                         label_ids: Sequence[Sequence[int]], *,
+                         pack_tokens: int | None = None) -> list[list[float]]:
+        """Summed log-prob of every label after ``prefix + suffix``, for every suffix.
+
+        Kernel: the prefix runs through the model once and its KV cache is
+        kept. Each suffix is followed by the labels' tokens laid out as a
+        prefix tree (labels with the same leading tokens, such as "1]]" and
+        "10]]", share them), and several such blocks (up to ``pack_tokens``
+        tokens, default ``batch_tokens``; a longer block goes alone) are
+        packed side by side into one forward pass on that cache,
+        with a 4-D attention mask under which a suffix token sees the prefix
+        and its own suffix so far, and a tree token the prefix, its suffix and
+        its own ancestors, each at the position it would have in its own
+        prompt. No cache is copied per suffix, and logits are computed only
+        where a label token is predicted. The numbers are those of scoring
+        ``prefix + suffix + label`` one at a time (checked in the tests).
+
+        A suffix whose prompt + longest label does not fit ``max_length``,
+        and every suffix on a model with sliding-window layers, is scored as a
+        full prompt instead (:meth:`score_ids`: context truncated on the left).
+        """
+        ctx = [int(t) for t in prefix_ids]
+        sfx = [[int(t) for t in s] for s in suffix_ids]
+        lab = [[int(t) for t in lb] for lb in label_ids]
+        if not ctx:
+            raise NfevalError("score_labels_ids needs at least one prefix token.")
+        if not lab or any(not lb for lb in lab):
+            raise NfevalError("score_labels_ids needs non-empty labels.")
+        L, W = len(ctx), self.max_length
+        pack_tokens = self.batch_tokens if pack_tokens is None else max(1, int(pack_tokens))
+        need = max(len(lb) for lb in lab)
+        shared = ([i for i, s in enumerate(sfx) if L + len(s) + need <= W]
+                  if self._full_attention_only() else [])
+        out: list[list[float] | None] = [None] * len(sfx)
+        for i in sorted(set(range(len(sfx))) - set(shared)):
+            scored = self._score_ids(ctx + sfx[i], lab)
+            if any(trunc for _, _, trunc in scored):
+                raise NfevalError("A label is longer than the model's window.")
+            out[i] = [float(sum(lp)) for lp, _, _ in scored]
+        if not shared:
+            return out  # type: ignore[return-value]
+
+        # prefix tree of the labels' leading tokens (all but each label's last token)
+        nodes: dict[tuple[int, ...], int] = {}
+        for lb in lab:
+            for k in range(1, len(lb)):
+                nodes.setdefault(tuple(lb[:k]), len(nodes))
+        tree = list(nodes)
+        T = len(tree)
+        anc = torch.zeros((T, T), dtype=torch.bool)
+        for r, p in enumerate(tree):
+            for k in range(1, len(p) + 1):
+                anc[r, nodes[p[:k]]] = True
+        dev, dt = self.device, self.model.dtype
+        pre = self.model(input_ids=torch.tensor([ctx], device=dev), use_cache=True,
+                         logits_to_keep=1)
+        first_prefix = torch.log_softmax(pre.logits[0, -1].float(), dim=-1)
+        cache = pre.past_key_values
+        del pre
+        chunks: list[list[int]] = []
+        size = 0
+        for i in shared:  # candidates packed side by side, about pack_tokens per pass
+            n = len(sfx[i]) + T
+            if not chunks or (size + n > pack_tokens and chunks[-1]):
+                chunks.append([])
+                size = 0
+            chunks[-1].append(i)
+            size += n
+        for ci, chunk in enumerate(chunks):
+            Q = sum(len(sfx[i]) + T for i in chunk)
+            lp = None
+            if Q:
+                allow = torch.zeros((Q, L + Q), dtype=torch.bool)
+                allow[:, :L] = True
+                ids: list[int] = []
+                pos: list[int] = []
+                keep: list[int] = []
+                o = 0
+                for i in chunk:
+                    s, S = sfx[i], len(sfx[i])
+                    ids += s + [p[-1] for p in tree]
+                    pos += list(range(L, L + S)) + [L + S + len(p) - 1 for p in tree]
+                    a, b = L + o, L + o + S  # this suffix's key columns
+                    allow[o:o + S, a:b] = torch.tril(torch.ones((S, S), dtype=torch.bool))
+                    allow[o + S:o + S + T, a:b] = True
+                    allow[o + S:o + S + T, b:b + T] = anc
+                    keep += ([o + S - 1] if S else []) + list(range(o + S, o + S + T))
+                    o += S + T
+                mask = torch.zeros((1, 1, Q, L + Q), dtype=dt)
+                mask.masked_fill_(~allow, torch.finfo(dt).min)
+                past = cache if ci == len(chunks) - 1 else copy.deepcopy(cache)
+                logits = self.model(
+                    input_ids=torch.tensor([ids], device=dev),
+                    position_ids=torch.tensor([pos], device=dev),
+                    attention_mask=mask.to(dev), past_key_values=past, use_cache=True,
+                    logits_to_keep=torch.tensor(keep, device=dev)).logits[0]
+                del past
+                lp = torch.log_softmax(logits.float(), dim=-1)
+                del logits
+            r = 0
+            for i in chunk:
+                first = first_prefix
+                if sfx[i]:
+                    first = lp[r]
+                    r += 1
+                node_lp = lp[r:r + T] if T else None
+                r += T
+                row = []
+                for lb in lab:
+                    v = float(first[lb[0]])
+                    for k in range(1, len(lb)):
+                        v += float(node_lp[nodes[tuple(lb[:k])], lb[k]])
+                    row.append(v)
+                out[i] = row
+        return out  # type: ignore[return-value]
 
     # -- generation ----------------------------------------------------------
     def _eos_ids(self) -> list[int]:
