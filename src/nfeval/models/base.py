@@ -162,8 +162,11 @@ class LanguageModel(ABC):
         top_p: float = 1.0,
         max_tokens: int = 256,
         seed: int = 0,
+        stop: Sequence[str] = (),
     ) -> Generation:
-        """Continue ``prompt`` (already templated). temperature 0 = greedy."""
+        """Continue ``prompt`` (already templated). temperature 0 = greedy.
+
+        Generation ends at the first of ``stop`` (strings, not included in the text)."""
 
     # -- templates ---------------------------------------------------------
     @abstractmethod

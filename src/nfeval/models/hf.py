@@ -544,7 +544,7 @@ class HFModel(LanguageModel):
 
     @torch.inference_mode()
     def generate(self, prompt: str, *, temperature: float = 0.0, top_p: float = 1.0,
-                 max_tokens: int = 256, seed: int = 0) -> Generation:
+                 max_tokens: int = 256, seed: int = 0, stop: Sequence[str] = ()) -> Generation:
         from transformers import GenerationConfig
 
         if max_tokens < 1:
@@ -572,18 +572,23 @@ class HFModel(LanguageModel):
             top_k=0 if sample else None,  # vLLM/OpenAI semantics: top_p only
             eos_token_id=eos or None,
             pad_token_id=self.pad_id,
+            stop_strings=list(stop) or None,
         )
         inp = torch.tensor([ids], device=self.device)
         t0 = time.time()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             out = self.model.generate(input_ids=inp, attention_mask=torch.ones_like(inp),
-                                      generation_config=gc)
+                                      generation_config=gc,
+                                      **({"tokenizer": self.tokenizer} if stop else {}))
         new = out[0, len(ids):].tolist()
         finish = "length"
         if new and new[-1] in eos:
             finish = "stop"
         text = self.tokenizer.decode(new, skip_special_tokens=True)
+        cut = [text.index(s) for s in stop if s in text]
+        if cut:  # transformers stops after the stop string; drop it, as the other backends do
+            text, finish = text[: min(cut)], "stop"
         return Generation(text=text, finish_reason=finish, n_tokens=len(new),
                           extra={"seconds": round(time.time() - t0, 3),
                                  "prompt_tokens": len(ids),
