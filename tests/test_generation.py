@@ -8,10 +8,20 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval.generation import (answer_prompt, clean_answer, generate_answers, question_seed,
-                               stop_strings)
+from nfeval.generation import (
+    answer_prompt,
+    clean_answer,
+    generate_answers,
+    question_seed,
+    stop_strings,
+)
 from nfeval.models.base import Generation, LanguageModel, ModelInfo
-from nfeval.prompts import length_instruction, prompt_text, restate_prompts, system_prompts
+from nfeval.prompts import (
+    length_instruction,
+    prompt_text,
+    restate_prompts,
+    system_prompts,
+)
 from nfeval.runcache import RunCache
 from nfeval.systems import kendall_matrix, normalized_rank, system_ranks, znorm_ranking
 

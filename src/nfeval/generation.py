@@ -12,7 +12,7 @@ so one question's answer does not depend on which others are in the run.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import pandas as pd
 

@@ -10,7 +10,7 @@ several notebooks scoring the same answers compute them once.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

@@ -182,6 +182,25 @@ class LanguageModel(ABC):
         return self.apply_chat_template(msgs, add_generation_prompt=add_generation_prompt)
 
 
+def fit_prompt(ids: list[int], *, temperature: float, top_p: float, max_tokens: int,
+               max_length: int) -> tuple[list[int], int]:
+    """Check decoding settings; keep the prompt's last tokens so that it and
+    ``max_tokens`` fit the window. Returns (ids, number of tokens cut)."""
+    from nfeval import NfevalError
+
+    if max_tokens < 1:
+        raise NfevalError(f"max_tokens must be >= 1, got {max_tokens}.")
+    if temperature < 0 or not (0 < top_p <= 1):
+        raise NfevalError(
+            f"Need temperature >= 0 and 0 < top_p <= 1, got {temperature}, {top_p}.")
+    room = max_length - max_tokens
+    if room < 1:
+        raise NfevalError(f"max_tokens={max_tokens} leaves no room for the prompt in the "
+                          f"{max_length}-token window.")
+    cut = max(0, len(ids) - room)
+    return (ids[-room:] if cut else ids), cut
+
+
 def normalize(logps: dict[str, float]) -> dict[str, float]:
     """Softmax over a dict of log-probabilities (stable)."""
     if not logps:

@@ -40,20 +40,21 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
 from nfeval import NfevalError
+from nfeval.models import registry
 from nfeval.models.base import (
     Generation,
     LanguageModel,
     Message,
     ModelInfo,
     TokenLogprobs,
+    fit_prompt,
     normalize,
 )
-from nfeval.models import registry
 
 # model types whose tokenizer class had the "content + EOS" default template
 LEGACY_EOS_MODEL_TYPES = frozenset({"gpt2", "gpt_neo", "gpt_neox", "gptj"})
@@ -110,6 +111,19 @@ def render_legacy_eos(messages: Sequence[Message], eos_token: str) -> str:
 def render_plain(messages: Sequence[Message]) -> str:
     """Fallback for base models with no template: contents joined by a blank line."""
     return "\n\n".join(m.content for m in messages)
+
+
+def render_messages(tokenizer, mode: str, messages: Sequence[Message], *,
+                    add_generation_prompt: bool = True) -> str:
+    """Render chat turns under a :func:`template_mode` (``tokenizer`` unused for "none")."""
+    msgs = [m if isinstance(m, Message) else Message(m["role"], m["content"]) for m in messages]
+    if mode == "model":
+        return tokenizer.apply_chat_template(
+            [{"role": m.role, "content": m.content} for m in msgs],
+            tokenize=False, add_generation_prompt=add_generation_prompt)
+    if mode == "legacy-eos":
+        return render_legacy_eos(msgs, tokenizer.eos_token or "")
+    return render_plain(msgs)
 
 
 def template_mode(tokenizer, model_type: str | None, requested: str = "auto") -> str:
@@ -547,21 +561,9 @@ class HFModel(LanguageModel):
                  max_tokens: int = 256, seed: int = 0, stop: Sequence[str] = ()) -> Generation:
         from transformers import GenerationConfig
 
-        if max_tokens < 1:
-            raise NfevalError(f"max_tokens must be >= 1, got {max_tokens}.")
-        if temperature < 0 or not (0 < top_p <= 1):
-            raise NfevalError(
-                f"Need temperature >= 0 and 0 < top_p <= 1, got {temperature}, {top_p}.")
-        ids = self.encode_context(prompt)
-        room = self.max_length - max_tokens
-        prompt_truncated = 0
-        if room < 1:
-            raise NfevalError(
-                f"max_tokens={max_tokens} leaves no room for the prompt in the "
-                f"{self.max_length}-token window.")
-        if len(ids) > room:
-            prompt_truncated = len(ids) - room
-            ids = ids[-room:]
+        ids, prompt_truncated = fit_prompt(self.encode_context(prompt), temperature=temperature,
+                                           top_p=top_p, max_tokens=max_tokens,
+                                           max_length=self.max_length)
         eos = self._eos_ids()
         sample = temperature > 0
         gc = GenerationConfig(
@@ -598,12 +600,5 @@ class HFModel(LanguageModel):
     # -- templates -----------------------------------------------------------
     def apply_chat_template(self, messages: Sequence[Message], *,
                             add_generation_prompt: bool = True) -> str:
-        msgs = [m if isinstance(m, Message) else Message(m["role"], m["content"])
-                for m in messages]
-        if self.template == "model":
-            return self.tokenizer.apply_chat_template(
-                [{"role": m.role, "content": m.content} for m in msgs],
-                tokenize=False, add_generation_prompt=add_generation_prompt)
-        if self.template == "legacy-eos":
-            return render_legacy_eos(msgs, self.tokenizer.eos_token or "")
-        return render_plain(msgs)
+        return render_messages(self.tokenizer, self.template, messages,
+                               add_generation_prompt=add_generation_prompt)

@@ -17,13 +17,20 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from nfeval import NfevalError
 from nfeval.models import registry
-from nfeval.models.base import Generation, LanguageModel, Message, ModelInfo, TokenLogprobs
-from nfeval.models.hf import render_legacy_eos, render_plain, template_mode
+from nfeval.models.base import (
+    Generation,
+    LanguageModel,
+    Message,
+    ModelInfo,
+    TokenLogprobs,
+    fit_prompt,
+)
+from nfeval.models.hf import render_messages, template_mode
 
 
 def _threads() -> int:
@@ -104,22 +111,12 @@ class LlamaCppModel(LanguageModel):
     # -- generation ----------------------------------------------------------
     def generate(self, prompt: str, *, temperature: float = 0.0, top_p: float = 1.0,
                  max_tokens: int = 256, seed: int = 0, stop: Sequence[str] = ()) -> Generation:
-        if max_tokens < 1:
-            raise NfevalError(f"max_tokens must be >= 1, got {max_tokens}.")
-        if temperature < 0 or not (0 < top_p <= 1):
-            raise NfevalError(
-                f"Need temperature >= 0 and 0 < top_p <= 1, got {temperature}, {top_p}.")
         ids = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
         bos = self.llm.token_bos()
         if len(ids) > 1 and ids[0] == ids[1] == bos:  # the template wrote BOS itself
             ids = ids[1:]
-        room = self.max_length - max_tokens
-        if room < 1:
-            raise NfevalError(f"max_tokens={max_tokens} leaves no room for the prompt in the "
-                              f"{self.max_length}-token window.")
-        truncated = max(0, len(ids) - room)
-        if truncated:
-            ids = ids[-room:]
+        ids, truncated = fit_prompt(ids, temperature=temperature, top_p=top_p,
+                                    max_tokens=max_tokens, max_length=self.max_length)
         t0 = time.time()
         self.llm.reset()
         out = self.llm.create_completion(
@@ -135,12 +132,5 @@ class LlamaCppModel(LanguageModel):
     # -- templates -----------------------------------------------------------
     def apply_chat_template(self, messages: Sequence[Message], *,
                             add_generation_prompt: bool = True) -> str:
-        msgs = [m if isinstance(m, Message) else Message(m["role"], m["content"])
-                for m in messages]
-        if self.template == "model":
-            return self.tokenizer.apply_chat_template(
-                [{"role": m.role, "content": m.content} for m in msgs],
-                tokenize=False, add_generation_prompt=add_generation_prompt)
-        if self.template == "legacy-eos":
-            return render_legacy_eos(msgs, self.tokenizer.eos_token or "")
-        return render_plain(msgs)
+        return render_messages(self.tokenizer, self.template, messages,
+                               add_generation_prompt=add_generation_prompt)
