@@ -145,3 +145,29 @@ def test_kendall_matrix():
     t = kendall_matrix(m, "pd")
     assert t.loc["x", "y"] == pytest.approx(-1) and t.loc["x", "z"] == pytest.approx(1)
     assert t.loc["y", "y"] == 1 and t.loc["y", "x"] == t.loc["x", "y"]
+
+
+@pytest.mark.slow
+def test_llama_backend_generates_like_hf_and_stops():
+    """llama.cpp on the GGUF and transformers on its conversion: same template, same
+    greedy start; both stop at a stop string; seeded sampling repeats; no scoring."""
+    from nfeval.models import load_model
+
+    fast = load_model("smollm2-135m-instruct", backend="llama")
+    slow = load_model("smollm2-135m-instruct")
+    prompt = answer_prompt(fast, "Is coffee healthy?", system="Be brief.")
+    assert prompt == answer_prompt(slow, "Is coffee healthy?", system="Be brief.")
+    a = fast.generate(prompt, max_tokens=8)
+    b = slow.generate(prompt, max_tokens=8)
+    assert a.n_tokens == 8 and a.text.split()[:3] == b.text.split()[:3]
+    first_word = a.text.split()[1]
+    for lm in (fast, slow):
+        g = lm.generate(prompt, max_tokens=8, stop=[first_word])
+        assert first_word not in g.text and g.finish_reason == "stop"
+    s1 = fast.generate(prompt, temperature=1.0, top_p=0.9, max_tokens=12, seed=4)
+    s2 = fast.generate(prompt, temperature=1.0, top_p=0.9, max_tokens=12, seed=4)
+    assert s1.text == s2.text
+    with pytest.raises(NfevalError, match="only generates"):
+        fast.continuation_logprobs("a", ["b"])
+    with pytest.raises(NfevalError, match="max_tokens"):
+        fast.generate(prompt, max_tokens=0)
