@@ -39,6 +39,11 @@ DQ_SAMPLE := $(wildcard data/debateqa_sample/*)
 DQ_AFTER_T04 := results/dq_f03.csv results/dq_f04.csv results/dq_f05.csv results/dq_f06.csv results/dq_f07.csv
 ARTEFACTS := results/lk_t01.csv results/dq_eq7.csv results/dq_t03.csv results/dq_t04.csv \
   $(DQ_AFTER_T04) results/dq_t05.csv results/dq_f08_f09.csv results/dq_f10.csv
+# LINKAGE Tables 3-4 (generated references) and 6-8 (reference composition, n-shot): lk_t04
+# reuses lk_t03's Pointwise judgments, lk_t07_t08 lk_t06's 0- and 3-shot ones, so each runs after.
+LK_GENERATED := results/lk_t03.csv results/lk_t04.csv
+LK_COMPOSITION := results/lk_t06.csv results/lk_t07_t08.csv
+ARTEFACTS += $(LK_GENERATED) $(LK_COMPOSITION)
 
 .PHONY: help env reproduce test test-fast bench lab models data-status lock clean distclean
 
@@ -100,6 +105,18 @@ results/dq_f08_f09.csv: notebooks/dq_f08_f09_sampling_sweeps.ipynb $(SRC) $(DQ_S
 	$(call run_notebook,$<)
 
 results/dq_f10.csv: notebooks/dq_f10_answer_length.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Figure 10 (answer length)
+	$(call run_notebook,$<)
+
+results/lk_t03.csv: notebooks/lk_t03_single_ground_truth.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 3 (single ground truth, generated references)
+	$(call run_notebook,$<)
+
+results/lk_t04.csv: notebooks/lk_t04_no_ground_truth.ipynb results/lk_t03.csv ## LINKAGE Table 4 (no ground truth, generated references)
+	$(call run_notebook,$<)
+
+results/lk_t06.csv: notebooks/lk_t06_reference_composition.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 6 (reference-list length and composition)
+	$(call run_notebook,$<)
+
+results/lk_t07_t08.csv: notebooks/lk_t07_t08_fewshot.ipynb results/lk_t06.csv ## LINKAGE Tables 7-8 (n-shot)
 	$(call run_notebook,$<)
 
 test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)

@@ -34,6 +34,11 @@ _SMOL = "smollm2-135m-instruct"  # the fastest embedded model, for the notebook 
 _SMALL_PAIR = {"limit": 1, "max_tokens": 16, "generators": _SMOL, "backbone": _SMOL,
                "judge": _SMOL}
 
+# LINKAGE 1GT / 0GT: one question, a few candidates, tiny generation budgets
+_SMALL_GT = {"limit": 1, "max_candidates": 3, "datasets": "antique", "shots": 1,
+             "golden_tokens": 24, "degraded_tokens": 48, "attempts": 1, "judge": _SMOL,
+             "generator": f"llama:{_SMOL}", "degraders": f"llama:{_SMOL}"}
+
 ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_t01", "linkage", "Table 1: dataset statistics (answers per grade)",
              "lk_t01_dataset_stats.ipynb", figure=True, test_parameters={"limit": 5}),
@@ -74,6 +79,18 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "dq_f10_answer_length.ipynb", figure=True,
              test_parameters={"limit": 1, "generators": _SMOL, "backbone": _SMOL,
                               "judge": _SMOL, "lengths": "8,16"}),
+    Artefact("lk_t03", "linkage", "Table 3: single ground truth (1GT), generated references",
+             "lk_t03_single_ground_truth.ipynb", figure=True, test_parameters=_SMALL_GT),
+    Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
+             "lk_t04_no_ground_truth.ipynb", figure=True, test_parameters=_SMALL_GT),
+    Artefact("lk_t06", "linkage", "Table 6: reference-list length and grade composition",
+             "lk_t06_reference_composition.ipynb", figure=True,
+             test_parameters={"limit": 1, "max_candidates": 3, "datasets": "antique",
+                              "patterns": "3210,33221100", "shots": "0,1", "judge": _SMOL}),
+    Artefact("lk_t07_t08", "linkage", "Tables 7-8: LINKAGE with n = 0, 1, 3, 5 demonstrations",
+             "lk_t07_t08_fewshot.ipynb", figure=True,
+             test_parameters={"limit": 1, "max_candidates": 3, "datasets": "antique",
+                              "shots": "0,1", "judge": _SMOL}),
 )
 
 

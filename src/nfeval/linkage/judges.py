@@ -767,6 +767,7 @@ def _prompt_fields(cfg: JudgeConfig, shots: int) -> dict[str, str]:
 def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
                     splits: Sequence[SplitLike], config: JudgeConfig | None = None, *,
                     shots: int = 0, progress: bool = True, use_cache: bool = False,
+                    demonstration_splits: Sequence[SplitLike] | None = None,
                     **options: Any) -> list[QuestionScores]:
     """:func:`judge_candidates` for every split (one question each), in order.
 
@@ -775,6 +776,9 @@ def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
     ``use_cache`` keeps each finished question on disk
     (:class:`nfeval.runcache.RunCache`), keyed by the model, the config, the
     prompts and the question's own inputs, so an interrupted run resumes.
+    ``demonstration_splits`` draws the demonstrations from those splits
+    instead of from ``splits`` (e.g. a whole dataset's splits while a few of
+    its questions are judged); their questions must be in ``questions``.
     """
     from tqdm.auto import tqdm
 
@@ -799,11 +803,16 @@ def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
         q = by_qid.get(s.qid)
         if q is None:
             raise NfevalError(f"split {s.qid!r} has no question among the questions given.")
-        demos = select_demonstrations(s.qid, questions, splits, shots, cfg.seed) if shots else []
-        key_text = json.dumps({"q": q.question, "refs": [_text(r) for r in s.references],
-                               "grades": [r.grade for r in s.references],
-                               "cands": [_text(c) for c in s.candidates],
-                               "demos": [[d.qid, d.candidate.doc_id] for d in demos]})
+        pool = splits if demonstration_splits is None else demonstration_splits
+        demos = select_demonstrations(s.qid, questions, pool, shots, cfg.seed) if shots else []
+        key = {"q": q.question, "refs": [_text(r) for r in s.references],
+               "grades": [r.grade for r in s.references],
+               "cands": [_text(c) for c in s.candidates],
+               "demos": [[d.qid, d.candidate.doc_id] for d in demos]}
+        if demonstration_splits is not None:  # another pool: key its references' texts too
+            key["demo_refs"] = [sha256_text("\n".join(_text(r) for r in d.references))
+                                for d in demos]
+        key_text = json.dumps(key)
         hit = cache.get(s.qid, key_text) if cache is not None else None
         if hit is not None:
             out.append(QuestionScores.from_dict(hit))
