@@ -1,0 +1,265 @@
+"""Table helpers of the LINKAGE notebooks (Tables 2, 5, 9-10 and Figure 3).
+
+* :func:`stratified_candidates` keeps at most n candidates of a reference split,
+  stratified by grade, so that an LLM judge on CPU sees every grade of a
+  question with a hundred candidates (TREC-DL-NF) in a bounded time. The
+  paper judges every candidate; a capped run says so in its table.
+* :func:`judge_correlations` turns judge results into the per-method rows of
+  Table 2 (per-question correlation averaged over questions, as
+  :mod:`nfeval.metrics.correlation`), with the questions used and skipped
+  and the judge outputs that did not parse.
+* :func:`with_paper_rows` puts our value beside every paper row of a table
+  whose paper rows come in several judges (Table 2 has Mistral and ChatGPT
+  rows; we have one embedded judge): each paper row keeps its judge and gets
+  ours, our judge named in its own column.
+* WebGLM (Table 5): :func:`webglm_split` (the four generated references
+  ``ground3..ground0`` as a graded list, best first; the three graded answers
+  as candidates) and :func:`best_worst_accuracy` (Acc(best): the top-scored
+  candidate is the grade-3 answer; Acc(best+worst): and the bottom-scored one
+  the grade-1 answer). The paper does not say how ties are broken; here a
+  tie for the top (or bottom) place counts as a miss, so a method that gives
+  all three answers the same score never scores a hit.
+* :func:`rescale_0_10` maps a method's scores to 0..10 from its own scale,
+  as the paper's Figure 3 does.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from nfeval import NfevalError
+from nfeval.data.loaders import GradedAnswer, GradedQuestion
+from nfeval.linkage.references import ReferenceSplit, sample_all
+from nfeval.metrics.correlation import COEFFICIENTS, question_correlations
+
+__all__ = [
+    "JudgeSample",
+    "best_worst_accuracy",
+    "judge_sample",
+    "stratified_candidates",
+    "judge_correlations",
+    "method_scale",
+    "rescale_0_10",
+    "unparsed_policy",
+    "webglm_split",
+    "with_paper_rows",
+]
+
+
+def stratified_candidates(split: ReferenceSplit, max_candidates: int, seed: int = 0) -> ReferenceSplit:
+    """At most ``max_candidates`` candidates of ``split``, stratified by grade.
+
+    ``max_candidates`` <= 0 keeps all. Otherwise grades take turns, best
+    grade first, each giving its next answer in an order shuffled by a
+    generator seeded from ``seed`` and the question, until the cap is
+    reached; the kept candidates stay in the split's order. Deterministic,
+    and independent of the other questions of a run.
+    """
+    cands = list(split.candidates)
+    if max_candidates <= 0 or len(cands) <= max_candidates:
+        return split
+    rng = random.Random(f"cap/{seed}/{split.qid}")
+    pools: dict[int, list[int]] = {}
+    for i, a in enumerate(cands):
+        pools.setdefault(a.grade, []).append(i)
+    for pool in pools.values():
+        rng.shuffle(pool)
+    order = sorted(pools, reverse=True)
+    keep: list[int] = []
+    while len(keep) < max_candidates:
+        for g in order:
+            if pools[g] and len(keep) < max_candidates:
+                keep.append(pools[g].pop())
+    chosen = sorted(keep)
+    return replace(split, candidates=tuple(cands[i] for i in chosen))
+
+
+@dataclass(frozen=True)
+class JudgeSample:
+    """A reference draw of a dataset and the part of it an LLM judge sees."""
+
+    splits: list[ReferenceSplit]  # every question's split (the demonstrations' pool)
+    judged: list[ReferenceSplit]  # the judged questions, candidates capped
+    n_questions: int  # questions in the dataset
+    n_unjudgeable: int  # no reference, or candidates of a single grade (no coefficient)
+
+    @property
+    def n_not_judged(self) -> int:
+        return self.n_questions - len(self.judged)
+
+
+def judge_sample(questions: Sequence[GradedQuestion], pattern: str, seed: int = 0,
+                 limit: int = 0, max_candidates: int = 0) -> JudgeSample:
+    """Draw references for every question, then pick the questions a judge sees.
+
+    References: :func:`~nfeval.linkage.references.sample_all` with
+    ``allow_short=True`` (the release's behaviour). Judged: the first
+    ``limit`` questions in file order (0: all) that have references and
+    candidates of at least two grades (a question with one candidate grade
+    has no correlation, so judging it would be wasted), each with at most
+    ``max_candidates`` candidates (:func:`stratified_candidates`; 0: all).
+    """
+    draw = sample_all(questions, pattern, seed, allow_short=True)
+    ok = [s for s in draw.splits if s.references and len({c.grade for c in s.candidates}) > 1]
+    chosen = ok[:limit] if limit > 0 else ok
+    judged = [stratified_candidates(s, max_candidates, seed) for s in chosen]
+    return JudgeSample(draw.splits, judged, len(questions), len(draw.splits) - len(ok))
+
+
+def unparsed_policy(value: str | float, method: str) -> str | float:
+    """The ``unparsed`` option of :class:`~nfeval.linkage.judges.JudgeConfig` for a method.
+
+    ``"drop"`` and numbers (also as text, ``"2"``) pass through; ``"release"``
+    (the release's rank-2 imputation) exists for LINKAGE only, so the other
+    methods get ``"drop"``.
+    """
+    if isinstance(value, str) and value not in ("drop", "release"):
+        try:
+            return float(value)
+        except ValueError:
+            raise NfevalError(f"unparsed must be drop, release or a number, not {value!r}.") from None
+    if value == "release" and not method.startswith("linkage"):
+        return "drop"
+    return value
+
+
+def judge_correlations(results: Sequence, splits: Sequence[ReferenceSplit],
+                       coefficients: Sequence[str] = COEFFICIENTS) -> pd.DataFrame:
+    """Rows ``coefficient, ours, n_questions, n_skipped_undefined, n_unparsed, ...``.
+
+    Column names as :func:`nfeval.linkage.settings.correlation_rows`:
+    ``n_questions`` the questions whose coefficient is defined (the mean's
+    base), ``n_skipped_undefined`` those whose coefficient is undefined.
+
+    ``results`` are :class:`nfeval.linkage.judges.QuestionScores` of the
+    splits' questions. ``n_unparsed`` counts judge outputs that did not parse
+    (``sample`` mode; whatever the ``unparsed`` policy then did with them);
+    ``n_dropped`` candidates left out of their question for a NaN score.
+    """
+    from nfeval.linkage.judges import correlation_inputs
+
+    grades, scores = correlation_inputs(results, splits)
+    summary = question_correlations(grades, scores, coefficients)
+    n_unparsed = sum(r.n_unparsed for r in results)
+    n_outputs = sum(r.n_outputs for r in results)
+    n_cands = sum(len(r.scores) for r in results)
+    return pd.DataFrame([{"coefficient": c, "ours": s.mean, "n_questions": s.n_used,
+                          "n_skipped_undefined": s.n_skipped, "n_unparsed": n_unparsed,
+                          "n_dropped": s.n_dropped_items, "n_outputs": n_outputs,
+                          "n_candidates": n_cands} for c, s in summary.items()])
+
+
+def with_paper_rows(ours: pd.DataFrame, paper: pd.DataFrame, on: Sequence[str],
+                    paper_only: Sequence[str] = ("judge",), *,
+                    require_all: bool = True) -> pd.DataFrame:
+    """Every paper row with our value beside it, plus our rows the paper lacks.
+
+    ``paper`` may have several rows per key of ``on`` (one per paper judge,
+    ``paper_only`` columns); each gets the same ``ours``. Our rows without a
+    paper figure are kept with an empty ``paper``. A paper row whose key has
+    no row of ours is an error (as :func:`nfeval.results.join_paper`), unless
+    ``require_all`` is False: then it is kept with an empty ``ours`` (e.g. a
+    run with fewer reference draws than the paper).
+    """
+    on = list(on)
+    missing = paper[on].merge(ours[on].drop_duplicates(), on=on, how="left", indicator=True)
+    orphans = missing[missing["_merge"] == "left_only"]
+    if len(orphans) and require_all:
+        raise NfevalError("paper values without a row of ours: "
+                          + orphans[on].to_string(index=False))
+    keep = on + [c for c in paper_only if c in paper.columns] + ["paper"]
+    out = ours.merge(paper[keep], on=on, how="left" if require_all else "outer")
+    for c in paper_only:
+        if c in out.columns:
+            out[c] = out[c].fillna("")
+    return out
+
+
+# --------------------------------------------------------------------------- WebGLM
+
+def webglm_split(question: GradedQuestion, grades: Sequence[int] = (3, 2, 1, 0)
+                 ) -> ReferenceSplit:
+    """WebGLM's generated references as a graded list, best first; its answers as candidates.
+
+    ``ground3`` (the best) gets grade 3, ``ground2`` grade 2 and so on
+    (``grades`` lists the reference keys used, best first; the ``ground4`` of
+    13 questions is not used). Reference ids are ``"ground<k>"``.
+    """
+    refs = []
+    for k in grades:
+        if k not in question.references:
+            raise NfevalError(f"WebGLM question {question.qid} has no ground{k}.")
+        refs.append(GradedAnswer(f"ground{k}", question.references[k], int(k), f"ground{k}"))
+    return ReferenceSplit(qid=question.qid, pattern="".join(map(str, grades)), seed=0,
+                          references=tuple(refs), candidates=tuple(question.answers))
+
+
+def best_worst_accuracy(grades: Mapping[str, Sequence[float]],
+                        scores: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """Acc(best) and Acc(best+worst) over questions (paper Table 5).
+
+    Per question: a hit for ``acc_best`` when the single highest score
+    belongs to the answer of the highest grade; for ``acc_best_worst`` when,
+    in addition, the single lowest score belongs to the answer of the lowest
+    grade. Ties for the top or bottom place, and questions with a NaN score,
+    are misses. Returns ``acc_best``, ``acc_best_worst``, ``n``,
+    ``n_top_ties``, ``n_bottom_ties``, ``n_nan``.
+    """
+    if set(grades) != set(scores):
+        raise NfevalError("grades and scores cover different questions.")
+    best = both = top_ties = bottom_ties = nan = 0
+    for q in grades:
+        g = np.asarray(grades[q], dtype=float)
+        s = np.asarray(scores[q], dtype=float)
+        if g.shape != s.shape or g.size < 2:
+            raise NfevalError(f"question {q!r}: needs at least two graded, scored answers.")
+        if np.isnan(s).any():
+            nan += 1
+            continue
+        top = np.flatnonzero(s == s.max())
+        bottom = np.flatnonzero(s == s.min())
+        top_ties += len(top) > 1
+        bottom_ties += len(bottom) > 1
+        hit_best = len(top) == 1 and g[top[0]] == g.max()
+        hit_worst = len(bottom) == 1 and g[bottom[0]] == g.min()
+        best += hit_best
+        both += hit_best and hit_worst
+    n = len(grades)
+    return {"acc_best": best / n if n else math.nan,
+            "acc_best_worst": both / n if n else math.nan,
+            "n": n, "n_top_ties": top_ties, "n_bottom_ties": bottom_ties, "n_nan": nan}
+
+
+# --------------------------------------------------------------------------- Figure 3
+
+def method_scale(method: str, n_references: int = 0) -> tuple[float, float]:
+    """(worst, best) score of a method on its own scale.
+
+    ``linkage``: -(m+1) .. -1 (the score is minus the rank); ``pointwise*``:
+    0..10; ``pairwise``: 0..1 (weighted share of wins); ROUGE, BLEU,
+    BERTScore: 0..1 (the [CLS] cosine: -1..1).
+    """
+    if method.startswith("linkage"):
+        if n_references < 1:
+            raise NfevalError("linkage needs the number of references for its scale.")
+        return (-(n_references + 1.0), -1.0)
+    if method.startswith("pointwise"):
+        return (0.0, 10.0)
+    if method == "bertscore-cls":
+        return (-1.0, 1.0)
+    if method in ("pairwise", "rouge1", "rouge2", "rougeL", "bleu", "bertscore"):
+        return (0.0, 1.0)
+    raise NfevalError(f"no known scale for method {method!r}.")
+
+
+def rescale_0_10(value: float, worst: float, best: float) -> float:
+    """``value`` mapped linearly from ``worst..best`` to 0..10."""
+    if best == worst:
+        raise NfevalError("a scale needs two different ends.")
+    return 10.0 * (float(value) - worst) / (best - worst)
