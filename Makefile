@@ -34,10 +34,12 @@ define run_notebook
 	  && echo "== $(notdir $(1)): $$(( $$(date +%s) - start )) s"
 endef
 
+# LINKAGE judge tables: lk_t02 fills the judgment cache that lk_t09_t10_f02 (draw 0) and lk_f03 reuse.
+LK_JUDGED := results/lk_t02.csv results/lk_t05.csv results/lk_t09_t10_f02.csv results/lk_f03.csv
 DQ_SAMPLE := $(wildcard data/debateqa_sample/*)
 # dq_f03..dq_f07 score the answers of dq_t04 again: they run after it and reuse its cache.
 DQ_AFTER_T04 := results/dq_f03.csv results/dq_f04.csv results/dq_f05.csv results/dq_f06.csv results/dq_f07.csv
-ARTEFACTS := results/lk_t01.csv results/dq_eq7.csv results/dq_t03.csv results/dq_t04.csv \
+ARTEFACTS := results/lk_t01.csv $(LK_JUDGED) results/dq_eq7.csv results/dq_t03.csv results/dq_t04.csv \
   $(DQ_AFTER_T04) results/dq_t05.csv results/dq_f08_f09.csv results/dq_f10.csv
 # LINKAGE Tables 3-4 (generated references) and 6-8 (reference composition, n-shot): lk_t04
 # reuses lk_t03's Pointwise judgments, lk_t07_t08 lk_t06's 0- and 3-shot ones, so each runs after.
@@ -72,6 +74,18 @@ reproduce: $(ARTEFACTS) ## Regenerate every artefact (results/*.csv|json, figure
 	@echo "artefacts up to date: $(ARTEFACTS)"
 
 results/lk_t01.csv: notebooks/lk_t01_dataset_stats.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 1 (dataset statistics)
+	$(call run_notebook,$<)
+
+results/lk_t02.csv: notebooks/lk_t02_correlations.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 2 (correlation with human grades, every evaluator)
+	$(call run_notebook,$<)
+
+results/lk_t05.csv: notebooks/lk_t05_webglm.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 5 (WebGLM Acc(best), Acc(best+worst))
+	$(call run_notebook,$<)
+
+results/lk_t09_t10_f02.csv: notebooks/lk_t09_t10_f02_reference_draws.ipynb results/lk_t02.csv $(SRC) | $(STAMP) ## LINKAGE Tables 9-10, Figure 2 (three reference draws)
+	$(call run_notebook,$<)
+
+results/lk_f03.csv: notebooks/lk_f03_case_study.ipynb results/lk_t02.csv $(SRC) | $(STAMP) ## LINKAGE Figure 3 (case study on one question)
 	$(call run_notebook,$<)
 
 results/dq_eq7.csv: notebooks/dq_eq7_pd_probability_ratio.ipynb $(SRC) | $(STAMP) ## DebateQA Equation 7 (probability ratio)
