@@ -192,6 +192,9 @@ def test_cap_candidates_is_seeded_and_keeps_order():
     assert [cands.index(x) for x in a] == sorted(cands.index(x) for x in a)
     assert cap_candidates(cands, 0, 0, "c") == tuple(cands)
     assert cap_candidates(cands, 6, 1, "c") != a
+    assert {x.grade for x in cap_candidates(cands, 4, 0, "c")} == {0, 1, 2, 3}  # stratified
+    skewed = _q("s", (0,) * 12 + (3, 2)).answers
+    assert {x.grade for x in cap_candidates(skewed, 3, 0, "s")} == {0, 2, 3}
 
 
 def test_correlation_rows_counts():

@@ -12,9 +12,9 @@ and lk_t07_t08 (number of demonstrations):
   references are drawn as :func:`~nfeval.linkage.references.sample_references`
   draws them, and the candidates are the answers that are a reference in
   *none* of the patterns.
-* :func:`cap_candidates` -- a seeded subsample of a question's candidates
-  (TREC-DL-NF questions have about 100 answers; the CPU profile judges a
-  fixed number of them), kept in the question's order; 0 keeps all.
+* :func:`cap_candidates` -- a seeded subsample of a question's candidates,
+  stratified by grade (TREC-DL-NF questions have about 100 answers; the CPU
+  profile judges a few of them), kept in the question's order; 0 keeps all.
 * :func:`correlation_rows` -- per-question Kendall / Spearman / Pearson
   averaged over questions, with the counts each mean rests on.
 """
@@ -56,15 +56,30 @@ def first_usable(questions: Sequence[GradedQuestion], patterns: Iterable[str], l
 
 def cap_candidates(candidates: Sequence[GradedAnswer], k: int, seed: int, qid: str
                    ) -> tuple[GradedAnswer, ...]:
-    """At most ``k`` of ``candidates`` (0: all), drawn by a generator seeded by (seed, qid).
+    """At most ``k`` of ``candidates`` (0: all), stratified by grade, seeded by (seed, qid).
 
-    The kept candidates stay in their given order, and the draw of a
-    question does not depend on the other questions of the run.
+    Grades take turns, best first, each giving its next answer in an order
+    shuffled by a generator seeded from (seed, qid), until ``k`` are taken:
+    a small cap still shows the judge every grade the question has, so its
+    correlation stays defined (a uniform draw of 4 of TREC-DL-NF's answers,
+    half of them grade 0, is often one grade only). The kept candidates stay
+    in their given order, and a question's draw does not depend on the
+    other questions of the run.
     """
     if k <= 0 or len(candidates) <= k:
         return tuple(candidates)
-    keep = sorted(random.Random(f"{seed}/{qid}/candidates").sample(range(len(candidates)), k))
-    return tuple(candidates[i] for i in keep)
+    rng = random.Random(f"{seed}/{qid}/candidates")
+    pools: dict[int, list[int]] = {}
+    for i, a in enumerate(candidates):
+        pools.setdefault(a.grade, []).append(i)
+    for g in sorted(pools):
+        rng.shuffle(pools[g])
+    keep: list[int] = []
+    while len(keep) < k:
+        for g in sorted(pools, reverse=True):
+            if pools[g] and len(keep) < k:
+                keep.append(pools[g].pop())
+    return tuple(candidates[i] for i in sorted(keep))
 
 
 def composition_splits(question: GradedQuestion, patterns: Sequence[str], seed: int = 0,
