@@ -304,3 +304,15 @@ def test_prob_batch_shares_prefix_and_matches_single(tiny_gpt2):
     assert zs == pytest.approx([da_score(tiny_gpt2, q, a, mode="prob", template=TOY,
                                          zero_shot=True).score for q, a in pairs], abs=1e-5)
     assert da_prob_batch(tiny_gpt2, [], template=TOY) == []
+
+
+@pytest.mark.slow
+def test_prob_batch_equals_single_on_a_real_tokenizer(mirror, smol):
+    """Token-level prefix sharing gives exactly the per-prompt values (BPE merges
+    across the text boundary cannot change them)."""
+    from nfeval.metrics.da import da_prob_batch
+
+    pairs = _short_answers(3)
+    batch = da_prob_batch(smol, pairs)
+    single = [da_score(smol, q, a, mode="prob").score for q, a in pairs]
+    assert batch == pytest.approx(single, abs=1e-5)

@@ -139,7 +139,7 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
 
     template = load_prompt("debateqa/dispute_awareness_fewshot")
     cache = RunCache("da", {"model": _model_fields(judge), "mode": mode, "zero_shot": zero_shot,
-                            "kernel": "shared-prefix" if mode == "prob" else "per-answer",
+                            "kernel": "shared-prefix-tokens" if mode == "prob" else "per-answer",
                             "prompt": sha256_text(template),
                             "questions": inputs.split_sha256}) if use_cache else None
 

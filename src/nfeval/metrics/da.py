@@ -208,22 +208,50 @@ def _shared_split(judge: LanguageModel, zero_shot: bool, template: str | None) -
     return j if j >= 0 else i
 
 
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _prob_batch_ids(judge, chats: list[str], zero_shot: bool, template: str) -> list[float]:
+    """Shared prefix found on token ids: the tokens every prompt shares with a prompt
+    whose question and answer are placeholders. Each prompt is tokenized whole, as
+    :meth:`label_distribution` does, so the values are the per-prompt ones exactly."""
+    probe = judge.encode_context(judge.chat_prompt(
+        da_prompt(_SENTINEL_Q, _SENTINEL_A, zero_shot=zero_shot, template=template)))
+    ids = [judge.encode_context(c) for c in chats]
+    cut = min(_common_prefix(probe, i) for i in ids)
+    labels = judge._label_ids(list(LABELS))
+    if cut < 1 or any(len(i) + max(map(len, labels)) > judge.max_length for i in ids):
+        return [float(judge.label_distribution(c, list(LABELS))["1"]) for c in chats]
+    rows = judge.score_labels_ids(ids[0][:cut], [i[cut:] for i in ids], labels)
+    from nfeval.models.base import normalize
+
+    return [float(normalize(dict(zip(LABELS, r)))["1"]) for r in rows]
+
+
 def da_prob_batch(judge: LanguageModel, pairs: Sequence[tuple[str, str]], *,
                   zero_shot: bool = False, template: str | None = None) -> list[float]:
     """``prob``-mode P("1") of many (question, answer) pairs with a shared prefix.
 
-    The chat prompt up to the "Question:" line (instructions and
-    demonstrations) is the same for every answer; it is encoded once and its
-    KV cache reused (:meth:`LanguageModel.prefix_label_distribution`). The
-    values equal :func:`da_score`'s whenever the tokenizer splits the prompt
-    at that line the same way (a test checks them on a small model).
+    The chat prompt's instructions and demonstrations are the same for every
+    answer; they are encoded once and their KV cache reused. On the
+    transformers backend the shared part is found on token ids (each prompt
+    tokenized whole), so the values equal :func:`da_score`'s; other backends
+    share the text up to the "Question:" line
+    (:meth:`LanguageModel.prefix_label_distribution`).
     """
     tpl = _template(template)
-    split = _shared_split(judge, zero_shot, tpl)
     chats = [judge.chat_prompt(da_prompt(q, a, zero_shot=zero_shot, template=tpl))
              for q, a in pairs]
     if not chats:
         return []
+    if hasattr(judge, "score_labels_ids") and hasattr(judge, "encode_context"):
+        return _prob_batch_ids(judge, chats, zero_shot, tpl)
+    split = _shared_split(judge, zero_shot, tpl)
     prefix = chats[0][:split]
     shares = type(judge).prefix_label_logprobs is not LanguageModel.prefix_label_logprobs
     if not shares or split == 0 or any(not c.startswith(prefix) for c in chats):
