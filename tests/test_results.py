@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval.results import Signature, join_paper, paper_values, write_table
+from nfeval.results import Signature, join_paper, paper_values, write_frame, write_table
 
 
 def test_column_order_and_json(tmp_path):
@@ -59,3 +59,11 @@ def test_signature_records_model():
                                         "dtype": "bfloat16"}, prompt_sha256="cd" * 32)
     s = sig.as_string()
     assert "model:m|src:pypi:x==1|sha:abababababab|dtype:bfloat16|prompt:cdcdcdcdcdcd" in s
+
+
+def test_companion_frames_live_in_the_artefact_folder(tmp_path):
+    frame = pd.DataFrame({"id": [1, 2], "score": [0.5, 1 / 3]})
+    path = write_frame("xx_t01", "scores", frame, tmp_path)
+    assert path == tmp_path / "results" / "xx_t01" / "scores.csv"
+    assert path.read_text() == "id,score\n1,0.5\n2,0.333333\n"
+    assert not (tmp_path / "results" / "xx_t01.csv").exists()  # the table's name stays free

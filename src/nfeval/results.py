@@ -185,8 +185,13 @@ def results_dir(output_dir: str | Path | None = None) -> Path:
 
 def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
                 output_dir: str | Path | None = None) -> Path:
-    """A companion data file ``results/<id>_<name>.csv`` (e.g. per-answer scores)."""
-    path = results_dir(output_dir) / f"{artefact_id}_{name}.csv"
+    """A companion data file ``results/<id>/<name>.csv`` (e.g. per-answer scores).
+
+    It lives in the artefact's own folder, apart from the ``results/<id>.csv``
+    tables (identifiers, ``ours``, ``paper``), because it is data, not a table."""
+    folder = results_dir(output_dir) / artefact_id
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.csv"
     _atomic_write(path, frame.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
     return path
 
