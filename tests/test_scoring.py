@@ -120,3 +120,17 @@ def test_changed_answer_text_is_rescored(files, tiny_gpt2):
     a.write_text(json.dumps({"generation": "A different answer.", "id": 1}) + "\n")
     second = score_pd(prepare_inputs(a, str(q)), tiny_gpt2, progress=False)
     assert second["pd"][0] != first["pd"][0]
+
+
+def test_answers_input_lists_what_it_cannot_score():
+    from nfeval.data import load_debateqa
+    from nfeval.scoring import answers_input, question_file
+
+    path = question_file("sample")
+    items = {it.id: it for it in load_debateqa(path)}
+    inputs = answers_input({9001: "An answer.", 9002: "  ", 1: "Unknown id."}, items, path,
+                           name="sys", skipped=["line 3: bad JSON"])
+    assert inputs.answers == {9001: "An answer."}
+    assert inputs.skipped == ["line 3: bad JSON", "id 9002: empty answer",
+                              "id 1: not in the question file questions.jsonl"]
+    assert inputs.split_sha256 and inputs.answers_path.name == "sys"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -48,22 +48,34 @@ def question_file(split: str) -> Path:
     return path
 
 
+def answers_input(answers: Mapping[int, str], items: Mapping[int, DebateItem], path: Path, *,
+                  name: str | Path = "<answers>", skipped: Sequence[str] = ()) -> ScoringInput:
+    """Keep the answers that can be scored against ``items`` (read from ``path``);
+    list the others (unknown id, empty answer) after ``skipped``."""
+    skipped = list(skipped)
+    kept: dict[int, str] = {}
+    for qid, text in answers.items():
+        if qid not in items:
+            skipped.append(f"id {qid}: not in the question file {path.name}")
+        elif not text.strip():
+            skipped.append(f"id {qid}: empty answer")
+        else:
+            kept[qid] = text
+    return ScoringInput(Path(name), kept, dict(items), str(path), sha256_file(path), skipped)
+
+
 def prepare_inputs(answers: str | Path, split: str) -> ScoringInput:
     """Read answers and questions; list (not raise on) the lines that cannot be scored."""
     path = question_file(split)
     items = {it.id: it for it in load_debateqa(path)}
     answer_set = load_answers(answers)
-    skipped = [str(p) for p in answer_set.problems]
-    kept: dict[int, str] = {}
-    for qid, text in answer_set.answers.items():
-        if qid not in items:
-            skipped.append(f"id {qid}: not in the question file {path.name}")
-        else:
-            kept[qid] = text
-    if not kept:
+    inputs = answers_input(answer_set.answers, items, path, name=answer_set.path,
+                           skipped=[str(p) for p in answer_set.problems])
+    if not inputs.answers:
+        skipped = inputs.skipped
         raise NfevalError(f"{answers}: no answer can be scored against {path} "
                           f"({len(skipped)} line(s) skipped: {'; '.join(skipped[:3])})")
-    return ScoringInput(Path(answer_set.path), kept, items, str(path), sha256_file(path), skipped)
+    return inputs
 
 
 def _model_fields(model) -> dict:

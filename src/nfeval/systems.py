@@ -17,7 +17,7 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data import DebateItem, load_debateqa
-from nfeval.scoring import ScoringInput, question_file, score_da, score_pd
+from nfeval.scoring import answers_input, question_file, score_da, score_pd
 
 Systems = Mapping[str, Mapping[int, str]]
 
@@ -58,21 +58,6 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
     return systems
 
 
-def scoring_input(answers: Mapping[int, str], items: Sequence[DebateItem], split: str,
-                  name: str = "<notebook>") -> ScoringInput:
-    """A :class:`ScoringInput` for in-memory answers (empty answers are skipped)."""
-    from pathlib import Path
-
-    from nfeval.hashing import sha256_file
-
-    by_id = {it.id: it for it in items}
-    path = question_file(split)
-    kept = {q: a for q, a in answers.items() if q in by_id and a.strip()}
-    skipped = [f"id {q}: empty answer" for q, a in answers.items() if q in by_id and not a.strip()]
-    skipped += [f"id {q}: not among the questions" for q in answers if q not in by_id]
-    return ScoringInput(Path(name), kept, by_id, str(path), sha256_file(path), skipped)
-
-
 def score_systems(systems: Systems, items: Sequence[DebateItem], split: str, *,
                   pd_models: Mapping[str, object] = {}, judges: Mapping[str, object] = {},
                   variant: str = "paper", restate: str | None = None, da_mode: str = "prob",
@@ -82,9 +67,11 @@ def score_systems(systems: Systems, items: Sequence[DebateItem], split: str, *,
     ``pd_models``/``judges``: {label: loaded model}. Empty answers get no row
     (counted by the caller from the systems).
     """
+    by_id = {it.id: it for it in items}
+    path = question_file(split)
     frames = []
     for system, answers in systems.items():
-        inputs = scoring_input(answers, items, split, name=system)
+        inputs = answers_input(answers, by_id, path, name=system)
         if not inputs.answers:
             continue
         for label, lm in pd_models.items():
