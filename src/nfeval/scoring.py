@@ -147,7 +147,7 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
     """Per-answer D.A. (columns ``id, da, label, mode, raw``); da is NaN when unparsed."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
-    from nfeval.metrics.da import da_prob_batch, da_score
+    from nfeval.metrics.da import PROB_CHUNK, da_prob_batch, da_score
 
     template = load_prompt("debateqa/dispute_awareness_fewshot")
     cache = RunCache("da", {"model": _model_fields(judge), "mode": mode, "zero_shot": zero_shot,
@@ -166,7 +166,7 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
         return [{"da": p, "label": int(p >= 0.5), "mode": mode, "raw": None} for p in p1s]
 
     return _run(inputs, cache, one, f"D.A. ({mode}{', zero-shot' if zero_shot else ''})", progress,
-                score_many=many if mode == "prob" else None)
+                score_many=many if mode == "prob" else None, chunk=PROB_CHUNK)
 
 
 def mean_score(values: pd.Series) -> tuple[float, int]:
