@@ -1,0 +1,224 @@
+"""The project's local document collection and search over it.
+
+DebateQA (Section 3.2, Appendix A.2) searches the Web with Google, keeps
+pages under trusted TLDs and reranks them with Bge-Reranker-v2-Gemma; its RAG
+baselines (Section 5.4) use dense retrieval with gte-Qwen2-1.5B. None of that
+runs offline, so this module stands in for it with a local collection given
+as files and two searchers:
+
+* :class:`BM25Index`: Okapi BM25 (Robertson et al.) over lower-cased word
+  tokens, with the non-negative idf ``log(1 + (N - df + 0.5) / (df + 0.5))``
+  (the Lucene form);
+* :class:`DenseIndex`: cosine similarity of sentence embeddings, by default
+  the embedded all-MiniLM-L6-v2 (:func:`nfeval.models.registry.minilm_path`)
+  instead of the paper's gte-Qwen2-1.5B.
+
+The collection format: one JSON object per line with ``url`` and ``text``
+(required), and ``id``, ``question_id`` (the question it was written or found
+for, or null for a distractor) and ``title`` (optional).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from nfeval import NfevalError
+from nfeval.paths import ROOT
+
+__all__ = [
+    "DOCS_FILE",
+    "BM25Index",
+    "DenseIndex",
+    "Document",
+    "embed_texts",
+    "load_documents",
+    "tokenize",
+]
+
+DOCS_FILE = ROOT / "data" / "debateqa_docs" / "documents.jsonl"
+
+
+@dataclass(frozen=True)
+class Document:
+    """One web page of the collection."""
+
+    doc_id: str
+    url: str
+    text: str
+    question_id: int | None = None
+    title: str = ""
+
+
+def load_documents(path: str | Path = DOCS_FILE) -> list[Document]:
+    """Read a JSON-lines collection; errors name the file and the line (from 1).
+
+    ``id`` defaults to ``"line<N>"``; ids must be unique. Blank lines are errors,
+    except a final newline.
+    """
+    p = Path(path).expanduser()
+    if not p.is_file():
+        what = "is a folder" if p.is_dir() else "does not exist"
+        raise NfevalError(f"document collection {p} {what}; give a JSON-lines file with "
+                          "one {\"url\", \"text\"} object per line.")
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NfevalError(f"{p} is not UTF-8 text (byte {e.start}): {e.reason}.") from e
+    lines = text.split("\n")
+    if lines and not lines[-1].strip():
+        lines.pop()
+    docs: list[Document] = []
+    seen: dict[str, int] = {}
+    for n, line in enumerate(lines, 1):
+        def fail(what: str) -> NfevalError:
+            return NfevalError(f"{p}, line {n}: {what}.")
+
+        if not line.strip():
+            raise fail("blank line")
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise fail(f"invalid JSON: {e.msg} at column {e.colno}") from None
+        if not isinstance(obj, dict):
+            raise fail("expected a JSON object with url and text")
+        url, body = obj.get("url"), obj.get("text")
+        if not isinstance(url, str) or not url.strip():
+            raise fail("url is missing or not a non-empty string")
+        if not isinstance(body, str):
+            raise fail("text is missing or not a string")
+        doc_id = obj.get("id", f"line{n}")
+        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+            raise fail(f"id {doc_id!r} is not a string or an integer")
+        doc_id = str(doc_id)
+        if doc_id in seen:
+            raise fail(f"id {doc_id!r} already used on line {seen[doc_id]}")
+        seen[doc_id] = n
+        qid = obj.get("question_id")
+        if qid is not None and (isinstance(qid, bool) or not isinstance(qid, int)):
+            raise fail(f"question_id {qid!r} is not an integer or null")
+        title = obj.get("title", "")
+        if title is None:
+            title = ""
+        if not isinstance(title, str):
+            raise fail("title is not a string")
+        docs.append(Document(doc_id, url.strip(), body, qid, title))
+    return docs
+
+
+# --------------------------------------------------------------------------- BM25
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens (``\\w+``), the units BM25 counts."""
+    return _WORD.findall(text.lower())
+
+
+def _top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """(index, score) of the k best, best first, ties by the smaller index."""
+    if k < 0:
+        raise NfevalError(f"k must be >= 0, not {k}")
+    order = np.lexsort((np.arange(len(scores)), -scores))[:k]
+    return [(int(i), float(scores[i])) for i in order]
+
+
+class BM25Index:
+    """Okapi BM25 over ``texts``; ``search`` gives the k best (index, score).
+
+    Every text gets a score (0 when it shares no term with the query), so
+    ``search`` returns ``min(k, len(texts))`` results.
+    """
+
+    def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75):
+        if k1 < 0 or not 0 <= b <= 1:
+            raise NfevalError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, not k1={k1}, b={b}")
+        self.k1, self.b = float(k1), float(b)
+        self._tf = [Counter(tokenize(t)) for t in texts]
+        self._len = np.array([sum(c.values()) for c in self._tf], dtype=float)
+        self.n = len(self._tf)
+        self.avgdl = float(self._len.mean()) if self.n else 0.0
+        df: Counter[str] = Counter()
+        for c in self._tf:
+            df.update(c.keys())
+        self.idf = {t: math.log(1.0 + (self.n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every text for ``query`` (repeated query terms count once each)."""
+        out = np.zeros(self.n)
+        if not self.n:
+            return out
+        norm = self.k1 * (1.0 - self.b + self.b * self._len / (self.avgdl or 1.0))
+        for term, qtf in Counter(tokenize(query)).items():
+            idf = self.idf.get(term)
+            if idf is None:
+                continue
+            tf = np.array([c.get(term, 0) for c in self._tf], dtype=float)
+            out += qtf * idf * tf * (self.k1 + 1.0) / (tf + norm)
+        return out
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """The k best (index into texts, score), best first, ties by index."""
+        return _top_k(self.scores(query), k)
+
+
+# --------------------------------------------------------------------------- dense
+
+@lru_cache(maxsize=2)
+def _encoder(model: str):
+    from sentence_transformers import SentenceTransformer
+
+    if model in ("minilm-l6", "minilm", "all-MiniLM-L6-v2"):
+        from nfeval.models.registry import minilm_path
+
+        path = str(minilm_path())
+    else:
+        path = model
+    try:
+        return SentenceTransformer(path, device="cpu")
+    except Exception as e:  # hub ids offline, broken folders
+        raise NfevalError(f"cannot load the embedding model {model!r} ({e}). Fix: use "
+                          "'minilm-l6' (embedded) or a local sentence-transformers folder.") from e
+
+
+def embed_texts(texts: Sequence[str], model: str = "minilm-l6",
+                batch_size: int = 32) -> np.ndarray:
+    """L2-normalised float32 embeddings, one row per text (model cached per process).
+
+    MiniLM reads at most 256 word pieces: longer texts are truncated (see
+    :func:`nfeval.curation.chunking.embed_long_texts` for a windowed mean).
+    """
+    encoder = _encoder(model)
+    if len(texts) == 0:
+        return np.zeros((0, encoder.get_sentence_embedding_dimension()), dtype=np.float32)
+    emb = encoder.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                         normalize_embeddings=True, show_progress_bar=False)
+    return np.asarray(emb, dtype=np.float32)
+
+
+class DenseIndex:
+    """Cosine-similarity search over ``texts`` embedded with ``model``."""
+
+    def __init__(self, texts: Sequence[str], model: str = "minilm-l6"):
+        self.model = model
+        self.embeddings = embed_texts(texts, model)
+
+    def scores(self, query: str) -> np.ndarray:
+        """Cosine similarity of every text with ``query``."""
+        if not len(self.embeddings):
+            return np.zeros(0)
+        q = embed_texts([query], self.model)[0]
+        return (self.embeddings @ q).astype(float)
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """The k most similar (index into texts, cosine), best first, ties by index."""
+        return _top_k(self.scores(query), k)
