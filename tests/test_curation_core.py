@@ -1,0 +1,433 @@
+"""Curation core: dedup (A.1), the trusted-TLD filter (Table 10), chunking, BM25, documents."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from nfeval import NfevalError
+from nfeval.curation.chunking import chunk_chars, chunk_spans, chunk_tokens
+from nfeval.curation.dedup import dedup_questions, greedy_vertex_cover, similarity_edges
+from nfeval.curation.documents import BM25Index, Document, load_documents, tokenize
+from nfeval.curation.sources import SOURCES, SourcedQuestion, load_source, load_sources
+from nfeval.curation.tld import TRUSTED_TLDS, is_trusted, url_host, url_suffix
+
+# --------------------------------------------------------------------------- TLD filter
+
+URLS = [
+    # (url, suffix, trusted under TRUSTED_TLDS)
+    ("https://www.cdc.gov/flu/index.html", "gov", True),
+    ("https://a.b.c.harvard.edu/x?y=1#z", "edu", True),  # deep subdomain
+    ("HTTPS://WWW.NIH.GOV/Research", "gov", True),  # uppercase
+    ("http://www.who.int/", "int", False),
+    ("https://www.nih.gov:8443/path", "gov", True),  # port
+    ("http://user:pw@www.census.gov/", "gov", True),  # userinfo
+    ("http://cdc.gov@evil.com/", "com", False),  # userinfo trick: the host is evil.com
+    ("http://cdc.gov.evil.com/", "com", False),  # trusted name as a subdomain
+    ("http://gov.example.net/", "net", False),
+    ("https://www.gov.uk/guidance", "gov.uk", True),  # country form of gov
+    ("https://www.ox.ac.uk/", "ac.uk", True),  # academic country form counts as edu
+    ("https://www.bbc.co.uk/news", "co.uk", False),
+    ("https://www.oxfam.org.uk/", "org.uk", True),
+    ("https://www.mhlw.go.jp/", "go.jp", True),
+    ("https://www.service-public.gouv.fr/", "gouv.fr", True),
+    ("https://www.anu.edu.au/", "edu.au", True),
+    ("https://example.com.au/", "com.au", False),
+    ("https://x.gov.zz/", "zz", False),  # unknown country: last label only
+    ("https://wikipedia.org/wiki/X", "org", True),
+    ("https://example.pro/", "pro", True),
+    ("https://example.info/", "info", True),
+    ("https://example.com./", "com", False),  # trailing dot of a fully qualified name
+    ("https://bücher.de/", "de", False),  # international name
+    ("cdc.gov/flu", "gov", True),  # no scheme: read as http
+    ("www.stanford.edu", "edu", True),
+    ("//www.nasa.gov/", "gov", True),  # network-path reference
+    ("cdc.gov:8080/x", "gov", True),
+    ("http://192.168.1.10/", None, False),  # IP addresses have no suffix
+    ("http://[2001:db8::1]/", None, False),
+    ("http://999.1.1.1/", None, False),
+    ("http://localhost:8000/", None, False),
+    ("http://gov/", None, False),  # the suffix alone
+    ("http://gov.uk/", None, False),
+    ("http://cdc..gov/", None, False),  # empty label
+    ("http://-cdc-.gov/", None, False),  # bad label
+    ("http://cdc.gov:99999999/", None, False),  # bad port
+    ("http://cdc.gov:abc/", None, False),
+    ("ftp://files.nasa.gov/", None, False),  # other scheme
+    ("mailto:someone@cdc.gov", None, False),
+    ("javascript:alert(1)", None, False),
+    ("not a url", None, False),
+    ("", None, False),
+    ("http://", None, False),
+    ("https://exa mple.gov/", None, False),
+]
+
+
+@pytest.mark.parametrize("url,suffix,trusted", URLS)
+def test_url_suffix_and_trust(url, suffix, trusted):
+    assert url_suffix(url) == suffix
+    assert is_trusted(url) is trusted
+
+
+def test_trusted_tlds_are_the_papers_five():
+    assert TRUSTED_TLDS == ("gov", "edu", "org", "pro", "info")
+
+
+@pytest.mark.parametrize("url,tlds,expected", [
+    ("https://www.gov.uk/x", ["gov.uk"], True),  # a multi-label entry matches exactly
+    ("https://www.cdc.gov/", ["gov.uk"], False),
+    ("https://www.cdc.gov/", [".GOV"], True),  # leading dot and case are ignored
+    ("https://example.com/", ["com"], True),
+    ("https://www.ox.ac.uk/", ["gov"], False),
+    ("https://www.cdc.gov/", [], False),
+])
+def test_is_trusted_with_own_list(url, tlds, expected):
+    assert is_trusted(url, tlds) is expected
+
+
+@pytest.mark.parametrize("bad", [None, 3, b"http://cdc.gov"])
+def test_non_strings_are_bad_urls(bad):
+    assert url_host(bad) is None and is_trusted(bad) is False
+
+
+# --------------------------------------------------------------------------- dedup
+
+def _unit(rows):
+    a = np.asarray(rows, dtype=np.float32)
+    return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
+def test_similarity_edges_hand_checked():
+    emb = _unit([[1, 0], [1, 0], [0, 1], [1, 1]])  # cos(0,3) = cos(2,3) = 0.7071
+    assert [(i, j) for i, j, _ in similarity_edges(emb, 0.99)] == [(0, 1)]
+    assert [(i, j) for i, j, _ in similarity_edges(emb, 0.7)] == [(0, 1), (0, 3), (1, 3), (2, 3)]
+    assert similarity_edges(emb, 0.7)[1][2] == pytest.approx(math.sqrt(0.5), abs=1e-6)
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 3, 1000])
+def test_similarity_edges_blocks_agree(block_size):
+    rng = np.random.default_rng(0)
+    emb = _unit(rng.normal(size=(40, 3)))
+    full = similarity_edges(emb, 0.9, block_size=1000)
+    got = similarity_edges(emb, 0.9, block_size=block_size)
+    assert [(i, j) for i, j, _ in got] == [(i, j) for i, j, _ in full] and full
+
+
+@pytest.mark.parametrize("edges,expected", [
+    ([], []),
+    ([(0, 1), (0, 2), (0, 3)], [0]),  # a star: the centre covers it
+    ([(0, 1), (1, 2), (2, 3), (3, 4)], None),  # a path: any cover, checked below
+    ([(0, 1), (0, 2), (1, 2)], None),  # a triangle: two must go
+])
+def test_greedy_cover_hand_checked(edges, expected):
+    removed = greedy_vertex_cover(5, edges, seed=0)
+    if expected is not None:
+        assert removed == expected
+    assert all(i in removed or j in removed for i, j in edges)
+    if edges == [(0, 1), (0, 2), (1, 2)]:
+        assert len(removed) == 2
+
+
+def test_greedy_takes_highest_degree_first():
+    # 4 has degree 3, the rest at most 2: 4 goes first.
+    edges = [(0, 4), (1, 4), (2, 4), (0, 1)]
+    assert greedy_vertex_cover(5, edges, seed=7)[0] == 4
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_greedy_cover_is_a_cover_and_deterministic(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = 60
+    edges = [(int(i), int(j)) for i, j in rng.integers(0, n, size=(150, 2)) if i != j]
+    a = greedy_vertex_cover(n, edges, seed=seed)
+    assert a == greedy_vertex_cover(n, edges, seed=seed)
+    assert len(set(a)) == len(a)
+    gone = set(a)
+    assert all(i in gone or j in gone for i, j in edges)
+
+
+def test_greedy_ties_follow_the_seed():
+    # One edge: either end may go; different seeds must be able to pick either.
+    picks = {greedy_vertex_cover(2, [(0, 1)], seed=s)[0] for s in range(20)}
+    assert picks == {0, 1}
+
+
+def test_greedy_rejects_out_of_range_edges():
+    with pytest.raises(NfevalError, match="outside"):
+        greedy_vertex_cover(2, [(0, 2)])
+
+
+QUESTIONS = [
+    SourcedQuestion("a", "1", "Should voting be mandatory?"),
+    SourcedQuestion("a", "2", "Is nuclear power safe?"),
+    SourcedQuestion("b", "1", "Should voting be compulsory?"),  # duplicate of a/1
+    SourcedQuestion("b", "2", "Should zoos exist?"),
+    SourcedQuestion("c", "1", "Should voting be required by law?"),  # duplicate of a/1, b/1
+]
+EMB = _unit([[1, 0, 0], [0, 1, 0], [0.98, 0.02, 0], [0, 0, 1], [0.97, 0, 0.03]])
+
+
+def test_dedup_removes_known_duplicates():
+    r = dedup_questions(QUESTIONS, embeddings=EMB, threshold=0.9, seed=0)
+    assert len(r.edges) == 3  # the three voting questions form a triangle
+    assert len(r.removed) == 2 and len(r.kept) == 3
+    voting = {("a", "1"), ("b", "1"), ("c", "1")}
+    assert len(voting & set(r.kept)) == 1
+    assert {("a", "2"), ("b", "2")} <= set(r.kept)
+    kept_pos = [r.ids.index(k) for k in r.kept]
+    assert not [e for e in r.edges if e[0] in kept_pos and e[1] in kept_pos]  # independent set
+    assert set(r.removed_by) == set(r.removed)
+    assert all(v in voting and v in r.kept for v in r.removed_by.values())
+    counts = r.counts().set_index("source")
+    assert counts["before"].to_dict() == {"a": 2, "b": 2, "c": 1}
+    assert (counts["after"] == counts["before"] - counts["removed"]).all()
+    assert counts["removed"].sum() == 2
+    assert r.edge_counts()["edges"].sum() == 3
+
+
+def test_dedup_deterministic_and_seeded():
+    runs = {s: dedup_questions(QUESTIONS, embeddings=EMB, threshold=0.9, seed=s).removed
+            for s in range(12)}
+    assert runs[3] == dedup_questions(QUESTIONS, embeddings=EMB, threshold=0.9, seed=3).removed
+    assert len({tuple(sorted(v)) for v in runs.values()}) > 1  # ties really use the seed
+
+
+def test_dedup_empty_and_single():
+    r = dedup_questions([], embeddings=np.zeros((0, 3)))
+    assert r.kept == [] and r.removed == [] and r.edges == [] and r.counts().empty
+    r = dedup_questions([("s", "1", "q")], embeddings=_unit([[1, 0]]))
+    assert r.kept == [("s", "1")] and r.removed == []
+
+
+def test_dedup_exact_duplicates_threshold_one():
+    qs = [("s", str(i), "same") for i in range(4)]
+    r = dedup_questions(qs, embeddings=_unit([[1, 2]] * 4), threshold=0.999)
+    assert len(r.kept) == 1 and len(r.removed) == 3
+
+
+@pytest.mark.parametrize("questions,emb,match", [
+    ([("s", "1", "q"), ("s", "1", "r")], [[1, 0], [0, 1]], "twice"),
+    ([("s", "1")], [[1, 0]], "source, question_id, text"),
+    ([("s", "1", "q")], [[1, 0], [0, 1]], "2 embeddings for 1"),
+])
+def test_dedup_bad_input(questions, emb, match):
+    with pytest.raises(NfevalError, match=match):
+        dedup_questions(questions, embeddings=_unit(emb))
+
+
+def test_dedup_bad_threshold():
+    with pytest.raises(NfevalError, match="threshold"):
+        similarity_edges(EMB, 1.5)
+
+
+# --------------------------------------------------------------------------- chunking
+
+TEXTS = [
+    "",
+    "one",
+    "   ",
+    "Hello world. This is a test!\n\nNew paragraph here? Yes.   " + "x" * 50 + "  end",
+    "y" * 5000,  # one huge word
+    "a " * 3000,
+    " " * 700 + "lead and trail" + "\n" * 300,
+    "Ünïcödé text — «quoted». 中文句子。第二句！ emoji 🙂🙂 here.\n\n" * 40,
+    "Sentence one. Sentence two? Sentence three! " * 200 + "\n\n" + "Para two. " * 50,
+    "tab\tseparated\twords\r\nwindows\r\n\r\nlines",
+]
+BUDGETS = [1, 7, 50, 200, 2000]
+
+
+def _longest_word(chunk: str) -> int:
+    return max((len(w) for w in chunk.split()), default=0)
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=range(len(TEXTS)))
+@pytest.mark.parametrize("max_chars", BUDGETS)
+def test_chunk_chars_lossless_and_bounded(text, max_chars):
+    chunks = chunk_chars(text, max_chars)
+    assert "".join(chunks) == text
+    assert all(chunks)  # no empty chunk
+    for c in chunks:
+        # over budget only when the chunk is one word standing alone
+        assert len(c) <= max_chars or (c.split() == [c] and len(c) > max_chars)
+
+
+def test_chunk_chars_prefers_paragraph_then_sentence():
+    text = "First sentence. Second sentence.\n\nSecond paragraph."
+    assert chunk_chars(text, 40) == ["First sentence. Second sentence.\n\n", "Second paragraph."]
+    assert chunk_chars(text, 20) == ["First sentence. ", "Second sentence.\n\n",
+                                     "Second paragraph."]
+    assert chunk_chars(text, 10**6) == [text]
+    assert chunk_chars("", 10) == []
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=range(len(TEXTS)))
+@pytest.mark.parametrize("max_tokens", [1, 3, 100])
+def test_chunk_tokens_whitespace_lossless(text, max_tokens):
+    chunks = chunk_tokens(text, None, max_tokens)
+    assert "".join(chunks) == text
+    assert all(len(c.split()) <= max_tokens for c in chunks)
+
+
+@pytest.mark.parametrize("budget", [0, -3])
+def test_chunk_bad_budget(budget):
+    with pytest.raises(NfevalError, match="budget"):
+        chunk_chars("text", budget)
+
+
+def test_chunk_spans_custom_measure():
+    spans = chunk_spans("aa bb cc", lambda s, e: e - s, 3)
+    assert spans == [(0, 3), (3, 6), (6, 8)]
+
+
+class _FakeFast:
+    """A stand-in fast tokenizer: every character but whitespace is a token."""
+
+    is_fast = True
+
+    def __call__(self, text, **_):
+        return {"offset_mapping": [(i, i + 1) for i, ch in enumerate(text) if not ch.isspace()]}
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=range(len(TEXTS)))
+def test_chunk_tokens_with_offsets(text):
+    chunks = chunk_tokens(text, _FakeFast(), 40)
+    assert "".join(chunks) == text
+    for c in chunks:
+        n = sum(not ch.isspace() for ch in c)
+        assert n <= 40 or c.split() == [c]
+
+
+def test_chunk_tokens_needs_fast_tokenizer():
+    class Slow:
+        is_fast = False
+
+    with pytest.raises(NfevalError, match="fast"):
+        chunk_tokens("some text", Slow(), 10)
+
+
+@pytest.mark.slow
+def test_chunk_tokens_minilm_tokenizer():
+    from transformers import AutoTokenizer
+
+    from nfeval.models.registry import minilm_path
+
+    tok = AutoTokenizer.from_pretrained(str(minilm_path()))
+    text = TEXTS[8] + TEXTS[7]
+    chunks = chunk_tokens(text, tok, 100)
+    assert "".join(chunks) == text
+    assert all(len(tok(c, add_special_tokens=False)["input_ids"]) <= 100 for c in chunks)
+
+
+# --------------------------------------------------------------------------- BM25
+
+def test_tokenize():
+    assert tokenize("The Cat's hat, 2 CATS!") == ["the", "cat", "s", "hat", "2", "cats"]
+
+
+def test_bm25_hand_checked():
+    texts = ["cat sat", "dog sat", "cat cat"]
+    idx = BM25Index(texts, k1=1.5, b=0.75)
+    # idf(cat) = log(1 + (3 - 2 + .5) / (2 + .5)) = log(1.6); all lengths 2 = avgdl.
+    idf = math.log(1.6)
+    one = idf * 1 * 2.5 / (1 + 1.5)  # tf 1
+    two = idf * 2 * 2.5 / (2 + 1.5)  # tf 2
+    got = idx.search("cat", 3)
+    assert [i for i, _ in got] == [2, 0, 1]
+    assert got[0][1] == pytest.approx(two) and got[1][1] == pytest.approx(one)
+    assert got[2][1] == 0.0
+
+
+def test_bm25_length_normalisation_and_ties():
+    idx = BM25Index(["apple", "apple banana cherry date", "banana", "apple"])
+    got = idx.search("apple", 4)
+    assert [i for i, _ in got[:3]] == [0, 3, 1]  # short documents first; 0 and 3 tie by index
+    assert got[0][1] == got[1][1]
+    assert idx.search("apple", 0) == []
+    assert len(idx.search("unknownword", 10)) == 4
+
+
+def test_bm25_empty_collection_and_bad_k():
+    assert BM25Index([]).search("x", 3) == []
+    with pytest.raises(NfevalError):
+        BM25Index(["a"]).search("a", -1)
+    with pytest.raises(NfevalError):
+        BM25Index(["a"], b=2.0)
+
+
+# --------------------------------------------------------------------------- documents
+
+def _write(tmp_path, lines):
+    p = tmp_path / "docs.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return p
+
+
+def test_load_documents_ok(tmp_path):
+    p = _write(tmp_path, [
+        json.dumps({"id": "d1", "question_id": 9001, "url": "https://cdc.gov", "title": "T",
+                    "text": "body"}),
+        json.dumps({"url": "https://x.com", "text": ""}),
+    ])
+    docs = load_documents(p)
+    assert docs[0] == Document("d1", "https://cdc.gov", "body", 9001, "T")
+    assert docs[1] == Document("line2", "https://x.com", "", None, "")
+
+
+@pytest.mark.parametrize("lines,match", [
+    (["{not json"], "line 1: invalid JSON"),
+    (['{"url": "u", "text": "t"}', "", '{"url": "v", "text": "t"}'], "line 2: blank line"),
+    (['["url", "text"]'], "line 1: expected a JSON object"),
+    (['{"text": "t"}'], "line 1: url is missing"),
+    (['{"url": "u"}'], "line 1: text is missing"),
+    (['{"url": "u", "text": 3}'], "text is missing or not a string"),
+    (['{"id": "a", "url": "u", "text": "t"}', '{"id": "a", "url": "v", "text": "t"}'],
+     "line 2: id 'a' already used on line 1"),
+    (['{"url": "u", "text": "t", "question_id": "9001"}'], "question_id"),
+    (['{"url": "u", "text": "t", "question_id": true}'], "question_id"),
+    (['{"url": "u", "text": "t", "id": [1]}'], "id"),
+])
+def test_load_documents_errors(tmp_path, lines, match):
+    with pytest.raises(NfevalError, match=match):
+        load_documents(_write(tmp_path, lines))
+
+
+def test_load_documents_missing_file(tmp_path):
+    with pytest.raises(NfevalError, match="does not exist"):
+        load_documents(tmp_path / "nope.jsonl")
+    with pytest.raises(NfevalError, match="folder"):
+        load_documents(tmp_path)
+
+
+# --------------------------------------------------------------------------- sources
+
+def test_sample_source():
+    qs = load_source("debateqa-sample")
+    assert len(qs) == 40 and qs[0].source == "debateqa-sample"
+    source, qid, text = qs[0]
+    assert qid == "9001" and text.endswith("?")
+
+
+def test_sources_skip_with_reason(monkeypatch, tmp_path):
+    monkeypatch.setenv("NFEVAL_OFFLINE", "1")
+    monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
+    monkeypatch.delenv("NFEVAL_MIRROR", raising=False)
+    qs, skipped = load_sources(SOURCES, limit=5)
+    assert {q.source for q in qs} == {"debateqa-sample"} and len(qs) == 5
+    assert set(skipped) == set(SOURCES) - {"debateqa-sample"}
+    assert all(reason for reason in skipped.values())
+
+
+def test_sources_unknown_name():
+    with pytest.raises(NfevalError, match="unknown question source"):
+        load_sources(["nope"])
+
+
+@pytest.mark.mirror
+def test_linkage_sources(mirror):
+    qs, skipped = load_sources(["antique", "trec-dl-nf", "webglm"])
+    counts = {s: sum(q.source == s for q in qs) for s in ("antique", "trec-dl-nf", "webglm")}
+    assert counts == {"antique": 500, "trec-dl-nf": 55, "webglm": 100} and not skipped
