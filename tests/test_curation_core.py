@@ -431,3 +431,86 @@ def test_linkage_sources(mirror):
     qs, skipped = load_sources(["antique", "trec-dl-nf", "webglm"])
     counts = {s: sum(q.source == s for q in qs) for s in ("antique", "trec-dl-nf", "webglm")}
     assert counts == {"antique": 500, "trec-dl-nf": 55, "webglm": 100} and not skipped
+
+
+# --------------------------------------------------------------------------- filter and retrieval helpers
+
+DOCS = [
+    Document("a1", "https://www.cdc.gov/x", "voting turnout compulsory", 1),
+    Document("a2", "https://www.ox.ac.uk/y", "compulsory voting fines", 1),
+    Document("a3", "https://blog.example.com/z", "voting is a right", 1),
+    Document("a4", "https://a.org/", "turnout in elections", 1),
+    Document("b1", "https://b.info/", "nuclear power safety", 2),
+    Document("b2", "https://b.com/", "nuclear waste", 2),
+    Document("c1", "not a url", "pasta recipes", None),
+]
+
+
+def test_trusted_documents_and_suffix_counts():
+    from nfeval.curation.documents import suffix_counts, trusted_documents
+
+    assert [d.doc_id for d in trusted_documents(DOCS)] == ["a1", "a2", "a4", "b1"]
+    counts = suffix_counts(DOCS)
+    assert counts["documents"].sum() == len(DOCS)
+    assert dict(zip(counts["suffix"], counts["trusted"]))["(bad url)"] == False  # noqa: E712
+    assert list(counts["trusted"]) == sorted(counts["trusted"], reverse=True)
+
+
+def test_documents_per_question():
+    from nfeval.curation.documents import documents_per_question
+
+    t = documents_per_question(DOCS, [1, 2, 3], min_docs=3, max_docs=5).set_index("question_id")
+    assert t.loc[1].tolist() == [4, 3, True, 3]
+    assert t.loc[2].tolist() == [2, 1, False, 0]
+    assert t.loc[3].tolist() == [0, 0, False, 0]
+    t = documents_per_question(DOCS, [1], min_docs=1, max_docs=2).set_index("question_id")
+    assert t.loc[1, "used"] == 2
+    with pytest.raises(NfevalError):
+        documents_per_question(DOCS, [1], min_docs=4, max_docs=3)
+
+
+@pytest.mark.parametrize("method", ["bm25", "linked"])
+def test_retrieve(method):
+    from nfeval.curation.documents import retrieve
+
+    hits = retrieve({1: "compulsory voting", 2: "nuclear"}, DOCS, k=2, method=method)
+    assert hits.groupby("question_id")["rank"].apply(list).to_dict() == {1: [1, 2], 2: [1, 2]}
+    first = hits[hits["rank"] == 1].set_index("question_id")["doc_id"].to_dict()
+    assert first[1] in {"a1", "a2"} and first[2] in {"b1", "b2"}
+    if method == "linked":
+        assert hits["linked"].all()
+
+
+def test_retrieve_bad_method():
+    from nfeval.curation.documents import retrieve
+
+    with pytest.raises(NfevalError, match="retrieval method"):
+        retrieve({1: "q"}, DOCS, method="google")
+
+
+def test_similarity_summary_hand_checked():
+    import pandas as pd
+
+    from nfeval.curation.chunking import similarity_summary
+
+    frame = pd.DataFrame({"mode": ["truncate"] * 3, "question_id": [1, 1, 2],
+                          "cosine": [0.2, 0.4, 0.9]})
+    s = similarity_summary(frame).set_index(["level", "statistic"])["ours"]
+    assert s[("question", "mean")] == pytest.approx((0.3 + 0.9) / 2)
+    assert s[("chunk", "mean")] == pytest.approx(0.5)
+    assert s[("question", "n")] == 2 and s[("chunk", "n")] == 3
+
+
+@pytest.mark.slow
+def test_question_chunk_similarity_minilm():
+    from nfeval.curation.chunking import question_chunk_similarity
+    from nfeval.curation.documents import embedder_tokenizer
+
+    tok = embedder_tokenizer()
+    docs = {1: [DOCS[0], Document("long", "https://x.gov", "Compulsory voting raises turnout. " * 200, 1)]}
+    sims = question_chunk_similarity({1: "Should voting be compulsory?"}, docs, tok, max_tokens=100)
+    assert set(sims["mode"]) == {"truncate", "window-mean"}
+    per_mode = sims.groupby("mode").size()
+    assert (per_mode == per_mode.iloc[0]).all() and per_mode.iloc[0] > 5
+    assert sims["n_tokens"].max() <= 100
+    assert sims["cosine"].between(-1, 1).all() and sims["cosine"].mean() > 0.3

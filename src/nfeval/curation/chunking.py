@@ -25,7 +25,8 @@ import numpy as np
 
 from nfeval import NfevalError
 
-__all__ = ["chunk_chars", "chunk_tokens", "chunk_spans", "embed_long_texts"]
+__all__ = ["EMBEDDING_MODES", "chunk_chars", "chunk_spans", "chunk_tokens", "embed_long_texts",
+           "question_chunk_similarity", "similarity_summary"]
 
 # Each level splits *after* its separator, so pieces keep their separators.
 _LEVELS = (
@@ -153,3 +154,73 @@ def embed_long_texts(texts: Sequence[str], tokenizer, model: str = "minilm-l6",
     np.add.at(out, np.asarray(owner, dtype=int), emb)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return (out / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+EMBEDDING_MODES = ("truncate", "window-mean")
+
+
+def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequence],
+                              tokenizer, max_tokens: int = 1000, model: str = "minilm-l6",
+                              modes: Sequence[str] = EMBEDDING_MODES):
+    """Cosine(question, chunk) for every ~``max_tokens`` chunk of each question's documents.
+
+    Appendix A.2 / Figure 11: "We segment each document into 1000-token chunks
+    and average the cosine similarities for each question and corresponding
+    trunks, computed by gte-Qwen2-1.5B-instruct". ``docs`` maps a question id
+    to its :class:`~nfeval.curation.documents.Document` list. ``modes``: how a
+    chunk longer than the embedder's window is embedded: ``"truncate"`` (the
+    model reads its first tokens, MiniLM 256) or ``"window-mean"``
+    (:func:`embed_long_texts`). One row per (mode, question, document, chunk),
+    with the chunk's token count; whitespace-only chunks are skipped.
+    """
+    import pandas as pd
+
+    from nfeval.curation.documents import embed_texts
+
+    bad = [m for m in modes if m not in EMBEDDING_MODES]
+    if bad:
+        raise NfevalError(f"unknown embedding modes {bad}; use {EMBEDDING_MODES}")
+    meta, chunks = [], []
+    for qid in questions:
+        for d in docs.get(qid, []):
+            for j, c in enumerate(x for x in chunk_tokens(d.text, tokenizer, max_tokens)
+                                  if x.strip()):
+                n = len(tokenizer(c, add_special_tokens=False, verbose=False)["input_ids"]) \
+                    if tokenizer is not None else len(c.split())
+                meta.append({"question_id": qid, "doc_id": d.doc_id, "chunk": j,
+                             "n_tokens": n, "n_chars": len(c)})
+                chunks.append(c)
+    qids = list(questions)
+    q_emb = dict(zip(qids, embed_texts([questions[q] for q in qids], model)))
+    frames = []
+    for mode in modes:
+        emb = embed_texts(chunks, model) if mode == "truncate" else \
+            embed_long_texts(chunks, tokenizer, model)
+        cos = [float(q_emb[m["question_id"]] @ e) for m, e in zip(meta, emb)]
+        frames.append(pd.DataFrame(meta).assign(mode=mode, cosine=cos))
+    cols = ["mode", "question_id", "doc_id", "chunk", "n_tokens", "n_chars", "cosine"]
+    if not frames or not meta:
+        return pd.DataFrame(columns=cols)
+    return pd.concat(frames, ignore_index=True)[cols]
+
+
+def similarity_summary(frame):
+    """Statistics of :func:`question_chunk_similarity` rows, long form.
+
+    ``level="question"``: over per-question means (the paper's averaging);
+    ``level="chunk"``: over all chunks. Statistics: n, mean, std, min, q25,
+    median, q75, max.
+    """
+    import pandas as pd
+
+    rows = []
+    for mode, part in frame.groupby("mode", sort=False):
+        for level, values in (("question", part.groupby("question_id")["cosine"].mean()),
+                              ("chunk", part["cosine"])):
+            stats = {"n": len(values), "mean": values.mean(), "std": values.std(ddof=1),
+                     "min": values.min(), "q25": values.quantile(0.25),
+                     "median": values.median(), "q75": values.quantile(0.75),
+                     "max": values.max()}
+            rows += [{"mode": mode, "level": level, "statistic": k, "ours": float(v)}
+                     for k, v in stats.items()]
+    return pd.DataFrame(rows, columns=["mode", "level", "statistic", "ours"])

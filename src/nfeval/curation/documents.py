@@ -39,9 +39,15 @@ __all__ = [
     "BM25Index",
     "DenseIndex",
     "Document",
+    "documents_per_question",
     "embed_texts",
+    "embedder_info",
+    "embedder_tokenizer",
     "load_documents",
+    "retrieve",
+    "suffix_counts",
     "tokenize",
+    "trusted_documents",
 ]
 
 DOCS_FILE = ROOT / "data" / "debateqa_docs" / "documents.jsonl"
@@ -222,3 +228,108 @@ class DenseIndex:
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The k most similar (index into texts, cosine), best first, ties by index."""
         return _top_k(self.scores(query), k)
+
+
+def embedder_tokenizer(model: str = "minilm-l6"):
+    """The (fast) tokenizer of the embedding model, for token-budget chunking."""
+    return _encoder(model).tokenizer
+
+
+def embedder_info(model: str = "minilm-l6") -> dict:
+    """Name, source, checksum and dtype of an embedding model, for a :class:`Signature`."""
+    if model in ("minilm-l6", "minilm", "all-MiniLM-L6-v2"):
+        from nfeval.hashing import sha256_file
+        from nfeval.models.registry import get_spec, minilm_path
+
+        spec = get_spec("minilm-l6")
+        return {"name": spec.name, "source": spec.source, "dtype": "float32",
+                "checksum": sha256_file(minilm_path() / "model.safetensors"),
+                "max_seq_length": int(_encoder(model).max_seq_length)}
+    return {"name": model, "source": model, "dtype": "float32", "checksum": None}
+
+
+# --------------------------------------------------------------------------- Table 10 filter
+
+def trusted_documents(docs: Sequence[Document], tlds: Sequence[str] | None = None) -> list[Document]:
+    """The documents whose URL lies under a trusted TLD (Table 10; see :mod:`.tld`)."""
+    from nfeval.curation.tld import TRUSTED_TLDS, is_trusted
+
+    tlds = TRUSTED_TLDS if tlds is None else tlds
+    return [d for d in docs if is_trusted(d.url, tlds)]
+
+
+def suffix_counts(docs: Sequence[Document], tlds: Sequence[str] | None = None):
+    """Per URL suffix: ``documents`` and whether it is ``trusted`` (bad URLs as ``"(bad url)"``).
+
+    Sorted by trusted first, then by count (descending), then by suffix.
+    """
+    import pandas as pd
+
+    from nfeval.curation.tld import TRUSTED_TLDS, is_trusted, url_suffix
+
+    tlds = TRUSTED_TLDS if tlds is None else tlds
+    rows = [{"suffix": url_suffix(d.url) or "(bad url)", "trusted": is_trusted(d.url, tlds)}
+            for d in docs]
+    if not rows:
+        return pd.DataFrame(columns=["suffix", "trusted", "documents"])
+    out = (pd.DataFrame(rows).groupby(["suffix", "trusted"]).size()
+           .rename("documents").reset_index())
+    return out.sort_values(["trusted", "documents", "suffix"], ascending=[False, False, True],
+                           kind="stable").reset_index(drop=True)
+
+
+def documents_per_question(docs: Sequence[Document], question_ids: Sequence[int],
+                           tlds: Sequence[str] | None = None, min_docs: int = 3,
+                           max_docs: int = 5):
+    """Per question: linked ``documents``, ``trusted`` ones, ``kept`` (>= ``min_docs`` trusted)
+    and ``used`` (the trusted documents taken, at most ``max_docs``), as in Section 3.2:
+    "We discard questions that have fewer than three documents ... each supported by 3-5
+    of the most relevant documents". Documents are linked by their ``question_id``."""
+    import pandas as pd
+
+    from nfeval.curation.tld import TRUSTED_TLDS, is_trusted
+
+    tlds = TRUSTED_TLDS if tlds is None else tlds
+    if min_docs < 0 or max_docs < max(min_docs, 1):
+        raise NfevalError(f"need 0 <= min_docs <= max_docs, max_docs >= 1; got {min_docs}, {max_docs}")
+    total: Counter[int] = Counter()
+    trusted: Counter[int] = Counter()
+    for d in docs:
+        if d.question_id is not None:
+            total[d.question_id] += 1
+            trusted[d.question_id] += is_trusted(d.url, tlds)
+    rows = [{"question_id": int(q), "documents": total[q], "trusted": trusted[q],
+             "kept": trusted[q] >= min_docs,
+             "used": min(trusted[q], max_docs) if trusted[q] >= min_docs else 0}
+            for q in question_ids]
+    return pd.DataFrame(rows, columns=["question_id", "documents", "trusted", "kept", "used"])
+
+
+def retrieve(questions: dict[int, str], docs: Sequence[Document], k: int = 5,
+             method: str = "bm25", model: str = "minilm-l6"):
+    """The top ``k`` documents of ``docs`` for each question, one row per (question, rank).
+
+    Columns: question_id, rank (from 1), doc_id, score, linked (the document
+    was written for this question). ``method``: ``"bm25"`` (:class:`BM25Index`
+    over title + text), ``"dense"`` (:class:`DenseIndex`), or ``"linked"``
+    (only the question's own documents, ranked by BM25: a stand-in for the
+    paper's search results reranked by Bge-Reranker-v2-Gemma, Appendix A.2).
+    """
+    import pandas as pd
+
+    texts = [f"{d.title}\n{d.text}" if d.title else d.text for d in docs]
+    if method not in ("bm25", "dense", "linked"):
+        raise NfevalError(f"unknown retrieval method {method!r}; use bm25, dense or linked")
+    index = DenseIndex(texts, model) if method == "dense" else BM25Index(texts)
+    rows = []
+    for qid, question in questions.items():
+        if method == "linked":
+            own = [i for i, d in enumerate(docs) if d.question_id == qid]
+            scores = index.scores(question)
+            hits = sorted(((i, float(scores[i])) for i in own), key=lambda h: (-h[1], h[0]))[:k]
+        else:
+            hits = index.search(question, k)
+        for rank, (i, score) in enumerate(hits, 1):
+            rows.append({"question_id": qid, "rank": rank, "doc_id": docs[i].doc_id,
+                         "score": score, "linked": docs[i].question_id == qid})
+    return pd.DataFrame(rows, columns=["question_id", "rank", "doc_id", "score", "linked"])
