@@ -407,7 +407,7 @@ def test_load_documents_missing_file(tmp_path):
 def test_sample_source():
     qs = load_source("debateqa-sample")
     assert len(qs) == 40 and qs[0].source == "debateqa-sample"
-    source, qid, text = qs[0]
+    _, qid, text = qs[0]
     assert qid == "9001" and text.endswith("?")
 
 
@@ -452,7 +452,7 @@ def test_trusted_documents_and_suffix_counts():
     assert [d.doc_id for d in trusted_documents(DOCS)] == ["a1", "a2", "a4", "b1"]
     counts = suffix_counts(DOCS)
     assert counts["documents"].sum() == len(DOCS)
-    assert dict(zip(counts["suffix"], counts["trusted"]))["(bad url)"] == False  # noqa: E712
+    assert not dict(zip(counts["suffix"], counts["trusted"]))["(bad url)"]
     assert list(counts["trusted"]) == sorted(counts["trusted"], reverse=True)
 
 

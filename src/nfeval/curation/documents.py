@@ -20,13 +20,13 @@ for, or null for a distractor) and ``title`` (optional).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +64,10 @@ class Document:
     title: str = ""
 
 
+def _line_error(path: Path, line: int, what: str) -> NfevalError:
+    return NfevalError(f"{path}, line {line}: {what}.")
+
+
 def load_documents(path: str | Path = DOCS_FILE) -> list[Document]:
     """Read a JSON-lines collection; errors name the file and the line (from 1).
 
@@ -85,9 +89,7 @@ def load_documents(path: str | Path = DOCS_FILE) -> list[Document]:
     docs: list[Document] = []
     seen: dict[str, int] = {}
     for n, line in enumerate(lines, 1):
-        def fail(what: str) -> NfevalError:
-            return NfevalError(f"{p}, line {n}: {what}.")
-
+        fail = functools.partial(_line_error, p, n)
         if not line.strip():
             raise fail("blank line")
         try:
@@ -179,7 +181,7 @@ class BM25Index:
 
 # --------------------------------------------------------------------------- dense
 
-@lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=2)
 def _encoder(model: str):
     from sentence_transformers import SentenceTransformer
 

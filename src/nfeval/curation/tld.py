@@ -130,7 +130,7 @@ def url_host(url: str) -> str | None:
             url = "http://" + url
     try:
         parts = urlsplit(url)
-        parts.port  # raises ValueError on a bad port
+        _ = parts.port  # raises ValueError on a bad port
     except ValueError:
         return None
     if parts.scheme.lower() not in _SCHEMES:
