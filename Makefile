@@ -46,6 +46,11 @@ ARTEFACTS := results/lk_t01.csv $(LK_JUDGED) results/dq_eq7.csv results/dq_t03.c
 LK_GENERATED := results/lk_t03.csv results/lk_t04.csv
 LK_COMPOSITION := results/lk_t06.csv results/lk_t07_t08.csv
 ARTEFACTS += $(LK_GENERATED) $(LK_COMPOSITION)
+# DebateQA curation, dataset views, alignment and RAG (the project's document collection)
+DQ_DOCS := $(wildcard data/debateqa_docs/*)
+DQ_CURATION := results/dq_t08_t09.csv results/dq_t10.csv results/dq_f11.csv
+DQ_ALIGNMENT := results/dq_t02.csv results/dq_f02.csv
+ARTEFACTS += $(DQ_CURATION) $(DQ_ALIGNMENT)
 
 .PHONY: help env reproduce test test-fast bench lab models data-status lock clean distclean
 
@@ -131,6 +136,21 @@ results/lk_t06.csv: notebooks/lk_t06_reference_composition.ipynb $(SRC) | $(STAM
 	$(call run_notebook,$<)
 
 results/lk_t07_t08.csv: notebooks/lk_t07_t08_fewshot.ipynb results/lk_t06.csv ## LINKAGE Tables 7-8 (n-shot)
+	$(call run_notebook,$<)
+
+results/dq_t02.csv: notebooks/dq_t02_metric_alignment.ipynb $(SRC) | $(STAMP) ## DebateQA Table 2 (metric alignment, on ANTIQUE / TREC-DL-NF grades)
+	$(call run_notebook,$<)
+
+results/dq_f02.csv: notebooks/dq_f02_annotator_agreement.ipynb $(SRC) | $(STAMP) ## DebateQA Figure 2 (pseudo-annotator agreement, on ANTIQUE / TREC-DL-NF grades)
+	$(call run_notebook,$<)
+
+results/dq_t08_t09.csv: notebooks/dq_t08_t09_question_sources.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Tables 8-9 (question sources, dedup)
+	$(call run_notebook,$<)
+
+results/dq_t10.csv: notebooks/dq_t10_trusted_tlds.ipynb $(SRC) $(DQ_SAMPLE) $(DQ_DOCS) | $(STAMP) ## DebateQA Table 10 (trusted TLD filter)
+	$(call run_notebook,$<)
+
+results/dq_f11.csv: notebooks/dq_f11_chunk_similarity.ipynb $(SRC) $(DQ_SAMPLE) $(DQ_DOCS) | $(STAMP) ## DebateQA Figure 11 (question-chunk similarity)
 	$(call run_notebook,$<)
 
 test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)

@@ -105,6 +105,19 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "lk_t07_t08_fewshot.ipynb", figure=True,
              test_parameters={"limit": 1, "max_candidates": 3, "datasets": "antique",
                               "shots": "0,1", "judge": _SMOL}),
+    Artefact("dq_t02", "debateqa", "Table 2: metric alignment with human judgement (ANTIQUE / TREC-DL-NF grades)",
+             "dq_t02_metric_alignment.ipynb", figure=True,
+             test_parameters={"limit": 1, "max_answers": 3, "backbone": _SMOL, "judge": _SMOL}),
+    Artefact("dq_f02", "debateqa", "Figure 2: agreement of pseudo-annotators (disjoint parts of the grades)",
+             "dq_f02_annotator_agreement.ipynb", figure=True,
+             test_parameters={"limit": 2, "max_answers": 4}),
+    Artefact("dq_t08_t09", "debateqa", "Tables 8-9: question sources before and after dedup",
+             "dq_t08_t09_question_sources.ipynb", figure=True,
+             test_parameters={"limit": 5, "sweep": "0.85"}),
+    Artefact("dq_t10", "debateqa", "Table 10: trusted TLDs and the filter on the collection",
+             "dq_t10_trusted_tlds.ipynb", figure=True, test_parameters={"limit": 5}),
+    Artefact("dq_f11", "debateqa", "Figure 11: question-to-chunk cosine similarity",
+             "dq_f11_chunk_similarity.ipynb", figure=True, test_parameters={"limit": 5}),
 )
 
 
