@@ -50,7 +50,10 @@ ARTEFACTS += $(LK_GENERATED) $(LK_COMPOSITION)
 DQ_DOCS := $(wildcard data/debateqa_docs/*)
 DQ_CURATION := results/dq_t08_t09.csv results/dq_t10.csv results/dq_f11.csv
 DQ_ALIGNMENT := results/dq_t02.csv results/dq_f02.csv
-ARTEFACTS += $(DQ_CURATION) $(DQ_ALIGNMENT)
+DQ_VIEWS := results/dq_t01.csv results/dq_f14.csv
+# dq_t06 reuses dq_t04's cached no-retrieval answers; dq_t07 reuses dq_t06's RAG answers.
+DQ_RAG := results/dq_t06.csv results/dq_t07.csv
+ARTEFACTS += $(DQ_CURATION) $(DQ_ALIGNMENT) $(DQ_VIEWS) $(DQ_RAG)
 
 .PHONY: help env reproduce test test-fast bench lab models data-status lock clean distclean
 
@@ -151,6 +154,18 @@ results/dq_t10.csv: notebooks/dq_t10_trusted_tlds.ipynb $(SRC) $(DQ_SAMPLE) $(DQ
 	$(call run_notebook,$<)
 
 results/dq_f11.csv: notebooks/dq_f11_chunk_similarity.ipynb $(SRC) $(DQ_SAMPLE) $(DQ_DOCS) | $(STAMP) ## DebateQA Figure 11 (question-chunk similarity)
+	$(call run_notebook,$<)
+
+results/dq_t01.csv: notebooks/dq_t01_dataset_entry.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Table 1 (one dataset entry)
+	$(call run_notebook,$<)
+
+results/dq_f14.csv: notebooks/dq_f14_topics.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Figure 14 (BERTopic topics)
+	$(call run_notebook,$<)
+
+results/dq_t06.csv: notebooks/dq_t06_rag.ipynb results/dq_t04.csv $(DQ_DOCS) ## DebateQA Table 6 (no retrieval, vanilla RAG, ReAct)
+	$(call run_notebook,$<)
+
+results/dq_t07.csv: notebooks/dq_t07_rag_trusted.ipynb results/dq_t06.csv ## DebateQA Table 7 (RAG on trusted TLDs)
 	$(call run_notebook,$<)
 
 test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)

@@ -118,6 +118,14 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "dq_t10_trusted_tlds.ipynb", figure=True, test_parameters={"limit": 5}),
     Artefact("dq_f11", "debateqa", "Figure 11: question-to-chunk cosine similarity",
              "dq_f11_chunk_similarity.ipynb", figure=True, test_parameters={"limit": 5}),
+    Artefact("dq_t01", "debateqa", "Table 1: one dataset entry (question, POVs, truncated explanations)",
+             "dq_t01_dataset_entry.ipynb", test_parameters={"limit": 1}),
+    Artefact("dq_f14", "debateqa", "Figure 14: topic distribution of the questions (BERTopic)",
+             "dq_f14_topics.ipynb", figure=True),
+    Artefact("dq_t06", "debateqa", "Table 6: no retrieval vs vanilla RAG vs ReAct (P.D., D.A.)",
+             "dq_t06_rag.ipynb", figure=True, test_parameters=_SMALL_PAIR),
+    Artefact("dq_t07", "debateqa", "Table 7: vanilla RAG on all vs trusted-TLD documents",
+             "dq_t07_rag_trusted.ipynb", figure=True, test_parameters=_SMALL_PAIR),
 )
 
 

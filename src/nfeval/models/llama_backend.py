@@ -80,8 +80,14 @@ class LlamaCppModel(LanguageModel):
         self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer)) if tokenizer else None
         self.template = (template_mode(self.tokenizer, None, chat_template) if self.tokenizer
                          else ("none" if chat_template == "auto" else chat_template))
-        self.llm = Llama(model_path=str(gguf), n_ctx=int(n_ctx), n_threads=n_threads or _threads(),
-                         seed=0, verbose=False)
+        threads = n_threads or _threads()
+        # Prompt processing uses every core by default (fast on an idle machine); an explicit
+        # thread count (argument or NFEVAL_LLAMA_THREADS) applies to it too, so a shared
+        # machine can really be limited.
+        batch = {"n_threads_batch": threads} if (n_threads or os.environ.get(
+            "NFEVAL_LLAMA_THREADS", "").strip()) else {}
+        self.llm = Llama(model_path=str(gguf), n_ctx=int(n_ctx), n_threads=threads,
+                         seed=0, verbose=False, **batch)
         self.max_length = int(n_ctx)
         self.info = ModelInfo(name=name, backend="llama", source=source, checksum=checksum,
                               dtype=f"gguf:{gguf.name}", chat_template=self.template,
