@@ -81,6 +81,14 @@ QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "debateqa_sample" / "
      "4. " + "word " * 80 + "[docs: 1]\n"
      "5. Mandatory voting legitimises results [docs: 2]",
      3, [("Mandatory voting legitimises results.", (2,))]),
+    # what Qwen2.5-Coder-0.5B wrote: document numbers as indented sub-bullets, framed positions
+    ("1. **The question**: Voting should be compulsory for all adults.\n   - **Documents**: 1\n\n"
+     "2. **The documents**: The documents argue that voting should be compulsory for all adults.\n"
+     "   - **Documents**: 1, 2\n"
+     "3. Abstaining from a vote is itself a political act.\n   - 3",
+     3, [("Voting should be compulsory for all adults.", (1,)),
+         ("Voting should be compulsory for all adults.", (1, 2)),
+         ("Abstaining from a vote is itself a political act.", (3,))]),
     ("", 3, []),
     ("   \n\n", 3, []),
     (None, 3, []),

@@ -62,13 +62,17 @@ from nfeval.prompts import prompt_text
 __all__ = [
     "LINKED_SOURCES",
     "SEARCH_METHODS",
+    "STEPS",
     "PipelineResult",
     "dedup_stage",
+    "distribution_table",
     "explanation_stage",
     "extract_stage",
     "filter_trusted",
+    "funnel_table",
     "item_id",
     "min_povs_stage",
+    "partial_answer_counts",
     "run_pipeline",
     "search_documents",
     "select_documents",
@@ -273,10 +277,15 @@ class PipelineResult:
     parameters: dict[str, Any] = field(default_factory=dict)
 
 
-def _funnel_row(stage: str, questions: int, documents: float = np.nan, povs: float = np.nan,
-                note: str = "") -> dict:
-    return {"stage": stage, "questions": questions, "documents": documents, "povs": povs,
-            "note": note}
+#: Stable ids of the funnel's steps (the ``step`` column), in order.
+STEPS = ("sourced", "dedup", "search", "tld", "min_docs", "limit", "povs", "min_povs",
+         "explanations")
+
+
+def _funnel_row(step: str, stage: str, questions: int, documents: float = np.nan,
+                povs: float = np.nan, note: str = "") -> dict:
+    return {"step": step, "stage": stage, "questions": questions, "documents": documents,
+            "povs": povs, "note": note}
 
 
 def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample",),
@@ -293,7 +302,8 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
     """Run every stage; ``model=None`` stops after the document stages (no LLM).
 
     ``questions`` (``SourcedQuestion`` triples) replaces stage 1's ``sources``;
-    ``docs`` replaces the collection file. ``limit`` > 0 sends only the first
+    ``docs`` replaces the collection file. ``dedup_threshold`` None or negative:
+    the dedup module's default. ``limit`` > 0 sends only the first
     ``limit`` questions kept by the document stages (in source order) through
     the LLM stages, whose funnel counts are then out of ``limit``.
     """
@@ -312,15 +322,17 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
                           f"({skipped}) or empty.")
     docs = load_documents(docs_path) if docs is None else list(docs)
     docs_by_id = {d.doc_id: d for d in docs}
-    funnel = [_funnel_row("sourced", len(questions))]
+    funnel = [_funnel_row("sourced", "sourced", len(questions))]
 
     dres = None
+    if dedup_threshold is not None and dedup_threshold < 0:
+        dedup_threshold = None  # the dedup module's default
     if dedup and len(questions) > 1:
         kept, dres = dedup_stage(questions, threshold=dedup_threshold, seed=seed,
                                  embeddings=dedup_embeddings)
     else:
         kept = list(questions)
-    funnel.append(_funnel_row("deduplicated", len(kept),
+    funnel.append(_funnel_row("dedup", "deduplicated", len(kept),
                               note="" if dedup else "deduplication switched off"))
 
     hits = search_documents(kept, docs, method=search, k=k,
@@ -328,11 +340,11 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
     trusted = filter_trusted(hits, tlds)
     selected = select_documents(trusted, min_docs=min_docs, max_docs=max_docs)
     n_q = lambda df: df.groupby(["source", "question_id"]).ngroups if len(df) else 0  # noqa: E731
-    funnel.append(_funnel_row("document search", n_q(hits), len(hits),
+    funnel.append(_funnel_row("search", "document search", n_q(hits), len(hits),
                               note=f"{search}, top {k}"))
-    funnel.append(_funnel_row("trusted TLDs", n_q(trusted), len(trusted),
+    funnel.append(_funnel_row("tld", "trusted TLDs", n_q(trusted), len(trusted),
                               note="Table 10: " + ", ".join(tlds)))
-    funnel.append(_funnel_row(f">= {min_docs} documents", len(selected),
+    funnel.append(_funnel_row("min_docs", f">= {min_docs} documents", len(selected),
                               sum(len(v) for v in selected.values()),
                               note=f"top {min_docs}-{max_docs} per question"))
 
@@ -346,24 +358,24 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
                                 "empty"])
     if model is not None and chosen:
         if limit > 0:
-            funnel.append(_funnel_row("LLM stages run on", len(chosen),
+            funnel.append(_funnel_row("limit", "LLM stages run on", len(chosen),
                                       sum(len(v) for v in chosen.values()),
                                       note=f"the first {limit} (limit)"))
         extracted = extract_stage(model, texts, chosen, docs_by_id, seed=seed,
                                   max_tokens=pov_tokens, temperature=temperature,
                                   max_chars=max_chars, max_povs=max_povs, use_cache=use_cache,
                                   progress=progress)
-        funnel.append(_funnel_row("POV extraction", sum(1 for e in extracted.values() if e.povs),
-                                  povs=sum(len(e.povs) for e in extracted.values()),
+        funnel.append(_funnel_row("povs", "POV extraction",
+                                  sum(1 for e in extracted.values() if e.povs), povs=sum(len(e.povs) for e in extracted.values()),
                                   note="questions with at least one POV"))
         enough = min_povs_stage(extracted, min_povs)
-        funnel.append(_funnel_row(f">= {min_povs} POVs", len(enough),
+        funnel.append(_funnel_row("min_povs", f">= {min_povs} POVs", len(enough),
                                   povs=sum(len(v) for v in enough.values())))
         items, pas = explanation_stage(model, texts, enough, chosen, docs_by_id, seed=seed,
                                        max_tokens=explanation_tokens, temperature=temperature,
                                        max_chars=max_chars, use_cache=use_cache,
                                        progress=progress)
-        funnel.append(_funnel_row("explanation expansion", len(items),
+        funnel.append(_funnel_row("explanations", "explanation expansion", len(items),
                                   povs=sum(len(it["partial_answers"]) for it in items),
                                   note="partial answers with a non-empty explanation"))
 
@@ -431,3 +443,91 @@ def write_items(items: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(p)
     return p
+
+
+def partial_answer_counts(split: str = "test") -> tuple[str, pd.DataFrame]:
+    """Partial answers per question of a DebateQA split, the closest real data to Figure 13.
+
+    The release holds the partial answers that survived human annotation
+    (A.4), not the POVs extracted before it, so its counts sit one step after
+    Figure 13's. Where the split is not reachable, the project's sample
+    (written in the release's format) stands in; the returned name says which.
+    Returns (name, DataFrame with ``id`` and ``partial_answers``).
+    """
+    from nfeval.data import load_debateqa
+    from nfeval.data.sample import SAMPLE_DIR
+
+    try:
+        items, name = load_debateqa(split), f"DebateQA {split} split"
+    except NfevalError:
+        items, name = load_debateqa(SAMPLE_DIR / "questions.jsonl"), \
+            f"project sample (DebateQA {split} split not reachable)"
+    return name, pd.DataFrame({"id": [it.id for it in items],
+                               "partial_answers": [len(it.partial_answers) for it in items]})
+
+
+def funnel_table(funnel: pd.DataFrame) -> pd.DataFrame:
+    """The funnel in long form (step, stage, measure, ours, note), steps in pipeline order
+    and measures as questions, documents, povs; counts that do not apply are left out."""
+    rows = [{"step": r.step, "stage": r.stage, "measure": m, "ours": float(getattr(r, m)),
+             "note": r.note}
+            for r in funnel.itertuples() for m in ("questions", "documents", "povs")
+            if pd.notna(getattr(r, m))]
+    return pd.DataFrame(rows, columns=["step", "stage", "measure", "ours", "note"])
+
+
+def _histogram(values: pd.Series, lo: int, hi: int) -> list[tuple[int, int]]:
+    counts = values.astype(int).value_counts()
+    return [(n, int(counts.get(n, 0))) for n in range(lo, hi + 1)]
+
+
+def distribution_table(result: PipelineResult, reference: tuple[str, pd.DataFrame] | None = None
+                       ) -> pd.DataFrame:
+    """Figures 12-13 in long form: figure, metric, n, ours, data.
+
+    f12: trusted documents per searched question (before the ">= min_docs"
+    filter) and documents used per kept question; f13: POVs per question
+    that went through extraction (before the ">= min_povs" filter) and
+    partial answers per produced item; ``reference`` (from
+    :func:`partial_answer_counts`) adds the release's partial answers per
+    question as ``f13 reference``. ``n`` is the bar (a count of documents or
+    POVs), empty for summary rows.
+    """
+    q = result.questions
+    min_docs = int(result.parameters.get("min_docs", 3))
+    searched = q[q.dropped_at != "deduplicated"]
+    kept = q[q.used > 0]
+    ran = q[q.povs.notna()]
+    rows: list[dict] = []
+
+    def add(figure, metric, ours, n="", data="ours"):
+        rows.append({"figure": figure, "metric": metric, "n": n, "ours": ours, "data": data})
+
+    add("f12", "questions searched", len(searched))
+    add("f12", "questions kept", len(kept))
+    if len(kept):
+        add("f12", "min documents per question", int(kept.used.min()))
+        add("f12", "max documents per question", int(kept.used.max()))
+        add("f12", "mean documents per question", float(kept.used.mean()))
+    if len(searched):
+        for n, c in _histogram(searched.trusted, 0, int(searched.trusted.max())):
+            add("f12", "questions with n trusted documents", c, n)
+    if len(kept):
+        for n, c in _histogram(kept.used, min_docs, int(kept.used.max())):
+            add("f12", "questions with n documents used", c, n)
+    add("f13", "questions extracted", len(ran))
+    add("f13", "questions kept", int((ran.dropped_at == "").sum()))
+    if len(ran):
+        add("f13", "mean POVs per question", float(ran.povs.mean()))
+        for n, c in _histogram(ran.povs, 0, int(ran.povs.max())):
+            add("f13", "questions with n POVs", c, n)
+    pas = [len(it["partial_answers"]) for it in result.items]
+    add("f13", "mean partial answers per item", float(np.mean(pas)) if pas else np.nan)
+    if reference is not None:
+        name, ref = reference
+        add("f13 reference", "mean partial answers per item", float(ref.partial_answers.mean()),
+            data=name)
+        for n, c in _histogram(ref.partial_answers, int(ref.partial_answers.min()),
+                               int(ref.partial_answers.max())):
+            add("f13 reference", "questions with n partial answers", c, n, data=name)
+    return pd.DataFrame(rows, columns=["figure", "metric", "n", "ours", "data"])

@@ -196,10 +196,20 @@ def _doc_refs(text: str, n_docs: int | None) -> tuple[str, list[int]]:
     return text, found
 
 
+# "The question: X", "The documents: The documents argue that X" -> "X"
+_FRAME = re.compile(r"^(?:(?:the\s+)?(?:question|documents?|answer|position)\s*\d{0,2}\s*:\s*)?"
+                    r"(?:(?:the\s+)?(?:documents?|authors?|sources?|texts?)(?:\s+\d{1,2})?\s+"
+                    r"(?:argue|argues|say|says|state|states|claim|claims|suggest|suggests|hold|"
+                    r"holds|believe|believes)\s+that\s+)?", re.IGNORECASE)
+
+
 def _clean(text: str) -> str:
     text = text.replace("**", "").replace("__", "")
     text = _STOP_AT.split(" " + text, maxsplit=1)[0]
     text = _LABEL.sub("", text.strip())
+    framed = _FRAME.sub("", text, count=1)
+    if framed != text and framed:
+        text = framed[0].upper() + framed[1:]
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"\s+([.,;:!?])", r"\1", text)
     text = text.strip(" \t-\u2013\u2014:;,|\"'`\u201c\u201d\u2018\u2019")
@@ -209,11 +219,30 @@ def _clean(text: str) -> str:
     return text
 
 
+_NUMBERED = re.compile(r"^\s*(?:#{1,4}\s*)?(?:\*\*)?\(?\d{1,2}[.):](?!\d)")
+_BULLET = re.compile(r"^\s*[-*\u2022\u2013]\s+")
+_BARE_NUMBERS = re.compile(r"^\s*(?:[-*\u2022\u2013]\s*)?(\d{1,2}(?:\s*(?:,|and|&)\s*\d{1,2})*)\s*\.?\s*$")
+
+
+def _continuation(line: str) -> str:
+    """A line inside an item: bare numbers ("- 1, 3") become a document reference."""
+    m = _BARE_NUMBERS.match(line)
+    if m:
+        return f"[docs: {m.group(1)}]"
+    return _BULLET.sub("", line).strip()
+
+
 def _items(text: str) -> list[str]:
-    """The list items of a model output: item lines with their continuation lines."""
+    """The list items of a model output: item lines with their continuation lines.
+
+    In a numbered list, indented bullets continue the current item (small
+    models put "- Documents: 1, 2" under each point)."""
     lines = [ln.rstrip() for ln in text.replace("\r", "").split("\n")]
     lines = [ln for ln in lines if not ln.strip().startswith("```")]
-    starts = [i for i, ln in enumerate(lines) if _ITEM.match(ln)]
+    numbered = any(_NUMBERED.match(ln) for ln in lines)
+    starts = [i for i, ln in enumerate(lines)
+              if (_NUMBERED.match(ln) if numbered and (ln[:1].isspace() and _BULLET.match(ln))
+                  else _ITEM.match(ln))]
     if not starts:  # no list markers: every non-blank line is a candidate
         return [ln for ln in lines if ln.strip() and not ln.strip().endswith(":")]
     items: list[str] = []
@@ -225,10 +254,11 @@ def _items(text: str) -> list[str]:
             if not ln.strip():
                 blank = True
                 continue
+            part = _continuation(ln)
             # After a blank line only a bare document reference still belongs to the item.
-            if blank and not _KEYWORD.match(ln.strip()) and not _BRACKET.match(ln.strip()):
+            if blank and not _KEYWORD.match(part) and not _BRACKET.match(part):
                 break
-            body.append(ln.strip())
+            body.append(part)
         items.append(" ".join(body))
     return items
 
@@ -248,7 +278,7 @@ def parse_povs(text: str | None, n_docs: int | None = None, *, max_words: int = 
     qnorm = _norm(question) if question else None
     out: list[Pov] = []
     for item in _items(text):
-        rest, docs = _doc_refs(item, n_docs)
+        rest, docs = _doc_refs(item.replace("**", "").replace("__", ""), n_docs)
         pov = _clean(rest)
         if not pov or _HEADERS.match(pov):
             continue
