@@ -147,6 +147,31 @@ def test_prompts_fill_their_slots():
         pov_prompt("Q?", [])
 
 
+class _Canned:
+    template = "model"
+    info = ModelInfo(name="canned", backend="fake", source="test")
+
+    def __init__(self, text, finish_reason):
+        self.text, self.finish_reason = text, finish_reason
+
+    def chat_prompt(self, user, *, system=None):
+        return user
+
+    def generate(self, prompt, **kw):
+        return Generation(text=self.text, finish_reason=self.finish_reason, n_tokens=9)
+
+
+@pytest.mark.parametrize("finish_reason, expected", [
+    ("stop", ["Fines fall unevenly on the poor.", "People who move often miss."]),
+    ("length", ["Fines fall unevenly on the poor."]),
+])
+def test_extract_povs_drops_a_line_cut_by_max_tokens(finish_reason, expected):
+    model = _Canned("1. Fines fall unevenly on the poor [docs: 1]\n2. People who move often miss",
+                    finish_reason)
+    ex = extract_povs(model, "Q?", ["doc one", "doc two"], use_cache=False)
+    assert [p.text for p in ex.povs] == expected and ex.raw == model.text
+
+
 # --------------------------------------------------------------------------- fake model
 
 class FakeModel:

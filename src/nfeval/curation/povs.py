@@ -397,7 +397,8 @@ def extract_povs(model, question: str, documents: Sequence[str], *, key: str | i
     (any :class:`nfeval.models.LanguageModel`; the ``llama`` backend for the
     embedded models). ``key`` names the question in the cache. ``max_povs`` > 0
     stops generation where item ``max_povs + 1`` would start (greedy small
-    models otherwise repeat one line until ``max_tokens``); 0: no stop.
+    models otherwise repeat one line until ``max_tokens``); 0: no stop. When
+    generation does stop at ``max_tokens``, its unfinished last line is not parsed.
     """
     template = prompt_text(POV_PROMPT)
     if cache is None and use_cache:
@@ -407,7 +408,10 @@ def extract_povs(model, question: str, documents: Sequence[str], *, key: str | i
     stop = [f"\n{max_povs + 1}.", f"\n{max_povs + 1})"] if max_povs > 0 else []
     res, cached = _generate(model, cache, str(key), user, max_tokens=max_tokens,
                             temperature=temperature, seed=seed, stop=stop)
-    parsed = parse_povs(res["raw"], len(documents), max_words=max_words, question=question)
+    text = res["raw"]
+    if res.get("finish_reason") == "length" and "\n" in text.strip():
+        text = text.rstrip().rsplit("\n", 1)[0]  # the last line was cut by max_tokens
+    parsed = parse_povs(text, len(documents), max_words=max_words, question=question)
     return PovExtraction(povs=dedup_povs(parsed), raw=res["raw"], parsed=len(parsed),
                          n_tokens=res.get("n_tokens", 0), cached=cached,
                          extra={"finish_reason": res.get("finish_reason"),
