@@ -11,7 +11,6 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from nfeval import NfevalError
@@ -45,19 +44,19 @@ QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "debateqa_sample" / "
 
 @pytest.mark.parametrize("text, n_docs, expected", [
     # the prompt's own format
-    ("1. Voting should be compulsory to raise turnout [docs: 1, 3]\n"
+    (("1. Voting should be compulsory to raise turnout [docs: 1, 3]\n"
      "2. Compulsory voting infringes liberty [docs: 2]\n"
-     "3. Compulsion changes campaign incentives [docs: 3,4]",
+     "3. Compulsion changes campaign incentives [docs: 3,4]"),
      4, [("Voting should be compulsory to raise turnout.", (1, 3)),
          ("Compulsory voting infringes liberty.", (2,)),
          ("Compulsion changes campaign incentives.", (3, 4))]),
     # bullets, bold labels, parenthesised references, preamble and closing remark
-    ("Here are the points of view:\n\n- **POV 1:** Rent control protects tenants. (Documents 1 and 2)\n"
-     "- **POV 2:** Rent control shrinks supply. (Document 3)\n\nThese cover the debate.",
+    (("Here are the points of view:\n\n- **POV 1:** Rent control protects tenants. (Documents 1 and 2)\n"
+     "- **POV 2:** Rent control shrinks supply. (Document 3)\n\nThese cover the debate."),
      3, [("Rent control protects tenants.", (1, 2)), ("Rent control shrinks supply.", (3,))]),
     # "1)" numbering, [1][3] references, "Sources: 2-4" ranges
-    ("1) Zoos save endangered species [1][3]\n2) Captivity harms wide-ranging animals (Doc 2)\n"
-     "3) Zoos should keep only species that thrive. Sources: 2-4",
+    (("1) Zoos save endangered species [1][3]\n2) Captivity harms wide-ranging animals (Doc 2)\n"
+     "3) Zoos should keep only species that thrive. Sources: 2-4"),
      4, [("Zoos save endangered species.", (1, 3)),
          ("Captivity harms wide-ranging animals.", (2,)),
          ("Zoos should keep only species that thrive.", (2, 3, 4))]),
@@ -82,10 +81,10 @@ QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "debateqa_sample" / "
      "5. Mandatory voting legitimises results [docs: 2]",
      3, [("Mandatory voting legitimises results.", (2,))]),
     # what Qwen2.5-Coder-0.5B wrote: document numbers as indented sub-bullets, framed positions
-    ("1. **The question**: Voting should be compulsory for all adults.\n   - **Documents**: 1\n\n"
+    (("1. **The question**: Voting should be compulsory for all adults.\n   - **Documents**: 1\n\n"
      "2. **The documents**: The documents argue that voting should be compulsory for all adults.\n"
      "   - **Documents**: 1, 2\n"
-     "3. Abstaining from a vote is itself a political act.\n   - 3",
+     "3. Abstaining from a vote is itself a political act.\n   - 3"),
      3, [("Voting should be compulsory for all adults.", (1,)),
          ("Voting should be compulsory for all adults.", (1, 2)),
          ("Abstaining from a vote is itself a political act.", (3,))]),

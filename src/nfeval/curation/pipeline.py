@@ -44,7 +44,13 @@ import numpy as np
 import pandas as pd
 
 from nfeval import NfevalError
-from nfeval.curation.documents import DOCS_FILE, BM25Index, DenseIndex, Document, load_documents
+from nfeval.curation.documents import (
+    DOCS_FILE,
+    BM25Index,
+    DenseIndex,
+    Document,
+    load_documents,
+)
 from nfeval.curation.povs import (
     MIN_POVS,
     Pov,
@@ -282,6 +288,10 @@ STEPS = ("sourced", "dedup", "search", "tld", "min_docs", "limit", "povs", "min_
          "explanations")
 
 
+def _n_questions(hits: pd.DataFrame) -> int:
+    return hits.groupby(["source", "question_id"]).ngroups if len(hits) else 0
+
+
 def _funnel_row(step: str, stage: str, questions: int, documents: float = np.nan,
                 povs: float = np.nan, note: str = "") -> dict:
     return {"step": step, "stage": stage, "questions": questions, "documents": documents,
@@ -307,12 +317,12 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
     ``limit`` questions kept by the document stages (in source order) through
     the LLM stages, whose funnel counts are then out of ``limit``.
     """
-    params = dict(sources=list(sources) if not isinstance(sources, str) else sources,
-                  dedup=dedup, dedup_threshold=dedup_threshold, search=search, k=k,
-                  min_relative_score=min_relative_score, tlds=list(tlds), min_docs=min_docs,
-                  max_docs=max_docs, limit=limit, min_povs=min_povs, seed=seed,
-                  pov_tokens=pov_tokens, explanation_tokens=explanation_tokens,
-                  max_povs=max_povs, temperature=temperature, max_chars=max_chars)
+    params = {"sources": list(sources) if not isinstance(sources, str) else sources,
+              "dedup": dedup, "dedup_threshold": dedup_threshold, "search": search, "k": k,
+              "min_relative_score": min_relative_score, "tlds": list(tlds),
+              "min_docs": min_docs, "max_docs": max_docs, "limit": limit, "min_povs": min_povs,
+              "seed": seed, "pov_tokens": pov_tokens, "explanation_tokens": explanation_tokens,
+              "max_povs": max_povs, "temperature": temperature, "max_chars": max_chars}
     skipped: dict[str, str] = {}
     if questions is None:
         questions, skipped = source_questions(sources)
@@ -339,10 +349,9 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
                             min_relative_score=min_relative_score)
     trusted = filter_trusted(hits, tlds)
     selected = select_documents(trusted, min_docs=min_docs, max_docs=max_docs)
-    n_q = lambda df: df.groupby(["source", "question_id"]).ngroups if len(df) else 0  # noqa: E731
-    funnel.append(_funnel_row("search", "document search", n_q(hits), len(hits),
+    funnel.append(_funnel_row("search", "document search", _n_questions(hits), len(hits),
                               note=f"{search}, top {k}"))
-    funnel.append(_funnel_row("tld", "trusted TLDs", n_q(trusted), len(trusted),
+    funnel.append(_funnel_row("tld", "trusted TLDs", _n_questions(trusted), len(trusted),
                               note="Table 10: " + ", ".join(tlds)))
     funnel.append(_funnel_row("min_docs", f">= {min_docs} documents", len(selected),
                               sum(len(v) for v in selected.values()),
@@ -405,7 +414,7 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
         else:
             dropped = ""
         rows.append({"source": q.source, "question_id": q.question_id, "question": q.text,
-                     "retrieved": int(len(h)), "retrieved_linked": int(h["linked"].sum()),
+                     "retrieved": len(h), "retrieved_linked": int(h["linked"].sum()),
                      "trusted": int(h["trusted"].sum()) if len(h) else 0,
                      "used": len(selected.get(key, ())),
                      "povs_parsed": ex.parsed if ex else np.nan,
