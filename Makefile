@@ -48,7 +48,9 @@ LK_COMPOSITION := results/lk_t06.csv results/lk_t07_t08.csv
 ARTEFACTS += $(LK_GENERATED) $(LK_COMPOSITION)
 # DebateQA curation, dataset views, alignment and RAG (the project's document collection)
 DQ_DOCS := $(wildcard data/debateqa_docs/*)
-DQ_CURATION := results/dq_t08_t09.csv results/dq_t10.csv results/dq_f11.csv
+# dq_f12_f13 reruns dq_f01's pipeline from its cache, so it runs after it.
+DQ_CURATION := results/dq_t08_t09.csv results/dq_t10.csv results/dq_f11.csv results/dq_f01.csv \
+  results/dq_f12_f13.csv
 DQ_ALIGNMENT := results/dq_t02.csv results/dq_f02.csv
 DQ_VIEWS := results/dq_t01.csv results/dq_f14.csv
 # dq_t06 reuses dq_t04's cached no-retrieval answers; dq_t07 reuses dq_t06's RAG answers.
@@ -166,6 +168,12 @@ results/dq_t06.csv: notebooks/dq_t06_rag.ipynb results/dq_t04.csv $(DQ_DOCS) ## 
 	$(call run_notebook,$<)
 
 results/dq_t07.csv: notebooks/dq_t07_rag_trusted.ipynb results/dq_t06.csv ## DebateQA Table 7 (RAG on trusted TLDs)
+	$(call run_notebook,$<)
+
+results/dq_f01.csv: notebooks/dq_f01_curation_pipeline.ipynb $(SRC) $(DQ_SAMPLE) $(DQ_DOCS) | $(STAMP) ## DebateQA Figure 1 (curation pipeline funnel on the project's document collection)
+	$(call run_notebook,$<)
+
+results/dq_f12_f13.csv: notebooks/dq_f12_f13_docs_povs_per_question.ipynb results/dq_f01.csv ## DebateQA Figures 12-13 (documents and POVs per question; reuses dq_f01's cache)
 	$(call run_notebook,$<)
 
 test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)

@@ -39,6 +39,9 @@ _SMALL_GT = {"limit": 1, "max_candidates": 3, "datasets": "antique", "shots": 1,
              "golden_tokens": 24, "degraded_tokens": 48, "attempts": 1, "judge": _SMOL,
              "generator": f"llama:{_SMOL}", "degraders": f"llama:{_SMOL}"}
 
+# DebateQA curation pipeline: one question, SmolLM2, tiny generation budgets
+_SMALL_CURATION = {"limit": 1, "model": _SMOL, "pov_tokens": 64, "explanation_tokens": 32}
+
 ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_t01", "linkage", "Table 1: dataset statistics (answers per grade)",
              "lk_t01_dataset_stats.ipynb", figure=True, test_parameters={"limit": 5}),
@@ -118,6 +121,11 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "dq_t10_trusted_tlds.ipynb", figure=True, test_parameters={"limit": 5}),
     Artefact("dq_f11", "debateqa", "Figure 11: question-to-chunk cosine similarity",
              "dq_f11_chunk_similarity.ipynb", figure=True, test_parameters={"limit": 5}),
+    Artefact("dq_f01", "debateqa", "Figure 1: curation pipeline funnel",
+             "dq_f01_curation_pipeline.ipynb", figure=True, test_parameters=_SMALL_CURATION),
+    Artefact("dq_f12_f13", "debateqa", "Figures 12-13: documents and POVs per question",
+             "dq_f12_f13_docs_povs_per_question.ipynb", figure=True,
+             test_parameters=_SMALL_CURATION),
     Artefact("dq_t01", "debateqa", "Table 1: one dataset entry (question, POVs, truncated explanations)",
              "dq_t01_dataset_entry.ipynb", test_parameters={"limit": 1}),
     Artefact("dq_f14", "debateqa", "Figure 14: topic distribution of the questions (BERTopic)",
