@@ -25,6 +25,7 @@ class Profile:
     generator_backend: str  # backend that generates answers: "llama", "hf" or "openai"
     embedder: str  # sentence embeddings (BERTScore, BERTopic, retrieval)
     judge_mode: str  # "prob" (label distribution) or "sample" (the papers' decoding)
+    refppl_lm: str  # small base LM of LINKAGE's reference-recovery perplexity row (beyond the paper)
     device: str  # "cpu" or "auto"
 
 
@@ -40,6 +41,7 @@ PROFILES = {
         generator_backend="llama",
         embedder="minilm-l6",
         judge_mode="prob",
+        refppl_lm="gemma3-270m",
         device="cpu",
     ),
     "paper": Profile(
@@ -58,6 +60,7 @@ PROFILES = {
         generator_backend="hf",
         embedder="roberta-large",
         judge_mode="sample",
+        refppl_lm="Qwen/Qwen2-0.5B",
         device="auto",
     ),
 }

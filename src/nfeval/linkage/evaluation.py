@@ -243,7 +243,8 @@ def method_scale(method: str, n_references: int = 0) -> tuple[float, float]:
 
     ``linkage``: -(m+1) .. -1 (the score is minus the rank); ``pointwise*``:
     0..10; ``pairwise``: 0..1 (weighted share of wins); ROUGE, BLEU,
-    BERTScore: 0..1 (the [CLS] cosine: -1..1).
+    BERTScore: 0..1 (the [CLS] cosine: -1..1); ``refppl``: 0..1, given as the
+    geometric-mean token probability ``exp(score)`` of the top-grade references.
     """
     if method.startswith("linkage"):
         if n_references < 1:
@@ -253,7 +254,7 @@ def method_scale(method: str, n_references: int = 0) -> tuple[float, float]:
         return (0.0, 10.0)
     if method == "bertscore-cls":
         return (-1.0, 1.0)
-    if method in ("pairwise", "rouge1", "rouge2", "rougeL", "bleu", "bertscore"):
+    if method in ("pairwise", "rouge1", "rouge2", "rougeL", "bleu", "bertscore", "refppl"):
         return (0.0, 1.0)
     raise NfevalError(f"no known scale for method {method!r}.")
 
