@@ -14,8 +14,9 @@ STAMP := $(VENV)/.nfeval-installed
 # Run profile of every notebook: embedded (CPU, PyPI-shipped models) or paper (GPU, hub models).
 PROFILE ?= embedded
 SEED ?= 0
-# LIMIT=N caps the questions per notebook (empty = each notebook's default).
-LIMIT ?=
+# LIMIT=N caps the questions per notebook (empty = each notebook's default); 0 runs every
+# question, the paper profile's default.
+LIMIT ?= $(if $(filter paper,$(PROFILE)),0)
 
 # The offline copies of the public releases, when this checkout sits beside them.
 NFEVAL_MIRROR ?= $(if $(wildcard ../shared/data/linkage),$(abspath ../shared/data))
