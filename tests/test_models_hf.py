@@ -192,6 +192,30 @@ def test_label_distribution_multi_token_exact(m32):
     assert dist == pytest.approx(normalize(raw), abs=1e-9)
 
 
+def test_batch_label_logprobs_equal_the_per_prompt_ones(tiny_gpt2):
+    m = tiny_gpt2
+    head = "Animal research saves lives. Many treatments were first tested on animals. "
+    prompts = [head + tail for tail in ("Voting should be mandatory.", "Alternatives exist.",
+                                        "Cell cultures and computer models can replace many tests.")]
+    labels = ["yes", "no", "Animal research"]
+    single = [m.label_logprobs(p, labels) for p in prompts]
+    for share_with in (None, head + "PLACEHOLDER"):
+        got = m.batch_label_logprobs(prompts, labels, share_with=share_with)
+        for row, ref in zip(got, single):
+            assert row == pytest.approx(ref, abs=1e-4)
+    # nothing shared (share_with disagrees at once): every prompt on its own, same values
+    got = m.batch_label_logprobs(prompts, labels, share_with="Voting")
+    assert [r == pytest.approx(s, abs=1e-6) for r, s in zip(got, single)] == [True] * 3
+    # too long for the window with the labels: scored one by one (the context cut on the left)
+    long = head * 12
+    assert len(m.encode_context(long)) > m.max_length
+    assert m.batch_label_logprobs([long, long + "x"], labels)[0] == pytest.approx(
+        m.label_logprobs(long, labels), abs=1e-6)
+    assert m.batch_label_logprobs([], labels) == []
+    with pytest.raises(NfevalError, match="list of strings"):
+        m.batch_label_logprobs("one prompt", labels)
+
+
 # --------------------------------------------------------------------------- (c)
 @pytest.mark.slow
 @needs_model

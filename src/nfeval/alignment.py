@@ -571,42 +571,20 @@ def parse_count(text: str | None, low: int, high: int) -> float:
     return float(v) if low <= v <= high else math.nan
 
 
-def _common_prefix(seqs: Sequence[Sequence[int]]) -> int:
-    first = seqs[0]
-    n = min(len(s) for s in seqs)
-    i = 0
-    while i < n and all(s[i] == first[i] for s in seqs):
-        i += 1
-    return i
-
-
 def label_distributions(judge, prompts: Sequence[str], labels: Sequence[str]
                         ) -> list[tuple[dict[str, float], float]]:
     """(distribution over ``labels``, raw label mass) after each full prompt, in order.
 
     The raw mass is the probability the judge gives to the labels at all
     (before renormalising): a low value says the judge does not answer with
-    one. On the transformers backend the prompts are tokenized whole and the
-    token ids they all share run through the model once
-    (:meth:`HFModel.score_labels_ids`), which gives the per-prompt values
-    exactly; other backends score each prompt on its own.
+    one. :meth:`~nfeval.models.base.LanguageModel.batch_label_logprobs`: on
+    the transformers backend the token ids the prompts share run through the
+    model once, which gives the per-prompt values exactly; other backends
+    score each prompt on its own.
     """
     from nfeval.models.base import normalize
 
-    if not prompts:
-        return []
-    labels = list(labels)
-    if hasattr(judge, "score_labels_ids") and hasattr(judge, "encode_context"):
-        ids = [judge.encode_context(p) for p in prompts]
-        cut = min(_common_prefix(ids), min(len(i) for i in ids) - 1)
-        if cut >= 1:
-            rows = judge.score_labels_ids(ids[0][:cut], [i[cut:] for i in ids],
-                                          judge._label_ids(labels))
-            logps = [dict(zip(labels, r)) for r in rows]
-        else:
-            logps = [judge.label_logprobs(p, labels) for p in prompts]
-    else:
-        logps = [judge.label_logprobs(p, labels) for p in prompts]
+    logps = judge.batch_label_logprobs(list(prompts), list(labels))
     return [(normalize(lp), float(sum(math.exp(v) for v in lp.values()))) for lp in logps]
 
 

@@ -208,29 +208,16 @@ def _shared_split(judge: LanguageModel, zero_shot: bool, template: str | None) -
     return j if j >= 0 else i
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
 def _prob_batch_ids(judge, chats: list[str], zero_shot: bool, template: str) -> list[float]:
     """Shared prefix found on token ids: the tokens every prompt shares with a prompt
     whose question and answer are placeholders. Each prompt is tokenized whole, as
     :meth:`label_distribution` does, so the values are the per-prompt ones exactly."""
-    probe = judge.encode_context(judge.chat_prompt(
-        da_prompt(_SENTINEL_Q, _SENTINEL_A, zero_shot=zero_shot, template=template)))
-    ids = [judge.encode_context(c) for c in chats]
-    cut = min(_common_prefix(probe, i) for i in ids)
-    labels = judge._label_ids(list(LABELS))
-    if cut < 1 or any(len(i) + max(map(len, labels)) > judge.max_length for i in ids):
-        return [float(judge.label_distribution(c, list(LABELS))["1"]) for c in chats]
-    rows = judge.score_labels_ids(ids[0][:cut], [i[cut:] for i in ids], labels)
     from nfeval.models.base import normalize
 
-    return [float(normalize(dict(zip(LABELS, r)))["1"]) for r in rows]
+    probe = judge.chat_prompt(
+        da_prompt(_SENTINEL_Q, _SENTINEL_A, zero_shot=zero_shot, template=template))
+    rows = judge.batch_label_logprobs(chats, list(LABELS), share_with=probe)
+    return [float(normalize(r)["1"]) for r in rows]
 
 
 def da_prob_batch(judge: LanguageModel, pairs: Sequence[tuple[str, str]], *,

@@ -152,6 +152,23 @@ class LanguageModel(ABC):
         """:meth:`label_distribution` of ``prefix + suffix`` for every suffix (shared prefix)."""
         return [normalize(lp) for lp in self.prefix_label_logprobs(prefix, suffixes, labels)]
 
+    def batch_label_logprobs(self, prompts: Sequence[str], labels: Sequence[str], *,
+                             share_with: str | None = None) -> list[dict[str, float]]:
+        """:meth:`label_logprobs` of every prompt, in order, each prompt tokenized whole.
+
+        For prompts that begin alike but are not split into prefix and suffix
+        by the caller. Backends may run the tokens the prompts share once (the
+        transformers backend does: their common token prefix, cut no later
+        than where ``share_with``, e.g. the template filled with placeholders,
+        stops agreeing with them); the values stay the per-prompt ones. This
+        default scores each prompt on its own.
+        """
+        if isinstance(prompts, str):
+            from nfeval import NfevalError
+
+            raise NfevalError("prompts must be a list of strings, not one string.")
+        return [self.label_logprobs(p, labels) for p in prompts]
+
     # -- generation --------------------------------------------------------
     @abstractmethod
     def generate(

@@ -162,6 +162,16 @@ def _max_length_of(config, tokenizer) -> int:
     return 2048
 
 
+def _common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
+    """How many leading ids all the sequences share."""
+    first = seqs[0]
+    n = min(len(x) for x in seqs)
+    i = 0
+    while i < n and all(x[i] == first[i] for x in seqs):
+        i += 1
+    return i
+
+
 class HFModel(LanguageModel):
     """A causal LM on transformers (CPU by default; bf16 where the CPU has it natively).
 
@@ -424,6 +434,31 @@ class HFModel(LanguageModel):
             return all(t == "full_attention" for t in types)
         return not (getattr(cfg, "sliding_window", None)
                     and getattr(cfg, "use_sliding_window", True))
+
+    def batch_label_logprobs(self, prompts: Sequence[str], labels: Sequence[str], *,
+                             share_with: str | None = None) -> list[dict[str, float]]:
+        """:meth:`label_logprobs` of every prompt, each tokenized whole (base class doc).
+
+        The token ids all prompts share (and share with ``share_with``, if
+        given) run through the model once, then :meth:`score_labels_ids` scores
+        the rest of each prompt and the labels on that cache: the values are
+        the per-prompt ones. Prompts that share nothing, or that leave no room
+        for the labels in the window, are scored one by one.
+        """
+        if isinstance(prompts, str):
+            raise NfevalError("prompts must be a list of strings, not one string.")
+        prompts, labels = list(prompts), list(labels)
+        if not prompts:
+            return []
+        lab = self._label_ids(labels)
+        ids = [self.encode_context(p) for p in prompts]
+        seqs = ids + ([self.encode_context(share_with)] if share_with is not None else [])
+        cut = min(_common_prefix_length(seqs), min(len(i) for i in ids) - 1)
+        longest = max(len(i) for i in lab)
+        if cut < 1 or any(len(i) + longest > self.max_length for i in ids):
+            return [self.label_logprobs(p, labels) for p in prompts]
+        rows = self.score_labels_ids(ids[0][:cut], [i[cut:] for i in ids], lab)
+        return [dict(zip(labels, r)) for r in rows]
 
     @torch.inference_mode()
     def score_labels_ids(self, prefix_ids: Sequence[int], suffix_ids: Sequence[Sequence[int]],
