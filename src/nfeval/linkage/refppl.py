@@ -104,12 +104,12 @@ def refppl_correlations(model, questions: Sequence, splits: Sequence, *,
     nothing is parsed), with ``truncated_tokens`` and ``scored_tokens`` in
     ``df.attrs``.
     """
-    import pandas as pd
     from tqdm.auto import tqdm
 
-    from nfeval.metrics.correlation import COEFFICIENTS, question_correlations
+    from nfeval.linkage.evaluation import correlation_frame
 
     text = {q.qid: q.question for q in questions}
+    template = prompt_text(PROMPT) if template is None else template
     grades, values = {}, {}
     scored = truncated = 0
     for s in tqdm(splits, desc="reference-recovery perplexity", unit="question",
@@ -121,11 +121,6 @@ def refppl_correlations(model, questions: Sequence, splits: Sequence, *,
         values[s.qid] = [r.score for r in res]
         scored += sum(r.scored_tokens for r in res)
         truncated += sum(r.truncated_tokens for r in res)
-    summary = question_correlations(grades, values, COEFFICIENTS)
-    n_cands = sum(len(v) for v in values.values())
-    df = pd.DataFrame([{"coefficient": c, "ours": s.mean, "n_questions": s.n_used,
-                        "n_skipped_undefined": s.n_skipped, "n_unparsed": 0,
-                        "n_dropped": s.n_dropped_items, "n_outputs": n_cands,
-                        "n_candidates": n_cands} for c, s in summary.items()])
+    df = correlation_frame(grades, values)
     df.attrs.update(scored_tokens=scored, truncated_tokens=truncated)
     return df
