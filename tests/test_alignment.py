@@ -121,11 +121,20 @@ def test_selection_skips_single_grade_and_no_reference_questions():
     assert [q.qid for q in free.questions] == ["1", "2", "3"]
 
 
-def test_selection_caps_candidates_keeping_grades():
-    q = _question([3, 3, 3, 2, 2, 1, 1, 0, 0, 0], max_answers=4)
+def test_selection_caps_candidates_uniformly_at_random():
+    from nfeval.linkage.references import sample_candidates
+
+    grades = [3, 3, 3, 2, 2, 1, 1, 0, 0, 0]
+    q = _question(grades, max_answers=4)
     assert len(q.candidates) == 4
-    assert {a.grade for a in q.candidates} == {3, 2, 1, 0}
+    # the uniform, seeded draw of LINKAGE's candidates, never picked by grade
+    assert q.candidates == sample_candidates(_answers(grades), 4, 0, "0")
+    assert q.candidates == _question(grades, max_answers=4).candidates  # deterministic
     assert len(q.top_answers) == 3  # the reference pool is every top answer, not only candidates
+    draws = {tuple(a.doc_id for a in select_questions(
+        [GradedQuestion("0", "q?", _answers(grades))], "toy", max_answers=4,
+        seed=s, need_references=False).questions[0].candidates) for s in range(20)}
+    assert len(draws) > 10  # other seeds, other draws
 
 
 @pytest.mark.parametrize("max_answers", [-1, 1])
@@ -203,6 +212,68 @@ def test_constant_metric_is_skipped_and_nan_scores_are_counted():
     scores = _fake_scores(qs, lambda a: math.nan if a.doc_id == "d4" else a.grade, "num_povs")
     row = alignment_table(scores, human).iloc[0]
     assert row["ours"] == pytest.approx(1.0) and row["n_unscored"] == 2
+
+
+def test_alignment_frame_negates_lower_is_better_and_keeps_the_raw_score():
+    from nfeval.alignment import alignment_frame
+
+    qs = _two_questions()
+    human = human_rankings(qs, rounds=50, seed=0)
+    scores = pd.concat([_fake_scores(qs, lambda a: 10.0 - a.grade, "pd"),
+                        _fake_scores(qs, lambda a: float(a.grade), "g_eval")])
+    frame = alignment_frame(scores, human)
+    assert list(frame.columns) == ["dataset", "metric", "qid", "doc_id", "grade", "score",
+                                   "raw_score"]
+    pd_rows = frame[frame["metric"] == "pd"]
+    assert (pd_rows["score"] == -pd_rows["raw_score"]).all()
+    g = frame[frame["metric"] == "g_eval"]
+    assert (g["score"] == g["raw_score"]).all()
+    assert frame["grade"].tolist()[:5] == human["elo"].tolist()[:5]
+
+
+def test_alignment_rows_match_the_table_and_carry_intervals():
+    from nfeval.alignment import alignment_rows
+
+    qs = [_question([3, 3, 2, 1, 0, 2], qid=str(i)) for i in range(6)]
+    human = human_rankings(qs, rounds=50, seed=0)
+    noisy = {a.doc_id: v for a, v in zip(qs[0].candidates, [0.3, 0.9, 0.1, 0.5, 0.2, 0.4])}
+    scores = pd.concat([
+        _fake_scores(qs, lambda a: 10.0 - a.grade + noisy[a.doc_id] * 3, "pd"),
+        _fake_scores(qs, lambda a: noisy[a.doc_id], "g_eval"),
+        _fake_scores(qs, lambda a: 1.0, "acknowledge")])
+    rows = alignment_rows(scores, human, seed=0)
+    table = alignment_table(scores, human)
+    merged = rows.merge(table, on=["dataset", "metric", "coefficient"], suffixes=("", "_t"))
+    assert len(merged) == 6
+    for _, r in merged.iterrows():
+        assert (math.isnan(r["ours"]) and math.isnan(r["ours_t"])) or \
+            r["ours"] == pytest.approx(r["ours_t"])
+        assert r["n_questions"] == r["n_questions_t"]
+        assert r["n_skipped_undefined"] == r["n_skipped"]
+    ack = rows[rows["metric"] == "acknowledge"]
+    assert (ack["n_questions"] == 0).all() and (ack["n_skipped_undefined"] == 6).all()
+    pd_row = rows[(rows["metric"] == "pd") & (rows["coefficient"] == "spearman")].iloc[0]
+    assert pd_row["ci_low"] <= pd_row["ours"] <= pd_row["ci_high"]
+    assert rows.equals(alignment_rows(scores, human, seed=0))
+
+
+def test_alignment_differences_pd_minus_each_metric():
+    from nfeval.alignment import alignment_differences, alignment_rows
+
+    qs = [_question([3, 3, 2, 1, 0, 2], qid=str(i)) for i in range(5)]
+    human = human_rankings(qs, rounds=50, seed=0)
+    scores = pd.concat([_fake_scores(qs, lambda a: 10.0 - a.grade, "pd"),
+                        _fake_scores(qs, lambda a: float(a.grade), "g_eval"),
+                        _fake_scores(qs, lambda a: -float(a.grade), "num_povs")])
+    diffs = alignment_differences(scores, human)
+    assert diffs["metric"].unique().tolist() == ["pd - g_eval", "pd - num_povs"]
+    same = diffs[diffs["metric"] == "pd - g_eval"]  # both perfect: 0, zero-width interval
+    assert (same["ours"] == 0).all() and (same["ci_low"] == 0).all() and (same["ci_high"] == 0).all()
+    opposite = diffs[diffs["metric"] == "pd - num_povs"]
+    assert opposite["ours"].tolist() == pytest.approx([2.0, 2.0])
+    assert (opposite["n_questions"] == 5).all()
+    assert alignment_differences(scores[scores["metric"] != "pd"], human).empty
+    assert set(alignment_rows(scores, human)["metric"]) == {"pd", "g_eval", "num_povs"}
 
 
 def test_scores_without_human_ranking_are_an_error():
@@ -309,10 +380,25 @@ def test_agreement_rows_have_every_pair_and_the_minimum():
     from nfeval.alignment import agreement_rows
 
     qs = [_question([3, 3, 2, 2, 1, 1, 0, 0], qid=str(i)) for i in range(4)]
-    rows = agreement_rows(pseudo_annotator_agreement(qs, n_annotators=3, rounds=20, seed=2))
+    res = pseudo_annotator_agreement(qs, n_annotators=3, rounds=20, seed=2)
+    rows = agreement_rows(res)
     assert rows["pair"].tolist() == ["P1-P2", "P1-P3", "P2-P3", "min_pair"]
     assert rows["ours"].iloc[-1] == rows["ours"].iloc[:3].min()
+    assert rows["min_of"].iloc[-1] == rows.loc[rows["ours"].iloc[:3].idxmin(), "pair"]
     assert rows["games_per_part"].tolist() == pytest.approx([28 / 3] * 4)
+    assert rows["ours"].iloc[0] == pytest.approx(res.matrix.loc["P1", "P2"])
+    assert (rows["n_questions"] == 4).all()
+    assert ((rows["ci_low"] <= rows["ours"] + 1e-12) & (rows["ours"] <= rows["ci_high"] + 1e-12)).all()
+    assert rows.equals(agreement_rows(res))  # seeded
+
+
+def test_agreement_rows_one_question_has_no_interval():
+    from nfeval.alignment import agreement_rows
+
+    res = pseudo_annotator_agreement([_question([3, 3, 2, 2, 1, 1, 0, 0])], n_annotators=2,
+                                     rounds=20, seed=0)
+    row = agreement_rows(res).iloc[0]
+    assert row["n_questions"] == 1 and math.isnan(row["ci_low"]) and not math.isnan(row["ours"])
 
 
 # --------------------------------------------------------------------------- tiny model (seconds)

@@ -24,16 +24,43 @@ def test_help_lists_commands():
 
 
 def test_data_status_without_mirror_says_what_is_missing(isolated, capsys):
-    assert main(["data", "status"]) == 0
+    assert main(["data", "status"]) == 1  # files are missing
     out = capsys.readouterr().out
     assert "antique" in out and "missing" in out and "NFEVAL_MIRROR" in out
 
 
 def test_data_status_with_mirror(mirror, capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
-    assert main(["data", "status"]) == 0
-    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("antique "))
-    assert "mirror" in line and "verified" in line
+    assert main(["data", "status", "antique", "linkage/LINKAGE"]) == 0  # both there, verified
+    out = capsys.readouterr().out.splitlines()
+    line = next(l for l in out if l.startswith("antique "))
+    assert "mirror" in line and "verified" in line and len(out) == 2
+
+
+def test_data_status_fails_on_a_corrupted_mirror_file(mirror, capsys, monkeypatch, tmp_path):
+    """A copy of the mirror whose LINKAGE prompt was edited: status exits non-zero."""
+    import shutil
+
+    copy = tmp_path / "mirror"
+    shutil.copytree(mirror, copy)
+    prompt = copy / "prompts" / "linkage" / "LINKAGE.txt"
+    prompt.write_text(prompt.read_text() + " (edited)")
+    monkeypatch.setenv("NFEVAL_MIRROR", str(copy))
+    monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path / "cache"))
+    assert main(["data", "status", "linkage/LINKAGE", "antique"]) == 1
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.startswith("linkage/LINKAGE "))
+    assert "bad" in line and "CHECKSUM MISMATCH" in line
+    assert "1 file(s) fail their checksum: linkage/LINKAGE" in out
+    assert main(["data", "status", "antique"]) == 0  # the others are fine
+    run = subprocess.run([sys.executable, "-m", "nfeval", "data", "status"],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and "CHECKSUM MISMATCH" in run.stdout
+
+
+def test_data_status_rejects_unknown_names(isolated, capsys):
+    assert main(["data", "status", "no-such-file"]) == 2
+    assert "no-such-file" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv,msg", [
@@ -48,7 +75,50 @@ def test_errors_are_one_clear_line(isolated, capsys, argv, msg):
     assert err.startswith("nfeval: error: ") and msg in err
 
 
+def test_ctrl_c_anywhere_exits_130(monkeypatch, capsys):
+    import nfeval.cli as cli
+
+    def boom(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_artefacts", boom)
+    assert main(["artefacts"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+
+
 def test_artefacts_lists_catalogue(capsys):
     assert main(["artefacts"]) == 0
     out = capsys.readouterr().out
     assert "lk_t01" in out and "dq_eq7" in out
+
+
+def test_hardware_flags_set_the_runtime_and_a_missing_gpu_is_one_clear_error(
+        isolated, capsys, monkeypatch):
+    """--device/--dtype/--batch-tokens reach nfeval.runtime before any model loads."""
+    import torch
+
+    from nfeval import runtime
+
+    monkeypatch.setattr(runtime, "_CONFIGURED", runtime.Runtime())
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    answers = isolated / "a.jsonl"
+    answers.write_text('{"id": 9001, "generation": "x"}\n')
+    code = main(["da", "--answers", str(answers), "--split", "sample", "--judge", "smollm2-135m-instruct",
+                 "--device", "cuda", "--dtype", "bfloat16", "--batch-tokens", "4096"])
+    err = capsys.readouterr().err
+    assert code == 2 and "torch sees no GPU" in err and "--device cpu" in err
+    assert runtime.current().dtype == "bfloat16" and runtime.current().batch_tokens == 4096
+
+
+@pytest.mark.parametrize("backend", ["openai", "openai-chat"])
+def test_server_backends_need_a_base_url(isolated, capsys, backend, tmp_path):
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"id": 9001, "generation": "x"}\n')
+    code = main(["da", "--answers", str(answers), "--split", "sample", "--judge", "m",
+                 "--backend", backend])
+    assert code == 2 and f"--backend {backend} needs --base-url" in capsys.readouterr().err
+
+
+def test_bad_batch_tokens_is_a_usage_error(isolated, capsys):
+    code = main(["linkage", "--answers", "-", "--method", "rouge1", "--batch-tokens", "0"])
+    assert code == 2 and "batch_tokens must be >= 1" in capsys.readouterr().err

@@ -23,14 +23,15 @@ from nfeval.prompts import (
     system_prompts,
 )
 from nfeval.runcache import RunCache
-from nfeval.systems import kendall_matrix, normalized_rank, system_ranks, znorm_ranking
+from nfeval.systems import (kendall_matrix, load_questions, normalized_rank, pd_validity_rows,
+                            system_ranks, znorm_ranking)
 
 
 class EchoModel(LanguageModel):
     """Generates "answer <n>" and counts its calls; template 'model' or 'none'."""
 
     def __init__(self, template: str = "model", name: str = "echo"):
-        self.template, self.calls = template, []
+        self.calls = []  # the template is known from info.chat_template alone (public interface)
         self.info = ModelInfo(name=name, backend="test", source="test", chat_template=template)
 
     def continuation_logprobs(self, context, continuations):
@@ -145,6 +146,35 @@ def test_kendall_matrix():
     t = kendall_matrix(m, "pd")
     assert t.loc["x", "y"] == pytest.approx(-1) and t.loc["x", "z"] == pytest.approx(1)
     assert t.loc["y", "y"] == 1 and t.loc["y", "x"] == t.loc["x", "y"]
+
+
+def test_load_questions_first_or_seeded_draw():
+    every = [it.id for it in load_questions("sample")]
+    assert len(every) == 40 and every == sorted(every)
+    assert [it.id for it in load_questions("sample", 3)] == every[:3]
+    drawn = [it.id for it in load_questions("sample", 16, seed=0)]
+    assert len(set(drawn)) == 16 and drawn == sorted(drawn) and drawn != every[:16]
+    assert drawn == [it.id for it in load_questions("sample", 16, seed=0)]  # deterministic
+    small = [it.id for it in load_questions("sample", 3, seed=0)]
+    assert set(small) <= set(drawn)  # nested: a smaller limit reuses a larger one's questions
+    assert [it.id for it in load_questions("sample", 0, seed=5)] == every
+    assert [it.id for it in load_questions("sample", 16, seed=1)] != drawn
+    with pytest.raises(NfevalError):
+        load_questions("sample", -1)
+
+
+def test_pd_validity_rows_shares_with_wilson_intervals():
+    rows = []
+    for q, (b, o, f) in enumerate([(1, 2, 3), (1, 2, 3), (2, 1, 3), (1, 3, 2)]):
+        for name, v in (("balanced", b), ("one_sided", o), ("off_topic", f)):
+            rows.append({"system": f"written:{name}", "id": q, "metric": "pd",
+                         "evaluator": "bb", "score": float(v)})
+    out = pd_validity_rows(pd.DataFrame(rows)).set_index("quantity")
+    assert out.loc["share balanced<one_sided", "ours"] == 0.75
+    assert out.loc["share one_sided<off_topic", "ours"] == 0.75
+    assert out.loc["share balanced<one_sided<off_topic", "ours"] == 0.5
+    assert (out["n_questions"] == 4).all() and (out["ci_low"] < out["ours"]).all()
+    assert pd_validity_rows(pd.DataFrame(rows[:1])).empty  # no written sets to compare
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""LINKAGE table helpers: candidate caps, judge correlation rows, paper rows, WebGLM accuracy, rescaling."""
+"""LINKAGE table helpers: judge samples, judge correlation rows, paper rows, WebGLM accuracy, rescaling."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.linkage.evaluation import (
     best_worst_accuracy,
-    stratified_candidates,
     judge_correlations,
     method_scale,
     rescale_0_10,
@@ -25,28 +24,6 @@ from nfeval.linkage.references import ReferenceSplit
 def _split(grades, qid="q"):
     cands = tuple(GradedAnswer(f"d{i}", f"text {i}", g, g) for i, g in enumerate(grades))
     return ReferenceSplit(qid, "3210", 0, (), cands)
-
-
-def test_stratified_candidates_keeps_all_when_under_the_cap():
-    s = _split([3, 2, 1])
-    assert stratified_candidates(s, 5) is s and stratified_candidates(s, 0) is s
-
-
-def test_stratified_candidates_stratified_deterministic_and_in_order():
-    s = _split([0] * 40 + [1] * 20 + [2] * 5 + [3] * 2)
-    a = stratified_candidates(s, 8, seed=0)
-    assert len(a.candidates) == 8
-    assert sorted(c.grade for c in a.candidates) == [0, 0, 1, 1, 2, 2, 3, 3]
-    assert a == stratified_candidates(s, 8, seed=0)
-    idx = [int(c.doc_id[1:]) for c in a.candidates]
-    assert idx == sorted(idx)
-    assert stratified_candidates(s, 8, seed=1).candidates != a.candidates  # another draw
-
-
-def test_stratified_candidates_fills_from_grades_that_have_more():
-    s = _split([3] + [0] * 10)
-    got = stratified_candidates(s, 4)
-    assert sorted(c.grade for c in got.candidates) == [0, 0, 0, 3]
 
 
 def _scores(qid, values, parsed=None):

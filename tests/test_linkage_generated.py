@@ -1,8 +1,6 @@
-"""Generated reference lists (LINKAGE-1GT / 0GT) and the table notebooks' helpers, with fake models."""
+"""Generated reference lists (LINKAGE-1GT / 0GT) and the judges' demonstration pool, with fake models."""
 
 from __future__ import annotations
-
-import math
 
 import pytest
 
@@ -16,13 +14,6 @@ from nfeval.linkage.generated import (
     golden_prompt,
     parse_degraded,
     parse_generator,
-)
-from nfeval.linkage.judges import QuestionScores, JudgeConfig
-from nfeval.linkage.settings import (
-    cap_candidates,
-    composition_splits,
-    correlation_rows,
-    first_usable,
 )
 from nfeval.models.base import Generation, LanguageModel, ModelInfo
 
@@ -167,56 +158,6 @@ def test_several_degraders_pick_per_grade(tmp_path, monkeypatch):
     assert sum(r.degraded_failures for r in lists) == 8  # B's outputs lack Answer2
     with pytest.raises(NfevalError, match="degrader"):
         generate_reference_lists(gold, [], qs, None, progress=False, degrade_template=TEMPLATE)
-
-
-def test_first_usable_and_composition_splits():
-    full = _q("a", (3, 3, 3, 2, 2, 2, 1, 1, 1, 0, 0, 0, 2, 1, 0))
-    thin = _q("b", (3, 2, 1, 0))
-    qs, skipped = first_usable([thin, full, full], ["3210", "33321000", "32221110"], limit=1)
-    assert [q.qid for q in qs] == ["a"] and skipped == ["b"]
-    splits = composition_splits(full, ["3210", "33221100", "33321000", "32221110"], seed=0)
-    cands = {s.candidates for s in splits.values()}
-    assert len(cands) == 1  # the same candidates for every pattern
-    [common] = cands
-    for p, s in splits.items():
-        assert "".join(str(g) for g in s.reference_grades) == p
-        assert not set(map(id, s.references)) & set(map(id, common))
-    capped = composition_splits(full, ["3210", "33221100"], seed=0, max_candidates=2)
-    assert all(len(s.candidates) == 2 for s in capped.values())
-
-
-def test_cap_candidates_is_seeded_and_keeps_order():
-    cands = _q("c", tuple([0, 1, 2, 3] * 5)).answers
-    a = cap_candidates(cands, 6, 0, "c")
-    assert len(a) == 6 and a == cap_candidates(cands, 6, 0, "c")
-    assert [cands.index(x) for x in a] == sorted(cands.index(x) for x in a)
-    assert cap_candidates(cands, 0, 0, "c") == tuple(cands)
-    assert cap_candidates(cands, 6, 1, "c") != a
-    assert {x.grade for x in cap_candidates(cands, 4, 0, "c")} == {0, 1, 2, 3}  # stratified
-    skewed = _q("s", (0,) * 12 + (3, 2)).answers
-    assert {x.grade for x in cap_candidates(skewed, 3, 0, "s")} == {0, 2, 3}
-
-
-def test_correlation_rows_counts():
-    q1, q2 = _q("q1", (3, 2, 1, 0)), _q("q2", (2, 2, 2))
-    s1 = composition_splits(q1, [], 0)  # no patterns: every answer a candidate
-    splits = [s for s in (generated_split(q1, _refs(q1), q1.answers),
-                          generated_split(q2, _refs(q2), q2.answers))]
-    cfg = JudgeConfig()
-    res = [QuestionScores("q1", cfg, [4.0, 3.0, 2.0, 1.0], []),
-           QuestionScores("q2", cfg, [1.0, 2.0, math.nan], [])]
-    rows = correlation_rows(res, splits, n_skipped_inputs=3, dataset="x")
-    assert s1 == {}
-    assert [r["coefficient"] for r in rows] == ["kendall", "spearman", "pearson"]
-    assert rows[0]["ours"] == pytest.approx(1.0) and rows[0]["n_questions"] == 1
-    assert rows[0]["n_skipped_undefined"] == 1 and rows[0]["n_skipped_inputs"] == 3
-    assert rows[0]["n_candidates"] == 7 and rows[0]["dataset"] == "x"
-
-
-def _refs(q):
-    from nfeval.linkage.generated import GeneratedReferences
-
-    return GeneratedReferences(q.qid, "0gt", "g", {2: "b", 1: "c", 0: "d"}, {})
 
 
 class UniformJudge(LanguageModel):

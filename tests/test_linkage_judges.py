@@ -62,10 +62,22 @@ class ScriptedJudge(LanguageModel):
     def label_distribution(self, prompt, labels):
         return normalize(self.label_logprobs(prompt, labels))
 
-    def generate(self, prompt, *, temperature=0.0, top_p=1.0, max_tokens=256, seed=0):
+    def generate(self, prompt, *, temperature=0.0, top_p=1.0, max_tokens=256, seed=0, stop=()):
+        """The scripted reply to the prompt, or the rest of it when the prompt is a
+        scripted prompt followed by the reply so far; cut at the first stop string."""
         self.prompts.append(prompt)
         self.seeds.append(seed)
-        return Generation(self.reply(prompt))
+        replies = self.__dict__.setdefault("_replies", {})
+        base = next((b for b in replies if prompt.startswith(b) and prompt != b), None)
+        if base is None:
+            full = replies[prompt] = self.reply(prompt)
+            rest = full
+        else:
+            rest = replies[base][len(prompt) - len(base):]
+        cuts = [rest.find(x) for x in stop if x in rest]
+        if cuts:
+            return Generation(rest[:min(cuts)], "stop", len(rest[:min(cuts)].split()))
+        return Generation(rest, "stop", len(rest.split()))
 
     def apply_chat_template(self, messages, *, add_generation_prompt=True):
         return "<user>" + "".join(m.content for m in messages) + "<assistant>"
@@ -406,3 +418,26 @@ def test_judge_questions_and_correlation_inputs(tiny_gpt2, tmp_path, monkeypatch
 
     summary = question_correlations(grades, scores)
     assert summary["kendall"].n_used + summary["kendall"].n_skipped == 3
+
+
+# --------------------------------------------------------------------------- sampling stops at the label
+
+def test_sample_reply_stops_at_the_deciding_label_and_goes_past_others():
+    from nfeval.linkage.judges import JudgeConfig, parse_rank, sample_reply
+
+    cfg = JudgeConfig(method="linkage", mode="sample")
+    j = ScriptedJudge(reply=lambda p: "Reasoning [[A]] more text [[3]] and then [[5]] tail")
+    text = sample_reply(j, "P:", cfg, 1, lambda t: parse_rank(t, 8))
+    assert text == "Reasoning [[A]] more text [[3]]"
+    assert len(j.prompts) == 2 and j.prompts[1] == "P:Reasoning [[A]]"
+    assert j.seeds[0] == 1 and j.seeds[1] != 1  # a continuation is a fresh draw
+
+
+def test_sample_reply_without_label_returns_the_whole_reply():
+    from nfeval.linkage.judges import JudgeConfig, parse_rank, sample_reply
+
+    cfg = JudgeConfig(method="linkage", mode="sample")
+    j = ScriptedJudge(reply=lambda p: "I cannot rank this answer.")
+    assert sample_reply(j, "P:", cfg, 0, lambda t: parse_rank(t, 8)) == \
+        "I cannot rank this answer."
+    assert len(j.prompts) == 1

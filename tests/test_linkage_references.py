@@ -130,3 +130,40 @@ def test_release_counts(mirror):
             draws = {tuple(a.doc_id for a in sample_references(q, "3210", s).references)
                      for s in (0, 1, 2)}
             assert len(draws) > 1
+
+
+# --------------------------------------------------------------------------- candidate draws
+
+def test_candidate_draws_are_uniform_not_by_grade():
+    from nfeval.linkage.references import sample_candidates
+
+    q = make_question("q", {3: 2, 2: 2, 1: 2, 0: 94})  # 94% grade 0
+    counts = Counter()
+    for seed in range(300):
+        counts.update(a.grade for a in sample_candidates(q.answers, 4, seed, q.qid))
+    # a uniform draw keeps the grade mix (94% grade 0); a stratified one would show 25% each
+    assert counts[0] / sum(counts.values()) > 0.85
+
+
+def test_candidate_draws_are_seeded_per_question_and_keep_order():
+    from nfeval.linkage.references import sample_candidates
+
+    q = make_question("q7", {3: 5, 2: 5, 1: 5, 0: 5})
+    a = sample_candidates(q.answers, 6, 0, q.qid)
+    assert a == sample_candidates(q.answers, 6, 0, q.qid)
+    assert a != sample_candidates(q.answers, 6, 1, q.qid)
+    idx = [q.answers.index(x) for x in a]
+    assert idx == sorted(idx) and len(a) == 6
+    assert sample_candidates(q.answers, 0, 0, q.qid) == tuple(q.answers)
+    assert sample_candidates(q.answers[:3], 6, 0, q.qid) == tuple(q.answers[:3])
+
+
+def test_min_grades_redraws_until_two_grades():
+    from nfeval.linkage.references import sample_candidates
+
+    q = make_question("q", {3: 1, 0: 60})
+    for seed in range(20):
+        assert len({a.grade for a in sample_candidates(q.answers, 3, seed, q.qid,
+                                                       min_grades=2)}) == 2
+    one = make_question("one", {0: 10})  # impossible: returns the first draw
+    assert len(sample_candidates(one.answers, 3, 0, one.qid, min_grades=2)) == 3

@@ -383,3 +383,55 @@ def test_bench_quick_smoke(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "ratio_to_limit" in text and "speedup_vs_naive" in text
     assert out.read_text().startswith("kernel,model,workload,tokens_per_s,")
+
+
+# --------------------------------------------------------------------------- reuse across calls
+
+@pytest.mark.slow
+@needs_model
+def test_prefix_reuse_across_calls_gives_the_fresh_values(m32):
+    """A prefix that starts like the previous one reuses its cropped KV cache; the
+    values are those of encoding it whole (float rounding only)."""
+    rng = random.Random(3)
+    shared = words(rng, 80)
+    p1, p2 = shared + " " + words(rng, 30), shared + " " + words(rng, 25)
+    sfx = [" " + words(rng, 12), " " + words(rng, 5)]
+    labels = ["1]]", "2]]", "10]]"]
+    m32._prefix_memo = None
+    m32.prefix_label_logprobs(p1, sfx, labels)  # leaves p1's cache behind
+    reused = m32.prefix_label_logprobs(p2, sfx, labels)
+    same_again = m32.prefix_label_logprobs(p2, sfx, labels)  # the whole prefix reused
+    m32._prefix_memo = None
+    fresh = m32.prefix_label_logprobs(p2, sfx, labels)
+    for a, b, c in zip(reused, same_again, fresh):
+        for lab in labels:
+            assert a[lab] == pytest.approx(c[lab], abs=1e-4)
+            assert b[lab] == pytest.approx(c[lab], abs=1e-4)
+    ctx = m32.encode_context(shared)
+    assert len(ctx) >= m32.REUSE_MIN_TOKENS  # the test exercised the reuse path
+
+
+@pytest.mark.slow
+@needs_model
+def test_tokenizer_from_the_gguf_file_equals_the_converted_one(tmp_path, monkeypatch):
+    """Before an embedded model is converted, its tokenizer and chat template load from the
+    GGUF file; they must be those of the converted folder (prompts and store keys agree)."""
+    from transformers import AutoTokenizer
+
+    from nfeval.models.hf import HFModel
+
+    folder = registry.prepare(SMALL)
+    gguf = registry.gguf_file(SMALL)
+    a = AutoTokenizer.from_pretrained(str(folder))
+    b = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    texts = ["Hello world", "Animal research saves lives.\n\nQuestion: why?", " [[3]]", "é ü"]
+    assert [a(t)["input_ids"] for t in texts] == [b(t)["input_ids"] for t in texts]
+    msgs = [{"role": "user", "content": "Is it debatable?"}]
+    assert a.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True) == \
+        b.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+    # an unconverted model (fresh cache) keeps its weights unloaded until used
+    monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
+    m = HFModel(SMALL)
+    assert not m.loaded and m._resolved.gguf_file and m.info.dtype == "float32"
+    assert m.chat_prompt("Is it debatable?") == \
+        a.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)

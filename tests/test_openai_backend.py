@@ -6,6 +6,11 @@ llama-cpp-python echo bug (issues #1276, #1983): prompt log-probs echoed for a
 prompt that does not start with BOS are shifted by one token. Reference
 values come from the server's *generation* path (``echo=false``), which is
 correct, requested one token position at a time.
+
+The chat backend (``nfeval.models.chat_backend.ChatModel``, ``/v1/chat/completions``)
+is tested against the same server at the end of this file; its offline tests
+(recorded replies of a hosted API, retries, key handling, concurrency) are in
+``test_chat_backend.py``.
 """
 
 from __future__ import annotations
@@ -476,3 +481,76 @@ def test_toy_label_distribution(toy):
     assert got == pytest.approx(want, abs=1e-9)
     dist = m.label_distribution(prompt, labels)
     assert sum(dist.values()) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------------------
+# The chat backend (/v1/chat/completions) against the same llama.cpp server.
+# llama-cpp-python renders the GGUF's own chat template (SmolLM2's, with its
+# default system prompt), returns top log-probs of generated tokens, and
+# always opens a new assistant turn (no assistant prefill).
+# ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def chat_judge(server):
+    from nfeval.models import load_model
+
+    return load_model(None, backend="openai-chat", base_url=server["url"], concurrency=2)
+
+
+@slow
+def test_chat_generate(chat_judge):
+    p = chat_judge.chat_prompt("Name a fruit.")
+    assert p.startswith("<|nfeval-chat:user|>") and chat_judge.info.chat_template == "server"
+    a = chat_judge.generate(p, max_tokens=8)
+    b = chat_judge.generate(p, max_tokens=8)
+    assert a.text == b.text and a.text.strip() and a.n_tokens <= 8
+    short = chat_judge.generate(p, max_tokens=2)
+    assert short.finish_reason == "length" and a.text.startswith(short.text)
+    s1 = chat_judge.generate(p, temperature=1.0, max_tokens=6, seed=11)
+    s2 = chat_judge.generate(p, temperature=1.0, max_tokens=6, seed=11)
+    assert s1.text == s2.text
+    # concurrent batch, input order, same greedy texts as one by one
+    prompts = [chat_judge.chat_prompt(f"Name a colour, number {k}.") for k in range(3)] + [p]
+    many = chat_judge.generate_many(prompts, max_tokens=8, concurrency=2)
+    assert many[3].text == a.text
+    assert [g.text for g in many[:3]] == [chat_judge.generate(q, max_tokens=8).text
+                                          for q in prompts[:3]]
+
+
+@slow
+def test_chat_labels_equal_the_models_next_token_distribution(server, chat_judge):
+    """The chat endpoint's first-token log-probs are the model's next-token
+    distribution after the server's chat template: the same numbers as the
+    completions endpoint on the prompt rendered with the GGUF's template."""
+    from nfeval.models.openai_backend import OpenAIModel
+
+    user = "Is the sky blue? Answer Yes or No."
+    labels = ["Yes", "No"]
+    lp = chat_judge.label_logprobs(chat_judge.chat_prompt(user), labels)
+    rendered = OpenAIModel(server["url"], chat_template=str(server["gguf"])).chat_prompt(user)
+    assert rendered == chat(user)  # the server's chat template is the GGUF's
+    top = _gen_top(server["url"], chat(user), k=20)
+    for lab in labels:
+        assert lp[lab] == pytest.approx(top[lab], abs=TOL_TOKEN)
+    dist = chat_judge.label_distribution(chat_judge.chat_prompt(user), labels)
+    assert sum(dist.values()) == pytest.approx(1.0)
+
+
+@slow
+def test_chat_prefill_is_refused_and_not_supported_by_llama_cpp(server, chat_judge):
+    """LINKAGE's prob mode pre-fills '[[': refused by default. Sent anyway as a
+    trailing assistant message, llama-cpp-python closes that message and opens a
+    new assistant turn: the numbers are those of the next turn, not of the reply
+    continued after '[['."""
+    from nfeval.models.chat_backend import ChatModel, parse_chat_prompt
+
+    user = "Rank the answer from 1 to 3, as [[k]]."
+    p = chat_judge.chat_prompt(user)
+    with pytest.raises(NfevalError, match="pre-fills"):
+        chat_judge.label_logprobs(p + "[[", ["1]]", "2]]"])
+    ignoring = ChatModel(server["url"], assistant_prefill="trailing-assistant")
+    got = ignoring._top(parse_chat_prompt(p + "[["), {})
+    continued = _gen_top(server["url"], chat(user) + "[[", k=20)
+    new_turn = _gen_top(server["url"], chat(user) + "[[<|im_end|>\n<|im_start|>assistant\n", k=20)
+    best = max(got, key=got.get)
+    assert got[best] == pytest.approx(new_turn[best], abs=TOL_TOKEN)
+    assert max(new_turn, key=new_turn.get) == best != max(continued, key=continued.get)

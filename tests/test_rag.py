@@ -7,6 +7,7 @@ result can be checked by hand.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -363,3 +364,70 @@ def test_minilm_retrieval_on_the_hand_made_collection():
     idx = ChunkIndex(DOCS, k_docs=0)
     assert idx.search("Is nuclear power a low-carbon energy source?", 1)[0].chunk.doc_id == "d3"
     assert idx.search("Should pupils wear a uniform at school?", 1)[0].chunk.doc_id == "d5"
+
+
+# --------------------------------------------------------------------------- stored search, tables
+
+def test_search_results_are_stored_and_read_back(tmp_path):
+    from nfeval.store import close_store, use_store
+
+    use_store("t_rag", tmp_path)
+    try:
+        first = ChunkIndex(DOCS, embed=bow_embed, k_docs=0, store_name="bow")
+        found = first.search("mandatory voting", 2, exclude=["d2#0"])
+        # a second index whose embedder would fail reads the stored ranking
+        second = ChunkIndex(DOCS, embed=lambda texts: 1 / 0, k_docs=0, store_name="bow")
+        again = second.search("mandatory voting", 2, exclude=["d2#0"])
+        assert [(r.chunk.id, r.score) for r in again] == [(r.chunk.id, r.score) for r in found]
+        assert (tmp_path / "results" / "t_rag" / "items" / "step.bow.jsonl").is_file()
+        # another collection is another key: computed, not read
+        other = ChunkIndex(DOCS[:3], embed=lambda texts: 1 / 0, k_docs=0, store_name="bow")
+        with pytest.raises(ZeroDivisionError):
+            other.search("mandatory voting", 2)
+    finally:
+        close_store()
+
+
+def test_custom_embed_without_a_store_name_is_not_stored(tmp_path):
+    from nfeval.store import close_store, use_store
+
+    use_store("t_rag", tmp_path)
+    try:
+        assert ChunkIndex(DOCS, embed=bow_embed, k_docs=0).store_name is None
+        assert ChunkIndex(DOCS, k_docs=0).store_name == "rag-search-minilm-l6"
+        ChunkIndex(DOCS, embed=bow_embed, k_docs=0).search("mandatory voting", 2)
+        assert not (tmp_path / "results" / "t_rag" / "items").exists()
+    finally:
+        close_store()
+
+
+def test_rag_table_rows_and_intervals():
+    import pandas as pd
+
+    from nfeval.rag import rag_table
+
+    rows, scores = [], []
+    for strategy, chunks, trusted, pd_base in (("none", 0, 0, 100.0), ("vanilla", 4, 3, 90.0),
+                                               ("react", 2, 2, 95.0)):
+        for q in (1, 2, 3):
+            rows.append({"generator": "g", "strategy": strategy, "id": q,
+                         "answer": "one two three" if strategy == "none" else "one",
+                         "n_chunks": chunks, "n_trusted_chunks": trusted, "steps": 2,
+                         "action_retries": 1, "unparsed_steps": 0, "fallback": q == 1})
+            scores.append({"generator": "g", "strategy": strategy, "id": q, "metric": "pd",
+                           "evaluator": "bb", "score": pd_base + q})
+    table = rag_table(pd.DataFrame(rows), pd.DataFrame(scores), arm="strategy",
+                      pairs=[("vanilla", "none"), ("react", "none")],
+                      order=["none", "vanilla", "react"], seed=0)
+    t = table.set_index(["strategy", "metric", "quantity"])
+    assert t.loc[("vanilla", "pd", "mean"), "ours"] == pytest.approx(92.0)
+    assert t.loc[("vanilla - none", "pd", "difference"), "ours"] == pytest.approx(-10.0)
+    assert t.loc[("vanilla - none", "pd", "difference"), "ci_low"] == pytest.approx(-10.0)
+    assert t.loc[("none", "length_words", "mean"), "ours"] == 3.0
+    assert t.loc[("vanilla", "trusted_chunk_share", "share"), "ours"] == pytest.approx(0.75)
+    assert ("none", "trusted_chunk_share", "share") not in t.index  # retrieves nothing
+    assert t.loc[("react", "react_fallback_answers", "count"), "ours"] == 1
+    assert math.isnan(t.loc[("react", "react_steps", "count"), "ci_low"])
+    assert (table["n_questions"] == 3).all()
+    means = table[(table.metric == "pd") & (table.quantity == "mean")]
+    assert list(means["strategy"]) == ["none", "vanilla", "react"]

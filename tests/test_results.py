@@ -9,34 +9,68 @@ from nfeval import NfevalError
 from nfeval.results import Signature, join_paper, paper_values, write_frame, write_table
 
 
+NONE = "none: exact counts in this test"
+
+
 def test_column_order_and_json(tmp_path):
     table = pd.DataFrame({"n_questions": [5, 5], "paper": [0.5, None], "ours": [0.4, 0.3],
+                          "sd": [0.1, 0.2], "ci_high": [0.5, 0.4], "ci_low": [0.3, 0.2],
                           "method": ["a", "b"], "dataset": ["x", "x"]})
     sig = Signature(metric="kendall", variant="test", seed=1, n=5)
     csv_path, json_path = write_table("t", table, id_columns=["dataset", "method"],
-                                      signatures=[sig], parameters={"seed": 1}, output_dir=tmp_path)
-    assert csv_path.read_text().splitlines()[0] == "dataset,method,ours,paper,n_questions"
+                                      interval="questions", signatures=[sig],
+                                      parameters={"seed": 1, "output_dir": str(tmp_path)},
+                                      output_dir=tmp_path)
+    assert csv_path.read_text().splitlines()[0] == \
+        "dataset,method,ours,ci_low,ci_high,n_questions,paper,sd"
     record = json.loads(json_path.read_text())
     assert record["rows"][1]["paper"] is None
     assert record["signatures"][0]["string"].startswith("metric:kendall|variant:test|model:none")
-    assert record["parameters"] == {"seed": 1}
+    assert record["parameters"] == {"seed": 1, "output_dir": "<outside the repository>"}
+    assert record["interval"] == "questions" and record["machine"] and "cpu_flags" in record
+    assert str(tmp_path) not in json_path.read_text()
 
 
 def test_same_table_twice_is_byte_identical(tmp_path):
     table = pd.DataFrame({"method": ["a"], "ours": [1 / 3]})
-    a, _ = write_table("t", table, id_columns=["method"], output_dir=tmp_path / "1")
-    b, _ = write_table("t", table, id_columns=["method"], output_dir=tmp_path / "2")
+    a, _ = write_table("t", table, id_columns=["method"], interval=NONE, output_dir=tmp_path / "1")
+    b, _ = write_table("t", table, id_columns=["method"], interval=NONE, output_dir=tmp_path / "2")
     assert a.read_bytes() == b.read_bytes()
     assert "0.333333" in a.read_text()
 
 
-@pytest.mark.parametrize("columns,ids,msg", [
-    ({"method": ["a"], "value": [1]}, ["method"], "'ours' column"),
-    ({"ours": [1]}, ["method"], "identifier columns"),
+@pytest.mark.parametrize("columns,ids,interval,msg", [
+    ({"method": ["a"], "value": [1]}, ["method"], NONE, "'ours' column"),
+    ({"ours": [1]}, ["method"], NONE, "identifier columns"),
+    ({"method": ["a"], "ours": [1]}, ["method"], "questions", "ci_low"),
+    ({"method": ["a"], "ours": [1], "ci_low": [0], "ci_high": [2]}, ["method"], "answers",
+     "n_answers"),
+    ({"method": ["a"], "ours": [1]}, ["method"], "none", "must say why"),
 ])
-def test_bad_tables(tmp_path, columns, ids, msg):
+def test_bad_tables(tmp_path, columns, ids, interval, msg):
     with pytest.raises(NfevalError, match=msg):
-        write_table("t", pd.DataFrame(columns), id_columns=ids, output_dir=tmp_path)
+        write_table("t", pd.DataFrame(columns), id_columns=ids, interval=interval,
+                    output_dir=tmp_path)
+
+
+def test_dirty_means_a_source_file_changed(tmp_path):
+    import subprocess
+
+    from nfeval.results import git_commit
+
+    repo = tmp_path / "r"
+    (repo / "src").mkdir(parents=True)
+    (repo / "results").mkdir()
+    for f in ("src/a.py", "results/t.csv"):
+        (repo / f).write_text("1\n")
+    run = lambda *a: subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True)  # noqa: E731
+    run("init", "-q")
+    run("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
+    run("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x")
+    (repo / "results" / "t.csv").write_text("2\n")  # an output changed: still clean
+    assert not git_commit(repo).endswith("-dirty")
+    (repo / "src" / "a.py").write_text("2\n")
+    assert git_commit(repo).endswith("-dirty")
 
 
 def test_join_paper_keeps_our_order_and_refuses_orphans():

@@ -11,7 +11,7 @@ from conftest import TINY_TEXTS, release_formula
 
 from nfeval import NfevalError
 from nfeval.cli import main
-from nfeval.scoring import prepare_inputs, score_pd
+from nfeval.scoring import Interrupted, NothingScored, prepare_inputs, score_pd
 
 QUESTIONS = [
     {"id": 1, "question": "Should animal research continue?",
@@ -44,8 +44,12 @@ def test_official_pd_from_the_command_line_equals_the_hand_computation(
     assert main(["pd", "--answers", str(a), "--split", str(q), "--model", str(tiny_gpt2_dir),
                  "--variant", "official", "--dtype", "float32"]) == 0
     out = capsys.readouterr().out.strip()
-    m = re.fullmatch(r"File: (.+), Average P\.D\. score: ([0-9.e+-]+)", out)
+    m = re.fullmatch(r"File: (.+), Average P\.D\. score: ([0-9.e+-]+) \(95% CI [0-9.e+-]+ to "
+                     r"[0-9.e+-]+, 2 answers\) \| (metric:.+)", out)
     assert m and m.group(1) == str(a.resolve())
+    sig = m.group(3)
+    assert sig.startswith("metric:perspective_diversity|variant:official|model:")
+    assert "|dtype:float32|prompt:none|seed:0|n:2|" in sig
     expected = [release_formula(tiny_gpt2, ANSWERS[0]["generation"], TINY_TEXTS[:3]),
                 release_formula(tiny_gpt2, ANSWERS[1]["generation"], [TINY_TEXTS[3]])]
     assert float(m.group(2)) == pytest.approx(sum(expected) / 2, rel=1e-5)
@@ -86,8 +90,9 @@ def test_clear_errors(files, capsys, argv, msg):
 def test_no_valid_line_is_an_error(files, tiny_gpt2_dir):
     q, a = files
     a.write_text(json.dumps({"generation": "x", "id": 99}) + "\n")
-    with pytest.raises(NfevalError, match="no answer can be scored"):
+    with pytest.raises(NothingScored, match="no answer can be scored"):
         prepare_inputs(a, str(q))
+    assert issubclass(NothingScored, NfevalError) and NothingScored.exit_status == 1
 
 
 def test_interrupted_run_resumes_without_recomputing(files, tiny_gpt2, monkeypatch):
@@ -105,8 +110,10 @@ def test_interrupted_run_resumes_without_recomputing(files, tiny_gpt2, monkeypat
         return real(*args, **kw)
 
     monkeypatch.setattr(pdmod, "pd_score", flaky)
-    with pytest.raises(NfevalError, match="interrupted after 1 of 2"):
+    with pytest.raises(Interrupted, match="interrupted after 1 of 2 answers; the 1 finished "
+                                          "answers are cached: rerun the same command"):
         score_pd(inputs, tiny_gpt2, progress=False)
+    assert issubclass(Interrupted, KeyboardInterrupt)  # never an ordinary error (exit 2)
     monkeypatch.setattr(pdmod, "pd_score", lambda *a, **kw: calls.append(kw.get("id")) or real(*a, **kw))
     table = score_pd(inputs, tiny_gpt2, progress=False)
     assert calls == [1, 2]  # answer 1 came from the cache on the second run
@@ -134,3 +141,42 @@ def test_answers_input_lists_what_it_cannot_score():
     assert inputs.skipped == ["line 3: bad JSON", "id 9002: empty answer",
                               "id 1: not in the question file questions.jsonl"]
     assert inputs.split_sha256 and inputs.answers_path.name == "sys"
+
+
+def test_limit_seed_stdin_and_stdout(files, tiny_gpt2_dir, capsys, monkeypatch, tmp_path):
+    import io
+
+    q, a = files
+    monkeypatch.setattr("sys.stdin", io.StringIO(a.read_text()))
+    assert main(["pd", "--answers", "-", "--split", str(q), "--model", str(tiny_gpt2_dir),
+                 "--dtype", "float32", "--limit", "1", "--seed", "7", "--out", "-",
+                 "--no-progress"]) == 0
+    cap = capsys.readouterr()
+    table = pd.read_csv(io.StringIO(cap.out))  # only the CSV on stdout
+    assert table["id"].tolist() == [1]
+    assert "File: <stdin>, Average P.D. score: " in cap.err and "|seed:7|n:1|" in cap.err
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(a.read_text()))
+    assert main(["pd", "--answers", "-", "--split", str(q), "--model", str(tiny_gpt2_dir),
+                 "--dtype", "float32", "--no-progress"]) == 0
+    assert len(pd.read_csv(tmp_path / "stdin.pd.csv")) == 2  # default name for stdin
+
+
+def test_nothing_scored_exits_1(files, tiny_gpt2_dir, capsys):
+    q, a = files
+    a.write_text("{bad\n" + json.dumps({"generation": "x", "id": 99}) + "\n")
+    assert main(["pd", "--answers", str(a), "--split", str(q), "--model",
+                 str(tiny_gpt2_dir)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("nfeval: nothing scored: ") and "line 1" in err
+
+
+def test_da_prints_its_signature(files, tiny_gpt2_dir, capsys, tmp_path, mirror):
+    q, a = files
+    out = tmp_path / "da.csv"
+    assert main(["da", "--answers", str(a), "--split", str(q), "--judge", str(tiny_gpt2_dir),
+                 "--dtype", "float32", "--out", str(out), "--no-progress"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"File: {a}, Average D.A. score: ")
+    assert "| metric:dispute_awareness|variant:prob|" in line and "|prompt:8c5d60ca52e9|" in line
+    assert len(pd.read_csv(out)) == 2

@@ -32,10 +32,13 @@ LINKAGE release, :func:`nfeval.data.load_linkage`).
   ``dq_num_povs.txt`` (the paper's Table 12 text is not in our copy). The
   Acknowledge rule of :mod:`nfeval.metrics.da` stands in for "DELPHI's
   metric" (:func:`score_acknowledge`).
-* **Alignment** (:func:`alignment_table`): per question, Spearman and Kendall
+* **Alignment** (:func:`alignment_rows`): per question, Spearman and Kendall
   between the Elo ratings and the metric's scores (lower P.D. is better, so
   P.D. enters negated), averaged over questions (the paper averages over
-  annotators); questions where a coefficient is undefined are counted.
+  annotators), with a 95% bootstrap interval over questions; questions where
+  a coefficient is undefined are counted. :func:`alignment_differences`:
+  P.D. minus each other metric on the same questions, with a paired
+  interval (the paper's claim that P.D. aligns best).
 * **Agreement** (:func:`pseudo_annotator_agreement`): each question's
   preferences dealt into ``n`` disjoint seeded parts ("pseudo-annotators"),
   an Elo ranking per part, pairwise Spearman between parts. This is the
@@ -61,7 +64,8 @@ import pandas as pd
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
-from nfeval.metrics.correlation import correlation, question_correlations
+from nfeval.metrics.correlation import (correlation, correlation_rows, paired_rows,
+                                        question_correlations)
 from nfeval.metrics.elo import Comparison, elo_ratings
 
 __all__ = [
@@ -73,6 +77,9 @@ __all__ = [
     "JudgeMetric",
     "Selection",
     "agreement_rows",
+    "alignment_differences",
+    "alignment_frame",
+    "alignment_rows",
     "alignment_table",
     "elo_ranking",
     "grade_preferences",
@@ -121,8 +128,8 @@ def _subseed(seed: int, *parts: object) -> int:
 class AlignmentQuestion:
     """One question: the answers to rank and the pool of P.D. references.
 
-    ``candidates``: the ranked answers (at most ``max_answers``, stratified
-    by grade). ``top_answers``: every answer of the question's best grade,
+    ``candidates``: the ranked answers (at most ``max_answers``, drawn
+    uniformly at random per question). ``top_answers``: every answer of the question's best grade,
     candidates included (the partial answers of P.D.).
     """
 
@@ -164,15 +171,14 @@ def select_questions(questions: Sequence[GradedQuestion], dataset: str, *, limit
                      need_references: bool = True) -> Selection:
     """The first ``limit`` usable questions (0: all), candidates capped at ``max_answers``.
 
-    Candidates: :func:`nfeval.linkage.settings.cap_candidates` (stratified by
-    grade, seeded by ``seed`` and the question), so a small cap still keeps
-    every grade. A question is passed over (reason recorded) when its
-    candidates have a single grade (the human ranking is then one tie, no
-    coefficient exists) or, with ``need_references``, when some candidate
-    would have no leave-one-out reference (fewer than two distinct top-grade
-    answers).
+    Candidates: :func:`nfeval.linkage.references.sample_candidates` (uniform,
+    seeded by ``seed`` and the question, never by grade). A question is passed
+    over (reason recorded) when its drawn candidates have a single grade (the
+    human ranking is then one tie, no coefficient exists) or, with
+    ``need_references``, when some candidate would have no leave-one-out
+    reference (fewer than two distinct top-grade answers).
     """
-    from nfeval.linkage.settings import cap_candidates
+    from nfeval.linkage.references import sample_candidates
 
     if limit < 0 or max_answers < 0:
         raise NfevalError(f"limit and max_answers must be >= 0, got {limit} and {max_answers}.")
@@ -189,7 +195,7 @@ def select_questions(questions: Sequence[GradedQuestion], dataset: str, *, limit
             continue
         top = max(a.grade for a in answers)
         top_answers = tuple(a for a in answers if a.grade == top)
-        cands = cap_candidates(answers, max_answers, seed, q.qid)
+        cands = sample_candidates(answers, max_answers, seed, q.qid)
         if len({a.grade for a in cands}) < 2:
             skipped[q.qid] = "candidates of a single grade (no human ranking)"
             continue
@@ -360,25 +366,38 @@ def pseudo_annotator_agreement(questions: Sequence[AlignmentQuestion], *, n_anno
     return AgreementResult(datasets[0], names, matrix, used, skipped, per_q)
 
 
-def agreement_rows(result: AgreementResult) -> pd.DataFrame:
-    """Long-form rows of an :class:`AgreementResult`: one per pair of pseudo-annotators
-    (``pair`` "P1-P2", ...) and a ``min_pair`` row holding the smallest pairwise mean
-    (the paper's "rho > 0.8 among three annotators" bounds every pair).
+def agreement_rows(result: AgreementResult, *, seed: int = 0) -> pd.DataFrame:
+    """Long-form rows of an :class:`AgreementResult`, each mean with its 95% interval.
 
-    Columns: ``dataset, pair, ours, n_questions, n_skipped, games_per_part``.
+    One row per pair of pseudo-annotators (``pair`` "P1-P2", ...): the mean
+    over questions of their Spearman's rho, with a percentile bootstrap
+    interval over the questions where it is defined
+    (:func:`nfeval.metrics.intervals.mean_interval`); and a ``min_pair`` row
+    repeating the pair with the smallest mean (the paper's "rho > 0.8 among
+    three annotators" bounds every pair).
+
+    Columns: ``dataset, pair, ours, ci_low, ci_high, n_questions, n_skipped,
+    games_per_part, min_of`` (the pair a ``min_pair`` row repeats; empty
+    otherwise).
     """
+    from nfeval.metrics.intervals import mean_interval
+
     rows = []
-    games = result.per_question[["n_games_a", "n_games_b"]].to_numpy().mean()
+    per_q = result.per_question
+    games = per_q[["n_games_a", "n_games_b"]].to_numpy().mean()
     for i, a in enumerate(result.annotators):
         for b in result.annotators[i + 1:]:
-            rows.append({"dataset": result.dataset, "pair": f"{a}-{b}",
-                         "ours": float(result.matrix.loc[a, b]),
-                         "n_questions": int(result.n_used.loc[a, b]),
-                         "n_skipped": int(result.n_skipped.loc[a, b]),
-                         "games_per_part": float(games)})
+            vals = per_q.loc[(per_q["annotator_a"] == a) & (per_q["annotator_b"] == b),
+                             "spearman"].to_numpy(dtype=float)
+            ok = vals[~np.isnan(vals)]
+            iv = mean_interval(ok, seed=seed, key=f"dq_f02/{result.dataset}/{a}-{b}")
+            rows.append({"dataset": result.dataset, "pair": f"{a}-{b}", **iv.columns(),
+                         "n_skipped": int(vals.size - ok.size),
+                         "games_per_part": float(games), "min_of": ""})
     low = min(rows, key=lambda r: r["ours"] if not math.isnan(r["ours"]) else math.inf)
-    rows.append({**low, "pair": "min_pair"})
-    return pd.DataFrame(rows)
+    rows.append({**low, "pair": "min_pair", "min_of": low["pair"]})
+    return pd.DataFrame(rows, columns=["dataset", "pair", "ours", "ci_low", "ci_high",
+                                       "n_questions", "n_skipped", "games_per_part", "min_of"])
 
 
 # --------------------------------------------------------------------------- P.D.
@@ -673,9 +692,82 @@ def score_acknowledge(questions: Sequence[AlignmentQuestion]) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- Table 2
 
+def alignment_frame(scores: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
+    """The long per-answer frame of the correlation protocol: the Elo rating as ``grade``.
+
+    ``scores``: rows ``dataset, qid, doc_id, metric, score`` (as the
+    ``score_*`` functions give); ``human``: :func:`human_rankings`. Returns
+    ``dataset, metric, qid, doc_id, grade`` (the answer's Elo rating, the
+    human side), ``score`` (the metric's score, negated where lower is
+    better, :data:`HIGHER_IS_BETTER`, so a metric that orders answers as the
+    humans do correlates +1) and ``raw_score`` (as the metric gave it), the
+    frame :func:`nfeval.metrics.correlation.correlation_rows` and
+    :func:`~nfeval.metrics.correlation.paired_rows` read.
+    """
+    need = {"dataset", "qid", "doc_id", "metric", "score"}
+    if need - set(scores.columns):
+        raise NfevalError(f"scores lack columns {sorted(need - set(scores.columns))}.")
+    keys = ["dataset", "qid", "doc_id"]
+    merged = scores[["dataset", "metric", "qid", "doc_id", "score"]].merge(
+        human[keys + ["elo"]], on=keys, how="left", validate="many_to_one")
+    if merged["elo"].isna().any():
+        bad = merged.loc[merged["elo"].isna(), keys].head(3).to_dict("records")
+        raise NfevalError(f"scores for answers without a human ranking, e.g. {bad}.")
+    sign = merged["metric"].map(lambda m: 1.0 if HIGHER_IS_BETTER.get(m, True) else -1.0)
+    raw = merged["score"].astype(float)
+    return pd.DataFrame({"dataset": merged["dataset"], "metric": merged["metric"],
+                         "qid": merged["qid"], "doc_id": merged["doc_id"],
+                         "grade": merged["elo"].astype(float), "score": sign * raw,
+                         "raw_score": raw})
+
+
+def alignment_rows(scores: pd.DataFrame, human: pd.DataFrame, *, seed: int = 0,
+                   coefficients: Sequence[str] = ("spearman", "kendall")) -> pd.DataFrame:
+    """Table 2's rows with 95% intervals: per dataset, metric and coefficient, the mean
+    over questions of the per-question correlation with the Elo ratings.
+
+    :func:`nfeval.metrics.correlation.correlation_rows` on :func:`alignment_frame`:
+    ``dataset, metric, coefficient, ours, ci_low, ci_high, n_questions``
+    (questions with a defined coefficient; the interval is a percentile
+    bootstrap over them), ``n_skipped_undefined`` (the metric gave a
+    question's answers one score), ``n_candidates`` (answers scored), ``sd``,
+    and ``n_unscored`` (answers with a NaN score, left out of their question).
+    """
+    frame = alignment_frame(scores, human)
+    rows = correlation_rows(frame, by=["dataset", "metric"], seed=seed,
+                            coefficients=coefficients)
+    unscored = (frame.assign(nan=frame["score"].isna())
+                .groupby(["dataset", "metric"], sort=False)["nan"].sum()
+                .rename("n_unscored").reset_index())
+    return rows.merge(unscored, on=["dataset", "metric"], how="left")
+
+
+def alignment_differences(scores: pd.DataFrame, human: pd.DataFrame, *, reference: str = "pd",
+                          seed: int = 0, coefficients: Sequence[str] = ("spearman", "kendall")
+                          ) -> pd.DataFrame:
+    """``reference`` minus every other metric, paired over questions (the paper's claim
+    that P.D. aligns best).
+
+    :func:`nfeval.metrics.correlation.paired_rows` on :func:`alignment_frame`,
+    per dataset: ``dataset, metric`` ("pd - g_eval"), ``coefficient, ours,
+    ci_low, ci_high, n_questions`` (questions where both coefficients are
+    defined), ``a_mean, b_mean`` (the two means on those questions). No rows
+    when ``reference`` was not scored.
+    """
+    frame = alignment_frame(scores, human)
+    metrics = list(dict.fromkeys(frame["metric"]))
+    if reference not in metrics:
+        return pd.DataFrame(columns=["dataset", "metric", "coefficient", "ours", "ci_low",
+                                     "ci_high", "n_questions", "a_mean", "b_mean"])
+    pairs = [(reference, m) for m in metrics if m != reference]
+    return paired_rows(frame, pairs, by=["dataset"], method="metric", seed=seed,
+                       coefficients=coefficients)
+
+
 def alignment_table(scores: pd.DataFrame, human: pd.DataFrame,
                     coefficients: Sequence[str] = ("spearman", "kendall")) -> pd.DataFrame:
-    """Per-question correlation of each metric with the Elo ratings, averaged over questions.
+    """Per-question correlation of each metric with the Elo ratings, averaged over questions
+    (no intervals; :func:`alignment_rows` gives them).
 
     ``scores``: rows ``dataset, qid, doc_id, metric, score`` (as the
     ``score_*`` functions give); ``human``: :func:`human_rankings`. Metrics
@@ -686,21 +778,12 @@ def alignment_table(scores: pd.DataFrame, human: pd.DataFrame,
     (undefined: the metric gave a question's candidates one score),
     ``n_unscored`` (answers with a NaN score, left out of their question).
     """
-    need = {"dataset", "qid", "doc_id", "metric", "score"}
-    if need - set(scores.columns):
-        raise NfevalError(f"scores lack columns {sorted(need - set(scores.columns))}.")
-    keys = ["dataset", "qid", "doc_id"]
-    merged = scores[list(need)].merge(human[keys + ["elo"]], on=keys, how="left",
-                                      validate="many_to_one")
-    if merged["elo"].isna().any():
-        bad = merged.loc[merged["elo"].isna(), keys].head(3).to_dict("records")
-        raise NfevalError(f"scores for answers without a human ranking, e.g. {bad}.")
+    frame = alignment_frame(scores, human)
     rows = []
-    for (ds, metric), g in merged.groupby(["dataset", "metric"], sort=False):
-        sign = 1.0 if HIGHER_IS_BETTER.get(metric, True) else -1.0
+    for (ds, metric), g in frame.groupby(["dataset", "metric"], sort=False):
         per_q = list(g.groupby("qid", sort=False))
-        elo = {q: gg["elo"].tolist() for q, gg in per_q}
-        sc = {q: (sign * gg["score"].astype(float)).tolist() for q, gg in per_q}
+        elo = {q: gg["grade"].tolist() for q, gg in per_q}
+        sc = {q: gg["score"].tolist() for q, gg in per_q}
         for coef, s in question_correlations(elo, sc, coefficients).items():
             rows.append({"dataset": ds, "metric": metric, "coefficient": coef, "ours": s.mean,
                          "std": s.std, "n_questions": s.n_used, "n_skipped": s.n_skipped,

@@ -45,6 +45,37 @@ The tokens ratio bounds the speed-up: with the 0-shot prompt an ANTIQUE
 candidate (~65 tokens) follows a ~650-token prefix, so the ratio is about 7.4
 on ANTIQUE and 6.3 on TREC-DL-NF; demonstrations lengthen the shared prefix.
 
+Two more kernels measure the HTTP path and a peer tool:
+
+* ``server_rps`` -- requests per second of LLM-judge-like chat requests
+  (``--server-requests`` short prompts of ~100 tokens: SmolLM2's system
+  prompt, an instruction, a question and a ~40-word candidate; greedy,
+  ``--server-max-tokens`` generated tokens) sent by
+  :meth:`nfeval.models.chat_backend.ChatModel.generate_many` to llama.cpp
+  servers (``python -m llama_cpp.server``, the GGUF of ``--model``) at each
+  concurrency in ``--server-concurrency`` (default 1, 2, 4, 8), with the
+  server started afresh for each level (one warm-up request per server,
+  then ``--server-repeats`` timed passes, the median kept). llama-cpp-python's server has no
+  parallel-slots option: one ``Llama`` object serves every request behind a
+  global lock (``llama_cpp/server/app.py``), so *c* slots are *c* server
+  processes (``replicas``; the machine's ``--server-threads`` threads
+  divided among them, at least one each) that the client spreads requests
+  over (least busy first), which is also how several vLLM servers are used.
+  The ``single`` mode sends the same concurrency to one process, showing
+  that concurrency alone does not help a one-slot server. ratio_to_c1 =
+  requests/s over that of concurrency 1 in the same run; the printout names
+  the level past which the ratio stops growing (>= 10% per step).
+* ``peer_lm_eval`` -- the P.D. workload of the ``pd`` kernel (context =
+  the answer in the judge's chat prompt, continuations = the partial
+  answers) scored by our kernel (``HFModel.batch_continuation_logprobs``)
+  and by lm-evaluation-harness's transformers backend (``HFLM.loglikelihood``,
+  pinned ``lm_eval``), same weights (the converted folder of ``--model``),
+  float32, same torch threads, in the same run. max_abs_diff compares the
+  summed log-likelihoods as each tool computes them (lm_eval moves the
+  context's trailing whitespace, here the newline after the assistant
+  header, into the continuation, so its number also holds that token's
+  log-prob); max_abs_diff_same_split compares ours on lm_eval's split.
+
 ``--quick`` runs a tiny workload (smoke test) and writes no CSV unless
 ``--csv`` is given.
 """
@@ -65,8 +96,12 @@ from nfeval.paths import RESULTS
 
 COLUMNS = ["kernel", "model", "workload", "tokens_per_s", "ratio_to_limit", "speedup_vs_naive"]
 # written only when some row has them (the linkage_prob row does)
-OPTIONAL_COLUMNS = ["seconds", "naive_seconds", "tokens_encoded", "naive_tokens_encoded"]
+OPTIONAL_COLUMNS = ["seconds", "naive_seconds", "tokens_encoded", "naive_tokens_encoded",
+                    "requests_per_s", "concurrency", "ratio_to_c1", "peer_seconds",
+                    "speedup_vs_peer", "max_abs_diff", "max_abs_diff_same_split"]
 KERNEL = "hf-shared-kv"
+#: every kernel, as ``make bench`` runs them (``python -m nfeval.bench --kernels all``)
+BENCH_ALL = "hf-shared-kv,pd,linkage_prob,server_rps,peer_lm_eval"
 
 _WORDS = (
     "the of and to in is that it for was on are as with his they at be this from "
@@ -419,6 +454,251 @@ def _bench_linkage_shots(model, args, csv_path, questions, by_qid, pool, splits,
     print(flush=True)
 
 
+# ----------------------------------------------------------------------------- HTTP
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LlamaServers:
+    """``n`` llama-cpp-python servers on free local ports (context manager: their URLs).
+
+    Each gets ``threads`` threads; every process is terminated on exit.
+    """
+
+    def __init__(self, gguf: Path, n: int, threads: int, *, n_ctx: int = 2048,
+                 ready_timeout: float = 300.0) -> None:
+        self.gguf, self.n, self.threads = Path(gguf), int(n), int(threads)
+        self.n_ctx, self.ready_timeout = int(n_ctx), float(ready_timeout)
+        self.procs: list = []
+        self.logs: list = []
+        self.urls: list[str] = []
+
+    def __enter__(self) -> list[str]:
+        import subprocess
+        import tempfile
+
+        import httpx
+
+        try:
+            for _ in range(self.n):
+                port = _free_port()
+                log = tempfile.NamedTemporaryFile("w+", prefix="llama_server_", suffix=".log",
+                                                  delete=False)
+                cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf),
+                       "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(self.n_ctx),
+                       "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
+                       "--logits_all", "false", "--seed", "0", "--verbose", "false"]
+                self.procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                                   env={**os.environ, "PYTHONUNBUFFERED": "1"}))
+                self.logs.append(log)
+                self.urls.append(f"http://127.0.0.1:{port}/v1")
+            deadline = time.monotonic() + self.ready_timeout
+            for proc, log, url in zip(self.procs, self.logs, self.urls):
+                while True:
+                    if proc.poll() is not None:
+                        log.seek(0)
+                        raise NfevalError(f"llama_cpp.server exited ({proc.returncode}):\n"
+                                          f"{log.read()[-2000:]}")
+                    try:
+                        if httpx.get(url + "/models", timeout=2).status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        pass
+                    if time.monotonic() > deadline:
+                        raise NfevalError(f"llama_cpp.server at {url} not ready after "
+                                          f"{self.ready_timeout:.0f} s")
+                    time.sleep(0.3)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return list(self.urls)
+
+    def __exit__(self, *exc) -> None:
+        import subprocess
+
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
+        for log in self.logs:
+            log.close()
+            try:
+                os.unlink(log.name)
+            except OSError:
+                pass
+        self.procs, self.logs = [], []
+
+
+def judge_requests(n: int, seed: int, words: int = 40) -> list[str]:
+    """``n`` short LLM-judge-like user turns (a D.A.-style yes/no question on a candidate)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        q = " ".join(rng.choice(_WORDS) for _ in range(8)).capitalize() + "?"
+        a = " ".join(rng.choice(_WORDS) for _ in range(words)).capitalize() + "."
+        out.append(f"Question: {q}\nCandidate answer: {a}\nDoes the candidate answer say that "
+                   "the question is disputed? Reply with 1 for yes or 0 for no.")
+    return out
+
+
+def saturation_level(levels: list[int], rps: list[float], gain: float = 1.10) -> int:
+    """The concurrency past which requests/s stop growing by at least ``gain`` per step."""
+    for k in range(1, len(levels)):
+        if rps[k] < rps[k - 1] * gain:
+            return levels[k - 1]
+    return levels[-1]
+
+
+def _bench_server(args, csv_path) -> None:
+    from nfeval.models.chat_backend import ChatModel
+    from nfeval.models.registry import gguf_file
+
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        print("server_rps skipped: llama-cpp-python is not installed", flush=True)
+        return
+    gguf = gguf_file(args.model)
+    quant = gguf.stem.split(".")[-1]
+    cores = args.server_threads or os.cpu_count() or 1
+    levels = args.server_concurrency
+    users = judge_requests(args.server_requests, args.seed)
+    warm = judge_requests(max(levels), args.seed + 1)
+    for mode in args.server_modes:
+        rows = []
+        texts0 = None
+        for c in levels:
+            n_proc = c if mode == "replicas" else 1
+            threads = max(1, cores // n_proc)
+            t0 = time.perf_counter()
+            with LlamaServers(gguf, n_proc, threads) as urls:
+                started = time.perf_counter() - t0
+                m = ChatModel(urls, concurrency=c, timeout=600, max_retries=2)
+                m.generate_many([m.chat_prompt(u) for u in warm[:n_proc]], max_tokens=1,
+                                concurrency=n_proc, use_store=False)
+                prompts = [m.chat_prompt(u) for u in users]
+                times = []
+                for _ in range(args.server_repeats):
+                    t = time.perf_counter()
+                    gens = m.generate_many(prompts, max_tokens=args.server_max_tokens,
+                                           concurrency=c, use_store=False)
+                    times.append(time.perf_counter() - t)
+                dt = sorted(times)[len(times) // 2]  # the median repeat
+            tokens = sum((g.extra.get("usage") or {}).get("total_tokens", 0) for g in gens)
+            texts = [g.text for g in gens]
+            if texts0 is None:
+                texts0 = texts
+            same = sum(a == b for a, b in zip(texts, texts0))
+            rows.append({"c": c, "procs": n_proc, "threads": threads, "seconds": dt,
+                         "rps": len(gens) / dt, "tps": tokens / dt, "same": same,
+                         "started": started})
+            print(f"[server_rps {mode}] c={c}: {n_proc} process(es) x {threads} thread(s), "
+                  f"{len(gens)} requests in {dt:.2f}s (median of {len(times)}) = "
+                  f"{len(gens) / dt:.2f} req/s "
+                  f"({tokens / dt:.0f} tokens/s); greedy texts equal to the first level's: "
+                  f"{same}/{len(gens)} (servers up in {started:.1f}s)", flush=True)
+        base = rows[0]["rps"]
+        ref = "c1" if levels[0] == 1 else f"c{levels[0]}"
+        print(f"\n[server_rps] {mode}: ratio to {ref}: "
+              + ", ".join(f"c={r['c']}: {r['rps'] / base:.2f}" for r in rows))
+        sat = saturation_level(levels, [r["rps"] for r in rows])
+        print(f"[server_rps] {mode}: requests/s stop growing (< +10% per step) past "
+              f"concurrency {sat} on this {os.cpu_count()}-core machine\n", flush=True)
+        if csv_path is not None:
+            for r in rows:
+                write_row(Path(csv_path), {
+                    "kernel": "server_rps", "model": f"{args.model}/{quant}",
+                    "workload": (f"judge-chat-{mode}-{args.server_requests}req-x"
+                                 f"{args.server_repeats}-"
+                                 f"{args.server_max_tokens}tok-c{r['c']}-{r['procs']}x"
+                                 f"{r['threads']}thr-seed{args.seed}"),
+                    "tokens_per_s": f"{r['tps']:.1f}", "ratio_to_limit": "",
+                    "speedup_vs_naive": "", "seconds": f"{r['seconds']:.2f}",
+                    "requests_per_s": f"{r['rps']:.3f}", "concurrency": str(r["c"]),
+                    "ratio_to_c1": f"{r['rps'] / base:.3f}",
+                })
+            print(f"wrote {csv_path}", flush=True)
+
+
+def _bench_peer(model, args, csv_path) -> None:
+    """Our P.D. scoring kernel against lm-evaluation-harness's HFLM.loglikelihood."""
+    try:
+        from lm_eval.api.instance import Instance
+        from lm_eval.models.huggingface import HFLM
+    except ImportError as exc:
+        print(f"peer_lm_eval skipped: lm_eval is not installed ({exc})", flush=True)
+        return
+    import lm_eval
+
+    from nfeval.data import load_answers, load_debateqa
+    from nfeval.metrics.pd import pd_context
+    from nfeval.models import registry
+    from nfeval.paths import ROOT
+
+    sample = ROOT / "data" / "debateqa_sample"
+    items = {it.id: [p.text for p in it.partial_answers]
+             for it in load_debateqa(sample / "questions.jsonl")}
+    answers = load_answers(sample / "answers_balanced.jsonl").answers
+    n = 1 if args.quick else (args.peer_answers or len(answers))
+    answers = dict(list(answers.items())[:n])
+    reqs = [(pd_context(model, a), items[k]) for k, a in answers.items()]
+    flat = [(ctx, c) for ctx, conts in reqs for c in conts]
+    uniq = sum(len(model.encode_context(c)) + sum(len(model.encode_continuation(x)) for x in xs)
+               for c, xs in reqs)
+    print(f"peer_lm_eval: {len(reqs)} answers, {len(flat)} (context, continuation) pairs, "
+          f"{uniq} unique tokens; lm_eval {getattr(lm_eval, '__version__', '?')}", flush=True)
+
+    model.batch_continuation_logprobs(reqs[:1])  # warm-up
+    t = time.perf_counter()
+    ours = [r.total for res in model.batch_continuation_logprobs(reqs) for r in res]
+    t_ours = time.perf_counter() - t
+    print(f"ours    {t_ours:.1f}s", flush=True)
+
+    folder = registry.prepare(args.model)
+    lm = HFLM(pretrained=str(folder), dtype="float32", device="cpu",
+              batch_size=args.peer_batch_size)
+    insts = [Instance(request_type="loglikelihood", doc={}, arguments=(ctx, c), idx=i)
+             for i, (ctx, c) in enumerate(flat)]
+    lm.loglikelihood(insts[:1], disable_tqdm=True)  # warm-up
+    t = time.perf_counter()
+    peer = [float(ll) for ll, _ in lm.loglikelihood(insts, disable_tqdm=True)]
+    t_peer = time.perf_counter() - t
+    print(f"lm_eval {t_peer:.1f}s (batch_size {args.peer_batch_size})", flush=True)
+
+    diff = max(abs(a - b) for a, b in zip(ours, peer))
+    # the same quantity on lm_eval's split: trailing whitespace moved to the continuation
+    split = []
+    for ctx, c in flat:
+        k = len(ctx) - len(ctx.rstrip())
+        split.append((ctx[:len(ctx) - k], ctx[len(ctx) - k:] + c) if k else (ctx, c))
+    same = [model.continuation_logprobs(a, [b])[0].total for a, b in split]
+    diff_same = max(abs(a - b) for a, b in zip(same, peer))
+    speedup = t_peer / t_ours
+    print(f"\n[peer_lm_eval] ours {t_ours:.1f}s, lm_eval HFLM {t_peer:.1f}s: ours is "
+          f"{speedup:.2f}x as fast; max |ours - lm_eval| = {diff:.2e} nats as each computes it, "
+          f"{diff_same:.2e} on lm_eval's split\n", flush=True)
+    if csv_path is not None:
+        write_row(Path(csv_path), {
+            "kernel": "peer_lm_eval", "model": f"{args.model}/float32",
+            "workload": (f"pd-paper-sample-balanced-{len(reqs)}answers-{len(flat)}pairs-"
+                         f"lm_eval{getattr(lm_eval, '__version__', '')}-bs{args.peer_batch_size}"),
+            "tokens_per_s": f"{uniq / t_ours:.1f}", "ratio_to_limit": "", "speedup_vs_naive": "",
+            "seconds": f"{t_ours:.2f}", "peer_seconds": f"{t_peer:.2f}",
+            "speedup_vs_peer": f"{speedup:.3f}", "max_abs_diff": f"{diff:.3e}",
+            "max_abs_diff_same_split": f"{diff_same:.3e}",
+        })
+        print(f"wrote {csv_path}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m nfeval.bench", description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m-instruct")
@@ -431,10 +711,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cont-tokens", type=int, default=150)
     ap.add_argument("--naive-contexts", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kernels", default="hf-shared-kv,pd,linkage_prob",
+    ap.add_argument("--kernels", default=BENCH_ALL,
                     help="comma-separated: hf-shared-kv (synthetic workload), pd (P.D. on "
                          "the project's DebateQA-format sample), linkage_prob (LINKAGE "
-                         "prob-mode judge on ANTIQUE)")
+                         "prob-mode judge on ANTIQUE), server_rps (requests/s against local "
+                         "llama.cpp servers), peer_lm_eval (P.D. scored by lm-evaluation-"
+                         "harness too); default (and 'all'): every kernel")
+    ap.add_argument("--server-concurrency", default="1,2,4,8",
+                    help="server_rps: comma-separated concurrency levels (slots)")
+    ap.add_argument("--server-requests", type=int, default=32,
+                    help="server_rps: requests per level")
+    ap.add_argument("--server-repeats", type=int, default=3,
+                    help="server_rps: timed passes per level (the median is kept; --quick: 1)")
+    ap.add_argument("--server-max-tokens", type=int, default=4,
+                    help="server_rps: generated tokens per request (greedy)")
+    ap.add_argument("--server-threads", type=int, default=None,
+                    help="server_rps: threads shared by the servers of a level (default: cores)")
+    ap.add_argument("--server-modes", default="replicas,single",
+                    help="server_rps: replicas (c one-slot servers) and/or single (one server)")
+    ap.add_argument("--peer-answers", type=int, default=0,
+                    help="peer_lm_eval: answers of the P.D. sample (0: all; --quick: 1)")
+    ap.add_argument("--peer-batch-size", type=int, default=8,
+                    help="peer_lm_eval: lm_eval's batch_size")
     ap.add_argument("--judge", default="qwen2.5-coder-0.5b-instruct",
                     help="judge model of the linkage_prob kernel")
     ap.add_argument("--linkage-questions", type=int, default=4,
@@ -457,7 +755,23 @@ def main(argv: list[str] | None = None) -> int:
         args.contexts, args.ctx_tokens, args.conts, args.cont_tokens = 3, 40, 2, 12
         args.naive_contexts = 3
     csv_path = args.csv or (None if args.quick else RESULTS / "bench.csv")
+    if args.kernels.strip() == "all":
+        args.kernels = BENCH_ALL
     args.kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
+    unknown = set(args.kernels) - set(BENCH_ALL.split(","))
+    if unknown:
+        ap.error(f"unknown kernel(s) {sorted(unknown)}; choose from {BENCH_ALL}")
+    try:
+        args.server_concurrency = [int(k) for k in args.server_concurrency.split(",") if k.strip()]
+    except ValueError:
+        ap.error("--server-concurrency takes numbers, e.g. 1,2,4,8; "
+                 f"got {args.server_concurrency!r}")
+    if not args.server_concurrency or any(k < 1 for k in args.server_concurrency):
+        ap.error("--server-concurrency needs levels >= 1")
+    args.server_concurrency = sorted(set(args.server_concurrency))
+    args.server_modes = [k.strip() for k in args.server_modes.split(",") if k.strip()]
+    if not set(args.server_modes) <= {"replicas", "single"}:
+        ap.error("--server-modes takes replicas and/or single")
     try:
         args.linkage_shots = [int(k) for k in args.linkage_shots.split(",") if k.strip()]
     except ValueError:
@@ -466,6 +780,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--linkage-shots must be >= 0")
     if args.quick:
         args.linkage_shots = args.linkage_shots[:1]
+        args.server_concurrency = args.server_concurrency[:2]
+        args.server_requests = min(args.server_requests, 4)
+        args.server_repeats = 1
+    args.server_repeats = max(1, args.server_repeats)
 
     import torch
 
@@ -474,6 +792,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads is None:
         args.threads = auto_threads()
     torch.set_num_threads(args.threads)
+    model = None
     if {"hf-shared-kv", "pd"} & set(args.kernels):
         t0 = time.time()
         model = HFModel(args.model, dtype=args.dtype)
@@ -506,6 +825,17 @@ def main(argv: list[str] | None = None) -> int:
                      kernel, lambda ref: ref, csv_path)
         if "pd" in args.kernels:
             _bench_pd(model, args, dtype, csv_path)
+    if "peer_lm_eval" in args.kernels:
+        peer_model = model
+        if peer_model is None or peer_model.info.dtype != "float32":
+            t0 = time.time()
+            peer_model = HFModel(args.model, dtype="float32")
+            print(f"model {args.model} (float32), {args.threads} threads, loaded in "
+                  f"{time.time() - t0:.1f}s", flush=True)
+        _bench_peer(peer_model, args, csv_path)
+        del peer_model
+    if "server_rps" in args.kernels:
+        _bench_server(args, csv_path)
     if "linkage_prob" in args.kernels:
         from nfeval import NfevalError
 

@@ -7,15 +7,20 @@
     nfeval artefacts                the paper artefacts this checkout reproduces
     nfeval pd --answers F --split S --model M      DebateQA Perspective Diversity
     nfeval da --answers F --split S --judge M      DebateQA Dispute Awareness
+    nfeval linkage --answers F [--method M]        LINKAGE and its baselines
 
 Every error meant for a user exits with status 2 and one line saying what
-is wrong and how to fix it.
+is wrong and how to fix it. The scoring commands exit with 0 when something
+was scored, 1 when nothing could be, and 130 on Ctrl-C (with a line saying
+how to resume from the per-item cache).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from nfeval import NfevalError, __version__
@@ -32,17 +37,23 @@ Environment:
 def _data_status(args: argparse.Namespace) -> int:
     from nfeval.data import status
 
-    rows = status()
+    rows = status(names=args.names or None)
     width = max(len(r.name) for r in rows)
     for r in rows:
         ok = {True: "verified", False: "CHECKSUM MISMATCH", None: "unverified"}[r.verified]
         where = str(r.path) if r.path else r.detail
         print(f"{r.name:<{width}}  {r.source:<8}  {ok if r.path else '':<17}  {where}")
-    missing = [r.name for r in rows if r.source in ("missing", "bad")]
+    missing = [r.name for r in rows if r.source == "missing"]
+    bad = [r for r in rows if r.source == "bad"]
     if missing:
         print(f"\n{len(missing)} file(s) not available locally: {', '.join(missing)}. "
               "Set NFEVAL_MIRROR, or run `nfeval data fetch NAME` where the internet is reachable.")
-    return 0
+    if bad:
+        print(f"\n{len(bad)} file(s) fail their checksum: "
+              + "; ".join(f"{r.name} ({r.detail})" for r in bad)
+              + ". Replace them with the release files (or delete a cached copy to download "
+              "it again).")
+    return 1 if missing or bad else 0
 
 
 def _data_fetch(args: argparse.Namespace) -> int:
@@ -84,72 +95,324 @@ def _artefacts(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(name: str, args: argparse.Namespace):
+def _load(name: str, args: argparse.Namespace, backend: str | None = None):
     from nfeval.models import load_model
 
-    kwargs = {}
-    if args.backend == "openai":
+    backend = backend or args.backend
+    kwargs: dict = {}
+    if backend in ("openai", "openai-chat"):
         if not args.base_url:
-            raise NfevalError("--backend openai needs --base-url (e.g. http://127.0.0.1:8000/v1)")
-        kwargs = {"base_url": args.base_url, "chat_template": args.chat_template}
-    elif args.dtype:
-        kwargs = {"dtype": args.dtype}
-    return load_model(name, backend=args.backend, **kwargs)
+            raise NfevalError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1;"
+                              " several servers: a comma-separated list)")
+        urls = [u.strip() for u in args.base_url.split(",") if u.strip()]
+        if backend == "openai":
+            if len(urls) > 1:
+                raise NfevalError("--backend openai takes one --base-url; several servers work "
+                                  "with --backend openai-chat")
+            kwargs = {"base_url": urls[0], "chat_template": args.chat_template}
+        else:
+            kwargs = {"base_url": urls if len(urls) > 1 else urls[0],
+                      "api_key_env": args.api_key_env, "concurrency": args.concurrency,
+                      "assistant_prefill": args.assistant_prefill}
+    elif backend == "llama" and args.threads:
+        kwargs = {"n_threads": args.threads}
+    return load_model(name, backend=backend, **kwargs)
 
 
-def _report(inputs, table, column: str, label: str, out: str | None) -> int:
-    from nfeval.scoring import mean_score
+def _say(args: argparse.Namespace):
+    """Where summary lines go: stdout, or stderr when the CSV itself goes to stdout."""
+    return sys.stderr if args.out == "-" else sys.stdout
+
+
+def _write_csv(table, out: str) -> str:
+    if out == "-":
+        table.to_csv(sys.stdout, index=False, float_format="%.6g", lineterminator="\n")
+        sys.stdout.flush()
+        return "standard output"
+    table.to_csv(out, index=False, float_format="%.6g", lineterminator="\n")
+    return out
+
+
+def _default_out(name, metric: str) -> str:
+    stem = "stdin" if str(name) == "<stdin>" else Path(str(name)).stem
+    return f"{stem}.{metric}.csv"  # in the current folder
+
+
+def _report(args: argparse.Namespace, inputs, table, column: str, label: str,
+            signature) -> int:
+    from nfeval.metrics.intervals import mean_interval
+    from nfeval.scoring import NothingScored, mean_score
 
     for line in inputs.skipped:
         print(f"nfeval: skipped {line}", file=sys.stderr)
-    out_path = out or f"{inputs.answers_path.stem}.{column}.csv"  # in the current folder
-    table.to_csv(out_path, index=False, float_format="%.6g", lineterminator="\n")
+    where = _write_csv(table, args.out or _default_out(inputs.answers_path, column))
     mean, unparsed = mean_score(table[column])
     extra = f" ({unparsed} unparsed)" if unparsed else ""
-    print(f"File: {inputs.answers_path}, Average {label} score: {mean}{extra}")
-    print(f"per-answer scores: {out_path} ({len(table)} answers, {len(inputs.skipped)} skipped)",
+    iv = mean_interval(table[column].dropna().tolist(), seed=args.seed, key=column,
+                       unit="answers")
+    ci = ("" if math.isnan(iv.low) else
+          f" (95% CI {iv.low:.6g} to {iv.high:.6g}, {iv.n} answers)")
+    print(f"File: {inputs.answers_path}, Average {label} score: {mean}{extra}{ci} | "
+          f"{signature.as_string()}", file=_say(args))
+    print(f"per-answer scores: {where} ({len(table)} answers, {len(inputs.skipped)} skipped)",
           file=sys.stderr)
+    if math.isnan(mean):
+        raise NothingScored(f"no answer got a {label} score ({unparsed} unparsed)")
     return 0
 
 
 def _pd(args: argparse.Namespace) -> int:
-    from nfeval.scoring import prepare_inputs, score_pd
+    from nfeval.scoring import pd_signature, prepare_inputs, score_pd
 
-    inputs = prepare_inputs(args.answers, args.split)
+    inputs = prepare_inputs(args.answers, args.split, limit=args.limit)
     model = _load(args.model, args)
     table = score_pd(inputs, model, variant=args.variant, restate=args.restate,
-                     use_cache=not args.no_cache)
-    return _report(inputs, table, "pd", "P.D.", args.out)
+                     use_cache=not args.no_cache, progress=not args.no_progress)
+    sig = pd_signature(model, variant=args.variant, restate=args.restate, seed=args.seed,
+                       n=int(table["pd"].notna().sum()))
+    return _report(args, inputs, table, "pd", "P.D.", sig)
 
 
 def _da(args: argparse.Namespace) -> int:
-    from nfeval.scoring import prepare_inputs, score_da
+    from nfeval.scoring import da_signature, prepare_inputs, score_da
 
-    inputs = prepare_inputs(args.answers, args.split)
+    inputs = prepare_inputs(args.answers, args.split, limit=args.limit)
     judge = _load(args.judge, args)
     table = score_da(inputs, judge, mode=args.mode, zero_shot=args.zero_shot,
-                     use_cache=not args.no_cache)
-    return _report(inputs, table, "da", "D.A.", args.out)
+                     use_cache=not args.no_cache, progress=not args.no_progress)
+    sig = da_signature(judge, mode=args.mode, zero_shot=args.zero_shot, seed=args.seed,
+                       n=int(table["da"].notna().sum()))
+    return _report(args, inputs, table, "da", "D.A.", sig)
+
+
+def _unparsed(value: str) -> str | float:
+    if value in ("drop", "release"):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise NfevalError(f"--unparsed must be drop, release or a number, not {value!r}") from None
+
+
+def _linkage(args: argparse.Namespace) -> int:
+    from nfeval.linkage import score_file as SF
+    from nfeval.scoring import NothingScored
+
+    method = args.method
+    kind = SF.method_kind(method)
+    if kind != "judge":
+        for flag, value, default in (("--mode", args.mode, None), ("--shots", args.shots, 0),
+                                     ("--unparsed", args.unparsed, "drop"),
+                                     ("--positions", args.positions, "random"),
+                                     ("--max-tokens", args.max_tokens, 512)):
+            if value != default:
+                raise NfevalError(f"{flag} is for the LLM judge methods "
+                                  f"({', '.join(SF.JUDGE_METHODS)}), not {method}")
+    if kind == "lexical" and args.model:
+        raise NfevalError(f"method {method} uses no language model: drop --model"
+                          + (" (--embedder names its encoder)" if "bert" in method else ""))
+    if args.embedder and not method.startswith("bertscore"):
+        raise NfevalError("--embedder is for the bertscore methods")
+    if args.shots and method != "linkage":
+        raise NfevalError("--shots (demonstrations) is for method linkage only")
+    if args.shots < 0:
+        raise NfevalError(f"--shots must be >= 0, got {args.shots}")
+    mode = args.mode or "prob"
+    unparsed = _unparsed(args.unparsed)
+    if kind == "judge":  # check the settings before anything is loaded
+        from nfeval.linkage.judges import JudgeConfig
+
+        JudgeConfig(method=method, mode=mode, unparsed=unparsed, positions=args.positions,
+                    max_tokens=args.max_tokens)
+        if args.max_tokens < 1:
+            raise NfevalError(f"--max-tokens must be >= 1, got {args.max_tokens}")
+        if args.max_tokens != 512 and mode != "sample":
+            raise NfevalError("--max-tokens bounds generated replies: it is for --mode sample")
+
+    lf = SF.read_linkage_file(args.answers, limit=args.limit)
+    for line in lf.skipped:
+        print(f"nfeval: skipped {line}", file=sys.stderr)
+    if not lf.questions:
+        raise NothingScored(f"{lf.name}: no valid question line ({len(lf.skipped)} line(s) "
+                            "skipped)")
+    need, _ = SF.reference_plan(lf, method, args.references, generator=bool(args.generator))
+    generated, gen_name = {}, None
+    if need:
+        from nfeval.linkage.generated import parse_generator
+
+        gspec = parse_generator(args.generator)
+        dspecs = [parse_generator(d) for d in (args.degraders or "").split(",") if d.strip()]
+        golden = _load(gspec.name, args, gspec.backend)
+        degraders = [golden if str(d) == str(gspec) else _load(d.name, args, d.backend)
+                     for d in dspecs] or [golden]
+        gen_name = str(gspec)
+        print(f"nfeval: writing {len(need)} reference list(s) with {gen_name}"
+              + (f" (degraded answers: {', '.join(map(str, dspecs))})" if dspecs else ""),
+              file=sys.stderr)
+        generated = SF.generate_missing(lf, need, golden, degraders, seed=args.seed,
+                                        attempts=args.attempts,
+                                        golden_tokens=args.golden_tokens,
+                                        degraded_tokens=args.degraded_tokens,
+                                        use_cache=not args.no_cache,
+                                        progress=not args.no_progress)
+    splits, sources, skipped = SF.build_splits(lf, method, args.references, generated,
+                                               args.seed)
+    for line in skipped:
+        print(f"nfeval: skipped {line}", file=sys.stderr)
+    if not splits:
+        raise NothingScored(f"{lf.name}: no question can be scored with {method} "
+                            f"({len(lf.skipped) + len(skipped)} left out)")
+    demos = SF.demonstrations_for(lf, splits, sources, args.shots, args.seed)
+    model = None
+    if kind != "lexical":
+        model = _load(args.model or SF.DEFAULT_MODELS[kind], args)
+    rows, sha = SF.score_splits(
+        splits, {q.qid: q.question for q in lf.questions}, method, model, mode=mode,
+        shots=args.shots, seed=args.seed, unparsed=unparsed, positions=args.positions,
+        embedder=args.embedder, rouge=args.rouge, demonstrations=demos,
+        max_tokens=args.max_tokens, use_cache=not args.no_cache,
+        progress=not args.no_progress)
+    res = SF.finish(lf, splits, rows, sources, method, model, mode=mode, shots=args.shots,
+                    seed=args.seed, prompt_sha=sha, references=args.references,
+                    generator=gen_name, unparsed=unparsed, positions=args.positions,
+                    embedder=args.embedder, rouge=args.rouge, skipped=skipped,
+                    max_tokens=args.max_tokens)
+    where = _write_csv(res.table, args.out or _default_out(lf.name, method))
+    say = _say(args)
+    print(res.summary(lf.name), file=say)
+    for line in res.correlation_lines():
+        print(line, file=say)
+    print(f"per-candidate scores: {where} ({res.n_candidates} candidates, "
+          f"{len(res.skipped)} line(s) or question(s) left out)", file=sys.stderr)
+    if res.n_scored == 0:
+        raise NothingScored(f"no candidate got a score ({res.n_unparsed} unparsed)")
+    return 0
+
+
+def _model_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model backend and hardware")
+    g.add_argument("--backend", choices=["hf", "openai", "openai-chat", "llama"], default="hf",
+                   help="hf: transformers in this process (every method; default); openai: an "
+                        "OpenAI-compatible /v1/completions server with logprobs (vLLM, "
+                        "llama-cpp-python); openai-chat: a /v1/chat/completions server or hosted "
+                        "API (judges: sample mode, prob mode from top logprobs); llama: llama.cpp "
+                        "on a GGUF file in this process (generation, sample-mode judges)")
+    g.add_argument("--base-url", help="server URL for the openai backends, e.g. "
+                                      "http://127.0.0.1:8000/v1; openai-chat takes a "
+                                      "comma-separated list of servers (requests are spread)")
+    g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="openai-chat: environment variable holding the API key (the key is never "
+                        "written anywhere; default OPENAI_API_KEY, unset: no key)")
+    g.add_argument("--concurrency", type=int, default=4, metavar="N",
+                   help="openai-chat: requests in flight per server (default 4)")
+    g.add_argument("--assistant-prefill", choices=["none", "continue_final_message"],
+                   default="none",
+                   help="openai-chat: how a prompt that ends inside the assistant turn is sent; "
+                        "none refuses it (hosted APIs), continue_final_message for vLLM")
+    g.add_argument("--chat-template", help="for --backend openai: tokenizer folder or model name "
+                                          "whose chat template renders prompts, or 'none'")
+    g.add_argument("--device", help="hf backend and encoders: cpu, cuda, cuda:1, or auto (cuda when "
+                                    "torch sees a GPU); default cpu, env NFEVAL_DEVICE")
+    g.add_argument("--dtype", choices=["float32", "bfloat16", "float16", "auto"],
+                   help="hf backend dtype (default: float32 on CPU, so that scores do not depend "
+                        "on the CPU; bfloat16 on a GPU; env NFEVAL_DTYPE); recorded in the "
+                        "signature")
+    g.add_argument("--batch-tokens", type=int, metavar="N",
+                   help="hf backend: padded tokens per forward batch (default 2048; raise it "
+                        "on a GPU; env NFEVAL_BATCH_TOKENS)")
+    g.add_argument("--threads", type=int, metavar="N",
+                   help="llama backend: CPU threads (default: all cores)")
+
+
+def _run_arguments(p: argparse.ArgumentParser, unit: str) -> None:
+    p.add_argument("--out", metavar="FILE.csv",
+                   help=f"per-{unit} CSV; '-' writes it to standard output (the summary then "
+                        "goes to standard error). Default: <answers name>.<method>.csv in the "
+                        "current folder (stdin.<method>.csv for standard input)")
+    p.add_argument("--limit", type=int, default=0, metavar="N",
+                   help=f"score only the first N valid {unit}s of the file (0: all)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of everything drawn at random (sampling, positions, "
+                        "demonstrations, the bootstrap interval); recorded in the signature")
+    p.add_argument("--no-cache", action="store_true",
+                   help=f"do not reuse or store per-{unit} results (by default an interrupted "
+                        "run resumes where it stopped)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
 def _scoring_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--answers", required=True, metavar="FILE.jsonl",
-                   help='model answers, one JSON object a line: {"generation": str, "id": int}')
+                   help='model answers, one JSON object a line: {"generation": str, "id": int}; '
+                        "'-' reads standard input")
     p.add_argument("--split", default="test", metavar="test|dev|sample|PATH",
                    help="questions with partial answers: the DebateQA test or dev split, the "
                         "project's sample, or a file in the release's split format (default: test)")
-    p.add_argument("--backend", choices=["hf", "openai"], default="hf",
-                   help="hf: transformers in this process; openai: an OpenAI-compatible server")
-    p.add_argument("--base-url", help="server URL for --backend openai")
-    p.add_argument("--chat-template", help="for --backend openai: tokenizer folder or model name "
-                                          "whose chat template renders prompts, or 'none'")
-    p.add_argument("--dtype", help="hf backend dtype: auto (default), float32, bfloat16")
-    p.add_argument("--out", metavar="FILE.csv",
-                   help="per-answer CSV (default: <answers name>.<metric>.csv in the "
-                        "current folder)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="do not reuse or store per-answer results (by default an interrupted "
-                        "run resumes where it stopped)")
+    _model_arguments(p)
+    _run_arguments(p, "answer")
+
+
+#: nfeval.linkage.score_file.METHODS, spelled out so that `nfeval --help` loads no model code.
+LINKAGE_METHODS = ("linkage", "pointwise", "pointwise-ref", "pointwise-ref-graded", "pairwise",
+                   "refppl", "rouge1", "rouge2", "rougeL", "bleu", "bertscore", "bertscore-cls")
+
+EXIT_STATUSES = """\
+Exit status: 0 scored; 1 nothing scored (every line left out, or no score parsed);
+2 usage or input error; 130 interrupted (finished items are cached: run the same
+command again to resume).
+"""
+
+LINKAGE_DESCRIPTION = """\
+Score your own candidate answers with LINKAGE (EMNLP 2024: an LLM judge ranks each
+candidate inside a graded reference list, score = -rank, higher is better) or one of
+its baselines, and, where the candidates carry human grades, report the per-question
+correlation with them (Kendall, Spearman, Pearson; mean over questions, 95% interval).
+
+Input: JSON Lines, one question a line:
+  {"id": "q1", "question": "How do I ...?",
+   "candidates": [{"id": "c1", "text": "...", "grade": 2}, {"id": "c2", "text": "..."}],
+   "references": [{"text": "...", "grade": 3}, {"text": "...", "grade": 1}]}
+  id          string or integer, unique in the file
+  candidates  at least one; "id" optional (c1, c2, ...), "grade" optional (human grade,
+              any number, higher is better: only used for the correlation and, with
+              --shots, for the demonstrations)
+  references  optional; every one with an integer "grade" >= 0 (3 best; sorted best
+              first) or none with a grade (the list order is the ranking, best first).
+              Without references (or with --references 1gt/0gt) a LINKAGE-1GT/0GT list
+              (a better golden answer, then three degraded ones) is written by
+              --generator and cached.
+A line that breaks a rule is reported with its line number and left out.
+
+Methods:
+  linkage               listwise rank among the references (--shots N: n-shot)
+  pointwise             0-10 score without references
+  pointwise-ref         0-10 score with the reference list
+  pointwise-ref-graded  0-10 score with the reference list and its grades
+  pairwise              candidate against each reference, weighted by its grade
+  refppl                reference-recovery perplexity (a base LM, default gemma3-270m)
+  rouge1 rouge2 rougeL bleu bertscore bertscore-cls
+                        against the release's one ground truth from the list
+The judge methods run in --mode prob (expected value of the label distribution, no
+generation) or --mode sample (the paper's decoding; the reply is parsed).
+
+Output: a per-candidate CSV (qid, candidate_id, method, score, rank in its question,
+grade, unparsed, n_outputs, references, dist: label distribution as JSON in prob
+mode, raw: the reply in sample mode, detail), a one-line summary with the score's
+signature, and one line per correlation coefficient.
+"""
+
+LINKAGE_EPILOG = """\
+Examples:
+  nfeval linkage --answers examples/linkage_answers.jsonl --model smollm2-135m-instruct
+  nfeval linkage --answers examples/linkage_answers.jsonl --method linkage --shots 2 \\
+      --model smollm2-135m-instruct
+  nfeval linkage --answers examples/linkage_answers.jsonl --method pairwise --mode sample \\
+      --model smollm2-135m-instruct
+  nfeval linkage --answers examples/linkage_answers.jsonl --method rougeL
+  nfeval linkage --answers examples/linkage_answers.jsonl --references 0gt \\
+      --generator llama:smollm2-135m-instruct --model smollm2-135m-instruct
+  cat answers.jsonl | nfeval linkage --answers - --method bleu --out - > scores.csv
+
+""" + EXIT_STATUSES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,8 +428,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = sub.add_parser("data", help="release files: where they are, fetch and verify")
     dsub = data.add_subparsers(dest="action", metavar="ACTION", required=True)
-    dsub.add_parser("status", help="where every release file resolves from (nothing is downloaded)"
-                    ).set_defaults(func=_data_status)
+    st = dsub.add_parser("status", help="where every release file resolves from (nothing is "
+                                        "downloaded); exits 1 if one is missing or damaged",
+                         description="Where every release file (or each NAME) resolves from, "
+                                     "and whether its checksum matches. Nothing is downloaded. "
+                                     "Exit status 1 when a file is missing or fails its "
+                                     "checksum, else 0.")
+    st.add_argument("names", nargs="*", help="only these registry names (default: all)")
+    st.set_defaults(func=_data_status)
     fetch = dsub.add_parser("fetch", help="resolve files (mirror, cache, else download) and verify sums")
     fetch.add_argument("names", nargs="*", help="registry names, e.g. antique trec-dl-nf")
     fetch.add_argument("--all", action="store_true", help="every registry entry")
@@ -184,12 +453,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("artefacts", help="paper artefacts, notebooks and make targets"
                    ).set_defaults(func=_artefacts)
 
+    raw = argparse.RawDescriptionHelpFormatter
     pd_ = sub.add_parser(
         "pd", help="DebateQA Perspective Diversity of answers (lower is better)",
+        formatter_class=raw,
         description="Perspective Diversity (DebateQA Eq. 1): perplexity of each question's "
-                    "partial answers conditioned on the model answer. variant 'paper' sums "
+                    "partial answers conditioned on the model answer. variant 'paper' sums\n"
                     "true perplexities with a restate instruction; 'official' reproduces the "
-                    "released script (mean, diluted normaliser, no restate, right truncation).")
+                    "released script (mean, diluted normaliser, no restate, right truncation).\n"
+                    "Prints 'File: ..., Average P.D. score: ...' with its 95% interval and "
+                    "signature, and writes the per-answer CSV.",
+        epilog="Example:\n  nfeval pd --answers examples/debateqa_answers.jsonl --split sample "
+               "--model smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(pd_)
     pd_.add_argument("--model", required=True,
                      help="backbone: registry name (nfeval models list), hub id or folder")
@@ -200,28 +475,93 @@ def build_parser() -> argparse.ArgumentParser:
 
     da_ = sub.add_parser(
         "da", help="DebateQA Dispute Awareness of answers (1 = says the question is debatable)",
+        formatter_class=raw,
         description="Dispute Awareness: the release's few-shot prompt judged by an LLM. mode "
-                    "'prob' scores P(\"1\"); 'generate' parses the first digit of the generated "
-                    "text; 'official' reproduces the released script (which returns 1 always).")
+                    "'prob' scores P(\"1\"); 'generate' parses the first digit of the generated\n"
+                    "text; 'official' reproduces the released script (which returns 1 always).\n"
+                    "Prints 'File: ..., Average D.A. score: ...' with its 95% interval and "
+                    "signature, and writes the per-answer CSV.",
+        epilog="Example:\n  nfeval da --answers examples/debateqa_answers.jsonl --split sample "
+               "--judge smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(da_)
     da_.add_argument("--judge", required=True, help="judge model: registry name, hub id or folder")
     da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob")
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
                                                               "its demonstrations")
     da_.set_defaults(func=_da)
+
+    lk = sub.add_parser(
+        "linkage", help="LINKAGE and its baselines on your own candidate answers (higher is "
+                        "better)",
+        formatter_class=raw, description=LINKAGE_DESCRIPTION, epilog=LINKAGE_EPILOG)
+    lk.add_argument("--answers", required=True, metavar="FILE.jsonl",
+                    help="questions with candidates (and references), one JSON object a line "
+                         "(format above); '-' reads standard input")
+    lk.add_argument("--method", default="linkage",
+                    choices=LINKAGE_METHODS,
+                    help="scoring method (default: linkage)")
+    lk.add_argument("--mode", choices=["prob", "sample"],
+                    help="judge methods: prob (default) or sample")
+    lk.add_argument("--shots", type=int, default=0, metavar="N",
+                    help="linkage: N demonstrations from the file's other questions (default 0)")
+    lk.add_argument("--model",
+                    help="judge model (default qwen2.5-coder-0.5b-instruct) or, for refppl, a "
+                         "base LM (default gemma3-270m): registry name, hub id or folder")
+    lk.add_argument("--references", choices=["file", "1gt", "0gt"], default="file",
+                    help="reference lists: the file's (default; a line without any gets a 0GT "
+                         "list when --generator is given), 1gt (generated from each line's "
+                         "best reference) or 0gt (generated from the question alone)")
+    lk.add_argument("--generator", metavar="BACKEND:NAME",
+                    help="model that writes missing reference lists, e.g. "
+                         "llama:qwen2.5-coder-0.5b-instruct (hf:, llama: or openai:)")
+    lk.add_argument("--degraders", metavar="BACKEND:NAME,...",
+                    help="models that write the degraded answers (default: the generator)")
+    lk.add_argument("--golden-tokens", type=int, default=256,
+                    help="generation budget of a golden answer (default 256)")
+    lk.add_argument("--degraded-tokens", type=int, default=512,
+                    help="generation budget of the three degraded answers (default 512)")
+    lk.add_argument("--attempts", type=int, default=2,
+                    help="generation attempts per output (default 2)")
+    lk.add_argument("--unparsed", default="drop", metavar="drop|release|NUMBER",
+                    help="judge replies that do not parse (sample mode): drop (NaN score, "
+                         "default), release (linkage: rank 2, as the release), or a value")
+    lk.add_argument("--max-tokens", type=int, default=512, metavar="N",
+                    help="sample mode: at most N generated tokens a reply (default 512, the "
+                         "paper's; generation stops anyway at the ]] of the first label)")
+    lk.add_argument("--positions", choices=["random", "release"], default="random",
+                    help="pairwise: candidate first or second by a seeded coin (default), or "
+                         "always first (release)")
+    lk.add_argument("--embedder", help="bertscore methods: encoder (default minilm-l6)")
+    lk.add_argument("--rouge", choices=["rouge-score", "release"], default="rouge-score",
+                    help="ROUGE implementation (default rouge-score; release: the pltrdy "
+                         "arithmetic)")
+    _model_arguments(lk)
+    _run_arguments(lk, "question")
+    lk.set_defaults(func=_linkage)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if hasattr(args, "device"):
+            # --device/--dtype/--batch-tokens set the run's defaults: the hf backend and the
+            # encoders (BERTScore, sentence embeddings) read them (nfeval.runtime).
+            from nfeval.runtime import configure
+
+            configure(device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens)
         return args.func(args)
-    except NfevalError as err:
-        print(f"nfeval: error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("nfeval: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as err:
+        # nfeval.scoring.Interrupted says what is cached; a bare Ctrl-C (loading,
+        # reading) has no message.
+        print(f"nfeval: {err}" if str(err) else
+              "nfeval: interrupted; finished items are cached: run the same command again "
+              "to resume", file=sys.stderr)
         return 130
+    except NfevalError as err:
+        status = getattr(err, "exit_status", 2)
+        print(f"nfeval: {'nothing scored' if status == 1 else 'error'}: {err}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

@@ -30,21 +30,21 @@ def answer_prompt(model: LanguageModel, question: str, *, system: str | None = N
     """The prompt a model answers: its chat template, or the project's completion
     format (``prompts/answer_completion_base.txt``) for base models without one."""
     user = question.strip() + (f" {suffix.strip()}" if suffix.strip() else "")
-    if getattr(model, "template", "model") == "none":
+    if model.info.chat_template == "none":
         return prompt_text("answer_completion_base").format(system=system or "", user=user).lstrip()
     return model.chat_prompt(user, system=system)
 
 
 def clean_answer(model: LanguageModel, text: str) -> str:
     """Base-model completions run on into the next "Question:"; cut them there."""
-    if getattr(model, "template", "model") == "none":
+    if model.info.chat_template == "none":
         text = _NEXT_QUESTION.split(text, maxsplit=1)[0]
     return text.strip()
 
 
 def stop_strings(model: LanguageModel) -> list[str]:
     """Base models (no chat template) stop where they start a new question."""
-    return ["\nQuestion:"] if getattr(model, "template", "model") == "none" else []
+    return ["\nQuestion:"] if model.info.chat_template == "none" else []
 
 
 def question_seed(seed: int, qid: int) -> int:

@@ -26,7 +26,8 @@ class Profile:
     embedder: str  # sentence embeddings (BERTScore, BERTopic, retrieval)
     judge_mode: str  # "prob" (label distribution) or "sample" (the papers' decoding)
     refppl_lm: str  # small base LM of LINKAGE's reference-recovery perplexity row (beyond the paper)
-    device: str  # "cpu" or "auto"
+    device: str  # "cpu" or "auto" (a GPU where torch sees one)
+    dtype: str = "auto"  # "auto": float32 on a CPU, bfloat16 on a GPU; or "float32", "bfloat16"
 
 
 PROFILES = {
@@ -43,6 +44,7 @@ PROFILES = {
         judge_mode="prob",
         refppl_lm="gemma3-270m",
         device="cpu",
+        dtype="float32",
     ),
     "paper": Profile(
         name="paper",
@@ -67,12 +69,19 @@ PROFILES = {
 
 
 def get_profile(name: str) -> Profile:
+    """The named profile; selecting it sets the runtime's device and dtype
+    (:func:`nfeval.runtime.configure`), which every later model load uses unless
+    ``NFEVAL_DEVICE`` / ``NFEVAL_DTYPE`` override them."""
+    from nfeval.runtime import configure
+
     try:
-        return PROFILES[name]
+        prof = PROFILES[name]
     except KeyError:
         raise NfevalError(
             f"unknown profile {name!r}; use one of {sorted(PROFILES)}"
         ) from None
+    configure(device=prof.device, dtype=prof.dtype)
+    return prof
 
 
 def model_list(value: str, default: tuple[str, ...]) -> tuple[str, ...]:

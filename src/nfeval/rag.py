@@ -41,12 +41,20 @@ so the notebooks can say how often it happened.
 Answers are generated through :func:`nfeval.generation.generate_answers`
 (cached per model, prompt and decoding; the no-retrieval answers are those of
 dq_t04), ReAct's intermediate steps through :class:`StepGenerator` (cached
-the same way), so reruns regenerate nothing.
+the same way), so reruns regenerate nothing. While a notebook's item store is
+active (:mod:`nfeval.store`) every search result of the default embedder is
+stored too (``step.rag-search-<embedder>.jsonl``): the chunks an answer is
+written from, and so its prompt, do not depend on the float rounding of the
+embedder on another CPU.
+
+:func:`rag_table` assembles Tables 6-7 with their 95% intervals over
+questions (:mod:`nfeval.system_intervals`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -122,7 +130,8 @@ class ChunkIndex:
     """
 
     def __init__(self, documents: Sequence, *, embedder: str = "minilm-l6",
-                 embed: Embed | None = None, max_chars: int = CHUNK_CHARS, k_docs: int = K_DOCS):
+                 embed: Embed | None = None, max_chars: int = CHUNK_CHARS, k_docs: int = K_DOCS,
+                 store_name: str | None = None):
         if not documents:
             raise NfevalError("ChunkIndex: the document collection is empty.")
         if k_docs < 0:
@@ -138,6 +147,15 @@ class ChunkIndex:
             self._by_doc.setdefault(c.doc_id, []).append(i)
         self._vectors: dict[int, np.ndarray] = {}
         self._bm25 = None
+        self._by_id = {c.id: c for c in self.chunks}
+        # Search results are stored (under an active item store) for the default embedder,
+        # or under ``store_name`` for another one; never for an unnamed custom embed.
+        self.store_name = store_name or (f"rag-search-{embedder}" if embed is None else None)
+        from nfeval.hashing import sha256_text
+
+        self.fingerprint = sha256_text(json.dumps(
+            [self.k_docs, self.max_chars, [[c.id, c.url, c.text] for c in self.chunks]],
+            ensure_ascii=False))
 
     def _default_embed(self, texts: Sequence[str]) -> np.ndarray:
         from nfeval.curation.documents import embed_texts
@@ -176,6 +194,19 @@ class ChunkIndex:
             raise NfevalError("ChunkIndex.search: empty query.")
         if k < 0:
             raise NfevalError(f"k must be >= 0, got {k}.")
+        from nfeval.store import active_store, cached_steps
+
+        if self.store_name is None or active_store() is None:
+            return self._search(query, k, trusted_only, exclude)
+        request = {"index": self.fingerprint, "query": query, "k": int(k),
+                   "trusted_only": bool(trusted_only), "exclude": sorted(set(exclude))}
+        found = cached_steps(self.store_name, [request], lambda reqs: [
+            [[r.chunk.id, r.score] for r in self._search(x["query"], x["k"], x["trusted_only"],
+                                                         x["exclude"])] for x in reqs])[0]
+        return [Retrieved(self._by_id[cid], float(score)) for cid, score in found]
+
+    def _search(self, query: str, k: int, trusted_only: bool,
+                exclude: Sequence[str]) -> list[Retrieved]:
         skip = set(exclude)
         docs = self.candidate_documents(query, trusted_only=trusted_only)
         idx = sorted(i for d in docs for i in self._by_doc.get(self.documents[d].doc_id, ())
@@ -506,3 +537,76 @@ def rag_answers(model, items: Sequence, index: ChunkIndex | None, strategy: str,
         ["id", "strategy", "trusted_only", "answer", "n_tokens", "finish_reason", "n_chunks",
          "n_trusted_chunks", "chunk_ids", "steps", "action_retries", "unparsed_steps",
          "fallback", "stop", "trace"]]
+
+
+# --------------------------------------------------------------------------- tables
+
+RAG_MEAN_METRICS = ("length_words", "chunks_per_answer")
+REACT_COUNTS = {"steps": "react_steps", "action_retries": "react_action_retries",
+                "unparsed_steps": "react_unparsed_steps", "fallback": "react_fallback_answers"}
+
+
+def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
+              pairs: Sequence[tuple[str, str]] = (), order: Sequence[str] | None = None,
+              seed: int = 0) -> pd.DataFrame:
+    """Tables 6-7 in long form, every estimate with its 95% interval over questions.
+
+    ``answers``: :func:`rag_answers` rows with a ``generator`` column and the
+    ``arm`` column (``strategy`` in dq_t06, ``documents`` in dq_t07);
+    ``scores``: :func:`nfeval.systems.score_systems` rows with the same two
+    columns added. Rows, by ``quantity``:
+
+    * ``mean`` -- P.D. and D.A. per evaluator, ``length_words`` and
+      ``chunks_per_answer``: the mean over questions, percentile bootstrap over
+      questions (:func:`nfeval.system_intervals.mean_rows`);
+    * ``difference`` -- for each ``(a, b)`` in ``pairs``, arm ``a`` minus arm
+      ``b`` for the same generator, metric and questions, paired bootstrap
+      (``arm`` holds ``"a - b"``);
+    * ``share`` -- ``trusted_chunk_share``: trusted chunks / chunks over the
+      arm's answers (a ratio of sums), cluster bootstrap over questions; arms
+      that retrieve nothing have no row;
+    * ``count`` -- the ReAct loop's bookkeeping (``react_steps``,
+      ``react_action_retries``, ``react_unparsed_steps``,
+      ``react_fallback_answers``): exact counts, NaN bounds.
+
+    Columns ``generator, <arm>, metric, evaluator, quantity, ours, ci_low,
+    ci_high, n_questions``, sorted by generator, metric, quantity and ``order``
+    (the arms' order).
+    """
+    from nfeval.system_intervals import difference_rows, mean_rows, ratio_rows
+    from nfeval.systems import word_count
+
+    keys = ["generator", arm, "id"]
+    per_answer = answers.assign(length_words=answers["answer"].map(word_count),
+                                chunks_per_answer=answers["n_chunks"])
+    extra = per_answer.melt(id_vars=keys, value_vars=list(RAG_MEAN_METRICS), var_name="metric",
+                            value_name="score").assign(evaluator="-")
+    long = pd.concat([scores[keys + ["metric", "evaluator", "score"]], extra], ignore_index=True)
+    long["score"] = long["score"].astype(float)
+    by = ["generator", arm, "metric", "evaluator"]
+    parts = [mean_rows(long, by, seed=seed).assign(quantity="mean")]
+    if pairs:
+        parts.append(difference_rows(long, by, column=arm, pairs=list(pairs), seed=seed)
+                     .assign(quantity="difference"))
+    retrieved = answers[answers.groupby(["generator", arm])["n_chunks"].transform("sum") > 0]
+    if len(retrieved):
+        parts.append(ratio_rows(retrieved, ["generator", arm], numerator="n_trusted_chunks",
+                                denominator="n_chunks", seed=seed)
+                     .assign(metric="trusted_chunk_share", evaluator="-", quantity="share"))
+    react = answers[answers[arm] == "react"] if arm == "strategy" else answers.iloc[:0]
+    if len(react):
+        g = react.groupby(["generator", arm], sort=False)
+        for col, name in REACT_COUNTS.items():
+            c = g[col].sum().astype(float).rename("ours").reset_index()
+            parts.append(c.assign(metric=name, evaluator="-", quantity="count",
+                                  ci_low=math.nan, ci_high=math.nan,
+                                  n_questions=g.size().to_numpy()))
+    table = pd.concat(parts, ignore_index=True)
+    cols = ["generator", arm, "metric", "evaluator", "quantity", "ours", "ci_low", "ci_high",
+            "n_questions"]
+    rank = {v: i for i, v in enumerate(order or [])}
+    table["_arm"] = table[arm].map(lambda v: rank.get(v, len(rank)))
+    quantities = {"mean": 0, "difference": 1, "share": 2, "count": 3}
+    table["_q"] = table["quantity"].map(quantities)
+    table = table.sort_values(["generator", "metric", "_q", "_arm"], kind="stable")
+    return table[cols].reset_index(drop=True)

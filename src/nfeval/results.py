@@ -1,11 +1,14 @@
 """Writing results: long-form tables with signatures, paper values, figures.
 
 Every artefact writes ``results/<id>.csv`` (long form: identifier columns,
-then ``ours``, then ``paper`` where the paper gives the figure, then
-bookkeeping columns such as ``n_questions`` or ``skipped``) and
+then ``ours``, its 95% interval ``ci_low``/``ci_high`` and the number of
+resampled units ``n_<unit>`` (``n_questions``, ``n_answers``...), then
+``paper`` where the paper gives the figure, then bookkeeping columns) and
 ``results/<id>.json`` (the same rows, the signatures of every metric that
-produced them, the notebook parameters and the wall time). Figures go to
-``figures/<id>.png``.
+produced them, the notebook parameters, the machine class and the wall
+time; no absolute path). A table whose numbers are not estimates (counts,
+a closed form) says so in ``interval`` instead of carrying an interval.
+Figures go to ``figures/<id>.png``.
 
 A signature (after sacrebleu's) is the string that lets a number be
 regenerated exactly: metric, variant, model with its source and checksum,
@@ -34,13 +37,21 @@ from nfeval.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
 FLOAT_FORMAT = "%.6g"
 
 
+#: What decides the numbers: a change here (uncommitted) makes the commit ``-dirty``.
+#: Results, figures and the item store are outputs, so writing them does not.
+SOURCE_PATHS = ("src", "notebooks", "prompts", "data", "Makefile", "pyproject.toml",
+                "requirements.txt", "requirements-models.txt")
+
+
 def git_commit(root: Path = ROOT) -> str:
-    """Commit of the checkout, with ``-dirty`` when tracked files changed; 'unknown' outside git."""
+    """Commit of the checkout, with ``-dirty`` when a source file (:data:`SOURCE_PATHS`)
+    differs from it; 'unknown' outside git."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                *SOURCE_PATHS], cwd=root, capture_output=True, text=True,
+                               check=True).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -128,11 +139,26 @@ def _clean(value: Any) -> Any:
     return value
 
 
+INTERVAL_COLUMNS = ("ci_low", "ci_high")
+
+
+def _relative(value: Any) -> Any:
+    """A path-like parameter as the repository sees it: '' for the root, else relative."""
+    if not isinstance(value, str) or not value.startswith("/"):
+        return value
+    try:
+        rel = Path(value).resolve().relative_to(ROOT)
+        return "" if str(rel) == "." else str(rel)
+    except ValueError:
+        return "<outside the repository>"
+
+
 def write_table(
     artefact_id: str,
     table: pd.DataFrame,
     *,
     id_columns: Sequence[str],
+    interval: str,
     signatures: Sequence[Signature] = (),
     parameters: Mapping[str, Any] | None = None,
     output_dir: str | Path | None = None,
@@ -141,16 +167,35 @@ def write_table(
 ) -> tuple[Path, Path]:
     """Write ``results/<id>.csv`` and ``results/<id>.json``; return both paths.
 
-    Columns are ordered: ``id_columns``, ``ours``, ``paper`` (if present),
-    then the rest in their given order. Rows keep their given order. The CSV
-    holds no timestamps, so the same inputs give a byte-identical file.
+    ``interval`` names the unit the 95% intervals resample (``"questions"``,
+    ``"answers"``...): the table must then have ``ci_low``, ``ci_high`` and
+    ``n_<unit>``. For a table of exact figures (counts, a closed form) it is
+    ``"none: <why>"`` instead.
+
+    Columns are ordered: ``id_columns``, ``ours``, ``ci_low``, ``ci_high``,
+    ``n_<unit>``, ``paper`` (if present), then the rest in their given order.
+    Rows keep their given order. The CSV holds no timestamps, so the same
+    inputs give a byte-identical file. Absolute paths among ``parameters``
+    are written relative to the repository.
     """
     if "ours" not in table.columns:
         raise NfevalError(f"{artefact_id}: a results table needs an 'ours' column")
     missing = [c for c in id_columns if c not in table.columns]
     if missing:
         raise NfevalError(f"{artefact_id}: identifier columns {missing} not in the table")
-    head = list(id_columns) + ["ours"] + (["paper"] if "paper" in table.columns else [])
+    if interval.startswith("none"):
+        if not interval.startswith("none: ") or len(interval) < 10:
+            raise NfevalError(f"{artefact_id}: interval='none: <why>' must say why the table "
+                              "has no intervals")
+        head = list(id_columns) + ["ours"]
+    else:
+        unit_col = f"n_{interval}"
+        lacking = [c for c in (*INTERVAL_COLUMNS, unit_col) if c not in table.columns]
+        if lacking:
+            raise NfevalError(f"{artefact_id}: interval over {interval!r} needs the columns "
+                              f"{lacking}")
+        head = list(id_columns) + ["ours", *INTERVAL_COLUMNS, unit_col]
+    head += ["paper"] if "paper" in table.columns else []
     rest = [c for c in table.columns if c not in head]
     table = table[head + rest].reset_index(drop=True)
 
@@ -159,15 +204,23 @@ def write_table(
     json_path = results / f"{artefact_id}.json"
     _atomic_write(csv_path, table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
 
+    from nfeval.machine import machine_record
+    from nfeval.store import active_store
+
+    store = active_store()
     record = {
         "id": artefact_id,
         "columns": list(table.columns),
         "id_columns": list(id_columns),
+        "interval": interval,
         "rows": [{k: _clean(v) for k, v in row.items()} for row in table.to_dict("records")],
         "signatures": [s.as_dict() for s in signatures],
-        "parameters": dict(parameters or {}),
+        "parameters": {k: _relative(v) for k, v in dict(parameters or {}).items()},
         "nfeval_version": __version__,
         "commit": git_commit(),
+        **machine_record(),
+        "store": ({"items_read": store.hits, "items_computed": store.misses}
+                  if store is not None else None),
         "wall_time_s": round(time.time() - started, 2) if started else None,
         "notes": notes,
     }

@@ -7,6 +7,11 @@ the question file's checksum. Each finished item is appended as one JSON
 line (flushed and fsynced) to ``<cache>/runs/<kind>-<key>.jsonl`` together
 with the SHA-256 of its input text; a rerun reuses an item only if that text
 is unchanged. A line cut short by a crash is ignored.
+
+While a notebook's committed item store is active (:mod:`nfeval.store`), a
+RunCache neither reads nor writes: the store already keeps every model
+output, and a user cache from another run must not stand in for items the
+store should hold.
 """
 
 from __future__ import annotations
@@ -26,12 +31,15 @@ def run_key(fields: Mapping[str, Any]) -> str:
 
 class RunCache:
     def __init__(self, kind: str, fields: Mapping[str, Any], directory: Path | None = None):
+        from nfeval.store import active_store
+
         self.fields = dict(fields)
+        self.disabled = directory is None and active_store() is not None
         folder = Path(directory) if directory else cache_dir() / "runs"
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / f"{kind}-{run_key(self.fields)}.jsonl"
         self._done: dict[str, dict] = {}
-        if self.path.exists():
+        if self.path.exists() and not self.disabled:
             for line in self.path.read_text(encoding="utf-8").splitlines():
                 try:
                     rec = json.loads(line)
@@ -49,6 +57,9 @@ class RunCache:
 
     def put(self, item_id, text: str, result: Mapping[str, Any]) -> None:
         rec = {"id": item_id, "input_sha256": sha256_text(text), "result": dict(result)}
+        if self.disabled:
+            self._done[(str(item_id), rec["input_sha256"])] = rec
+            return
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec, default=str) + "\n")
             fh.flush()

@@ -3,16 +3,25 @@
 Input: the DebateQA release's answer format, one JSON object a line
 ``{"generation": str, "id": int}``, and a question file in the release's
 split format (``test``, ``dev``, ``sample`` for the project's own sample,
-or a path). Bad lines (malformed JSON, duplicate id, empty answer) and ids
-that are not in the question file are reported with their line numbers and
-left out; every valid line is still scored. Per-answer results are cached
-on disk (:mod:`nfeval.runcache`), so an interrupted run resumes where it
-stopped.
+or a path; ``-`` reads the answers from standard input). Bad lines
+(malformed JSON, duplicate id, empty answer) and ids that are not in the
+question file are reported with their line numbers and left out; every
+valid line is still scored. Per-answer results are cached on disk
+(:mod:`nfeval.runcache`), so an interrupted run resumes where it stopped.
+
+Two exceptions carry the command line's exit statuses: :class:`NothingScored`
+(an :class:`~nfeval.NfevalError`: the input was read but nothing in it can be
+scored, status 1) and :class:`Interrupted` (a :class:`KeyboardInterrupt`
+whose message says how to resume, status 130). Ctrl-C is never turned into
+an ordinary error.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -23,6 +32,30 @@ from nfeval import NfevalError
 from nfeval.data import DebateItem, load_answers, load_debateqa, resolve, sha256_file
 from nfeval.data.sample import SAMPLE_DIR
 from nfeval.runcache import RunCache
+
+
+class NothingScored(NfevalError):
+    """The input was read but no item in it can be scored (``nfeval`` exits with 1)."""
+
+    exit_status = 1
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while scoring. The message says what is cached and how to resume
+    (``nfeval`` prints it and exits with 130)."""
+
+    exit_status = 130
+
+
+STDIN = "-"
+
+
+def read_stdin_to_file(suffix: str = ".jsonl") -> Path:
+    """Standard input copied into a temporary file (the caller deletes it)."""
+    fd, name = tempfile.mkstemp(prefix="nfeval-stdin-", suffix=suffix)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(sys.stdin.read())
+    return Path(name)
 
 
 @dataclass
@@ -64,17 +97,32 @@ def answers_input(answers: Mapping[int, str], items: Mapping[int, DebateItem], p
     return ScoringInput(Path(name), kept, dict(items), str(path), sha256_file(path), skipped)
 
 
-def prepare_inputs(answers: str | Path, split: str) -> ScoringInput:
-    """Read answers and questions; list (not raise on) the lines that cannot be scored."""
+def prepare_inputs(answers: str | Path, split: str, *, limit: int = 0) -> ScoringInput:
+    """Read answers and questions; list (not raise on) the lines that cannot be scored.
+
+    ``answers`` is a file or ``"-"`` (standard input). ``limit`` > 0 keeps the
+    first ``limit`` scorable answers (file order). Raises :class:`NothingScored`
+    when no answer can be scored.
+    """
+    if limit < 0:
+        raise NfevalError(f"--limit must be >= 0, got {limit}")
     path = question_file(split)
     items = {it.id: it for it in load_debateqa(path)}
-    answer_set = load_answers(answers)
-    inputs = answers_input(answer_set.answers, items, path, name=answer_set.path,
+    tmp = read_stdin_to_file() if str(answers) == STDIN else None
+    try:
+        answer_set = load_answers(tmp or answers)
+    finally:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+    name = "<stdin>" if tmp is not None else answer_set.path
+    inputs = answers_input(answer_set.answers, items, path, name=name,
                            skipped=[str(p) for p in answer_set.problems])
+    if limit and len(inputs.answers) > limit:
+        inputs.answers = dict(list(inputs.answers.items())[:limit])
     if not inputs.answers:
         skipped = inputs.skipped
-        raise NfevalError(f"{answers}: no answer can be scored against {path} "
-                          f"({len(skipped)} line(s) skipped: {'; '.join(skipped[:3])})")
+        raise NothingScored(f"{name}: no answer can be scored against {path} "
+                            f"({len(skipped)} line(s) skipped: {'; '.join(skipped[:3])})")
     return inputs
 
 
@@ -114,8 +162,10 @@ def _run(inputs: ScoringInput, cache: RunCache | None, score_one: Callable[[int,
             bar.update(len(part))
     except KeyboardInterrupt:
         bar.close()
-        raise NfevalError(f"interrupted after {len(rows)} of {len(inputs.answers)} answers; "
-                          "finished answers are cached: rerun the same command to resume") from None
+        done = (f"the {len(rows)} finished answers are cached: rerun the same command to "
+                "resume" if cache is not None else "nothing was cached (caching is off)")
+        raise Interrupted(f"interrupted after {len(rows)} of {len(inputs.answers)} answers; "
+                          f"{done}") from None
     bar.close()
     order = {qid: i for i, qid in enumerate(inputs.answers)}
     return pd.DataFrame(rows).sort_values("id", key=lambda s: s.map(order)).reset_index(drop=True)
@@ -173,3 +223,35 @@ def mean_score(values: pd.Series) -> tuple[float, int]:
     """Mean over parsed values and the count of NaN (unparsed) ones."""
     finite = values.dropna()
     return (float(finite.mean()) if len(finite) else math.nan), int(values.isna().sum())
+
+
+def pd_signature(model, *, variant: str = "paper", restate: str | None = None,
+                 seed: int | None = 0, n: int | None = None):
+    """The :class:`~nfeval.results.Signature` of P.D. scores (prompt: the restate
+    instruction of the paper variant; the official variant has none)."""
+    from nfeval.hashing import sha256_text
+    from nfeval.metrics.pd import DEFAULT_RESTATE
+    from nfeval.results import Signature
+
+    restate = DEFAULT_RESTATE if restate is None else restate
+    info = model.info.as_dict()
+    return Signature(metric="perspective_diversity", variant=variant, model=info,
+                     dtype=info.get("dtype"),
+                     prompt_sha256=sha256_text(restate) if variant == "paper" else None,
+                     seed=seed, n=n)
+
+
+def da_signature(judge, *, mode: str = "prob", zero_shot: bool = False,
+                 seed: int | None = 0, n: int | None = None):
+    """The :class:`~nfeval.results.Signature` of D.A. scores (prompt: the release's
+    few-shot template)."""
+    from nfeval.data import load_prompt
+    from nfeval.hashing import sha256_text
+    from nfeval.results import Signature
+
+    info = judge.info.as_dict() if judge is not None else None
+    return Signature(metric="dispute_awareness",
+                     variant=f"{mode}{'-zero-shot' if zero_shot else ''}", model=info,
+                     dtype=(info or {}).get("dtype"),
+                     prompt_sha256=sha256_text(load_prompt("debateqa/dispute_awareness_fewshot")),
+                     seed=seed, n=n)

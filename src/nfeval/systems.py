@@ -22,12 +22,28 @@ from nfeval.scoring import answers_input, question_file, score_da, score_pd
 Systems = Mapping[str, Mapping[int, str]]
 
 
-def load_questions(split: str = "sample", limit: int = 0) -> list[DebateItem]:
-    """The first ``limit`` questions (by id; 0 = all) of a split, the sample or a file."""
+def load_questions(split: str = "sample", limit: int = 0, *,
+                   seed: int | None = None) -> list[DebateItem]:
+    """``limit`` questions (0 = all) of a split, the sample or a file, sorted by id.
+
+    With ``seed=None`` they are the first ``limit`` by id. With a seed they are
+    drawn uniformly at random: the first ``limit`` of a permutation of all the
+    questions seeded by ``seed`` alone, so a smaller ``limit`` with the same
+    seed takes a subset of a larger one's questions (and reuses their stored
+    answers and scores).
+    """
     items = sorted(load_debateqa(question_file(split)), key=lambda it: it.id)
     if limit < 0:
         raise NfevalError(f"limit must be >= 0, got {limit}.")
-    return items[:limit] if limit else items
+    if not limit:
+        return items
+    if seed is None:
+        return items[:limit]
+    from nfeval.hashing import sha256_text
+
+    rng = np.random.default_rng(int(sha256_text(f"questions/{int(seed)}")[:16], 16))
+    chosen = sorted(rng.permutation(len(items))[:limit])
+    return [items[i] for i in chosen]
 
 
 def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
@@ -158,3 +174,33 @@ def kendall_matrix(means: pd.DataFrame, metric: str, by: str = "evaluator") -> p
 
 def word_count(text: str) -> int:
     return len(text.split())
+
+
+VALIDITY_ORDER = ("written:balanced", "written:one_sided", "written:off_topic")
+
+
+def pd_validity_rows(scores: pd.DataFrame) -> pd.DataFrame:
+    """P.D. on the sample's written sets, whose order is known: per backbone, the share
+    of questions where the balanced answer scores below the one-sided one, the
+    one-sided below the off-topic one, and both, each with its Wilson interval over
+    questions. Empty when the written sets were not scored. Columns ``system``
+    ("__validity__"), ``metric, evaluator, quantity, ours, ci_low, ci_high, n_questions``.
+    """
+    from nfeval.metrics.intervals import proportion_interval
+
+    cols = ["system", "metric", "evaluator", "quantity", "ours", "ci_low", "ci_high",
+            "n_questions"]
+    sub = scores[(scores.metric == "pd") & scores.system.isin(VALIDITY_ORDER)]
+    per_q = sub.pivot_table(index=["evaluator", "id"], columns="system", values="score")
+    if not set(VALIDITY_ORDER) <= set(per_q.columns):
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for ev, part in per_q.dropna(subset=list(VALIDITY_ORDER)).groupby(level="evaluator",
+                                                                       sort=False):
+        b, o, f = (part[s] for s in VALIDITY_ORDER)
+        for name, ok in (("share balanced<one_sided", b < o), ("share one_sided<off_topic", o < f),
+                         ("share balanced<one_sided<off_topic", (b < o) & (o < f))):
+            iv = proportion_interval(int(ok.sum()), int(len(ok)))
+            rows.append({"system": "__validity__", "metric": "pd", "evaluator": ev,
+                         "quantity": name, **iv.columns()})
+    return pd.DataFrame(rows, columns=cols)

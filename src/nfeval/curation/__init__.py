@@ -6,7 +6,13 @@
 * :mod:`.documents`: the project's local document collection, BM25 and dense
   search over it;
 * :mod:`.tld`: the trusted top-level domains of Table 10 and a URL filter;
-* :mod:`.chunking`: lossless character and token chunking (Figure 11, RAG).
+* :mod:`.chunking`: lossless character and token chunking (Figure 11, RAG);
+* :mod:`.topics`: BERTopic topics of a question set (Figure 14), stored once fitted;
+* :mod:`.pipeline`: the stages end to end (Figure 1, Figures 12-13).
+
+Steps whose floats could differ on another CPU (embeddings, the dedup
+graph's edges, the topic assignments) go through the item store
+(:mod:`nfeval.store`) while one is active.
 
 Submodules are imported on use, so importing the package loads no model.
 """

@@ -133,13 +133,15 @@ def chunk_tokens(text: str, tokenizer, max_tokens: int = 1000) -> list[str]:
 
 
 def embed_long_texts(texts: Sequence[str], tokenizer, model: str = "minilm-l6",
-                     window_tokens: int = 250) -> np.ndarray:
+                     window_tokens: int = 250, *, stored: bool = False) -> np.ndarray:
     """One L2-normalised embedding per text: the mean over its ``window_tokens`` windows.
 
     MiniLM reads at most 256 word pieces, so a 1000-token chunk embedded
     directly is the embedding of its first quarter. This embeds each window
     (:func:`chunk_tokens`) and averages, a stand-in for the long-context
-    gte-Qwen2-1.5B of Appendix A.2 (our choice, not the paper's).
+    gte-Qwen2-1.5B of Appendix A.2 (our choice, not the paper's). ``stored``: the
+    windows' embeddings go through the active item store
+    (:func:`nfeval.curation.documents.embed_texts`).
     """
     from nfeval.curation.documents import embed_texts
 
@@ -149,7 +151,7 @@ def embed_long_texts(texts: Sequence[str], tokenizer, model: str = "minilm-l6",
         parts = [w for w in chunk_tokens(t, tokenizer, window_tokens) if w.strip()] or [t]
         windows.extend(parts)
         owner.extend([i] * len(parts))
-    emb = embed_texts(windows, model)
+    emb = embed_texts(windows, model, stored=stored)
     out = np.zeros((len(texts), emb.shape[1]), dtype=np.float64)
     np.add.at(out, np.asarray(owner, dtype=int), emb)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -161,7 +163,7 @@ EMBEDDING_MODES = ("truncate", "window-mean")
 
 def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequence],
                               tokenizer, max_tokens: int = 1000, model: str = "minilm-l6",
-                              modes: Sequence[str] = EMBEDDING_MODES):
+                              modes: Sequence[str] = EMBEDDING_MODES, *, stored: bool = True):
     """Cosine(question, chunk) for every ~``max_tokens`` chunk of each question's documents.
 
     Appendix A.2 / Figure 11: "We segment each document into 1000-token chunks
@@ -171,7 +173,9 @@ def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequenc
     chunk longer than the embedder's window is embedded: ``"truncate"`` (the
     model reads its first tokens, MiniLM 256) or ``"window-mean"``
     (:func:`embed_long_texts`). One row per (mode, question, document, chunk),
-    with the chunk's token count; whitespace-only chunks are skipped.
+    with the chunk's token count; whitespace-only chunks are skipped. While an item
+    store is active (and ``stored``), every embedding is read from / kept in it, so a
+    rerun on another CPU computes the cosines from the committed vectors.
     """
     import pandas as pd
 
@@ -191,11 +195,11 @@ def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequenc
                              "n_tokens": n, "n_chars": len(c)})
                 chunks.append(c)
     qids = list(questions)
-    q_emb = dict(zip(qids, embed_texts([questions[q] for q in qids], model)))
+    q_emb = dict(zip(qids, embed_texts([questions[q] for q in qids], model, stored=stored)))
     frames = []
     for mode in modes:
-        emb = embed_texts(chunks, model) if mode == "truncate" else \
-            embed_long_texts(chunks, tokenizer, model)
+        emb = embed_texts(chunks, model, stored=stored) if mode == "truncate" else \
+            embed_long_texts(chunks, tokenizer, model, stored=stored)
         cos = [float(q_emb[m["question_id"]] @ e) for m, e in zip(meta, emb)]
         frames.append(pd.DataFrame(meta).assign(mode=mode, cosine=cos))
     cols = ["mode", "question_id", "doc_id", "chunk", "n_tokens", "n_chars", "cosine"]
@@ -204,23 +208,39 @@ def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequenc
     return pd.concat(frames, ignore_index=True)[cols]
 
 
-def similarity_summary(frame):
-    """Statistics of :func:`question_chunk_similarity` rows, long form.
+def similarity_summary(frame, *, seed: int = 0):
+    """Statistics of :func:`question_chunk_similarity` rows, long form, with 95% intervals.
 
     ``level="question"``: over per-question means (the paper's averaging);
     ``level="chunk"``: over all chunks. Statistics: n, mean, std, min, q25,
-    median, q75, max.
+    median, q75, max. The two means carry a bootstrap interval over questions
+    (``ci_low``, ``ci_high``; the chunk mean resamples questions with all their
+    chunks, :func:`nfeval.metrics.intervals.cluster_interval`), seeded by
+    ``seed`` and the row's name; the other statistics describe the sample and
+    have none. ``n_questions``: the questions the mode's rows rest on.
     """
     import pandas as pd
 
+    from nfeval.metrics.intervals import cluster_interval, mean_interval
+
     rows = []
     for mode, part in frame.groupby("mode", sort=False):
-        for level, values in (("question", part.groupby("question_id")["cosine"].mean()),
-                              ("chunk", part["cosine"])):
+        per_question = part.groupby("question_id")["cosine"]
+        clusters = [g.to_numpy(dtype=float) for _, g in per_question]
+        n_q = len(clusters)
+        for level, values in (("question", per_question.mean()), ("chunk", part["cosine"])):
             stats = {"n": len(values), "mean": values.mean(), "std": values.std(ddof=1),
                      "min": values.min(), "q25": values.quantile(0.25),
                      "median": values.median(), "q75": values.quantile(0.75),
                      "max": values.max()}
-            rows += [{"mode": mode, "level": level, "statistic": k, "ours": float(v)}
+            key = f"question-chunk-cosine/{mode}/{level}/mean"
+            ci = (mean_interval(values.to_numpy(), seed=seed, key=key) if level == "question"
+                  else cluster_interval(clusters, lambda cs: float(np.concatenate(cs).mean()),
+                                        seed=seed, key=key))
+            rows += [{"mode": mode, "level": level, "statistic": k, "ours": float(v),
+                      "ci_low": ci.low if k == "mean" else np.nan,
+                      "ci_high": ci.high if k == "mean" else np.nan,
+                      "n_questions": n_q}
                      for k, v in stats.items()]
-    return pd.DataFrame(rows, columns=["mode", "level", "statistic", "ours"])
+    return pd.DataFrame(rows, columns=["mode", "level", "statistic", "ours", "ci_low",
+                                       "ci_high", "n_questions"])

@@ -25,10 +25,18 @@ rule, so:
 
 Similarities are computed in row blocks (``block_size`` rows against all
 later rows), so memory stays ``block_size x n`` for a few thousand questions.
+
+Whether a pair reaches the threshold is a float comparison, and a cosine
+next to it can fall on either side on another CPU. While an item store is
+active (:func:`nfeval.store.use_store`), :func:`dedup_questions` reads the
+questions' embeddings and the edge list of each threshold from it
+(:func:`stored_similarity_edges`, keyed by the embeddings' bytes and the
+threshold), so the committed decisions are reused on every machine.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 from collections import Counter
 from collections.abc import Sequence
@@ -45,6 +53,7 @@ __all__ = [
     "dedup_questions",
     "greedy_vertex_cover",
     "similarity_edges",
+    "stored_similarity_edges",
 ]
 
 DEFAULT_THRESHOLD = 0.85
@@ -76,6 +85,24 @@ def similarity_edges(embeddings: np.ndarray, threshold: float = DEFAULT_THRESHOL
             edges.append((int(lo + r), int(lo + c), float(sims[r, c])))
     edges.sort(key=lambda e: (e[0], e[1]))
     return edges
+
+
+def stored_similarity_edges(embeddings: np.ndarray, threshold: float = DEFAULT_THRESHOLD,
+                            block_size: int = 1024) -> list[Edge]:
+    """:func:`similarity_edges`, read from the active item store where it holds them.
+
+    The key is the SHA-256 of the float32 embeddings (so vectors read from the
+    store give the same key on every machine) and the threshold; without an
+    active store this only computes.
+    """
+    from nfeval.store import cached_steps
+
+    emb = np.ascontiguousarray(np.asarray(embeddings, dtype="<f4"))
+    spec = {"embeddings_sha256": hashlib.sha256(emb.tobytes()).hexdigest(),
+            "shape": list(emb.shape), "threshold": float(threshold)}
+    value = cached_steps("dedup-edges", [spec], lambda _: [
+        [[i, j, c] for i, j, c in similarity_edges(emb, threshold, block_size)]])[0]
+    return [(int(i), int(j), float(c)) for i, j, c in value]
 
 
 def greedy_vertex_cover(n: int, edges: Sequence[tuple[int, int] | Edge],
@@ -174,14 +201,15 @@ def dedup_questions(questions: Sequence[Sequence[str]], *, threshold: float = DE
     if embeddings is None:
         from nfeval.curation.documents import embed_texts
 
-        embeddings = embed_texts(texts, model) if texts else np.zeros((0, 1), np.float32)
+        embeddings = (embed_texts(texts, model, stored=True) if texts
+                      else np.zeros((0, 1), np.float32))
         used_model = model
     else:
         embeddings = np.asarray(embeddings)
         if len(embeddings) != len(texts):
             raise NfevalError(f"{len(embeddings)} embeddings for {len(texts)} questions")
         used_model = "given"
-    edges = similarity_edges(embeddings, threshold, block_size)
+    edges = stored_similarity_edges(embeddings, threshold, block_size)
     order = greedy_vertex_cover(len(ids), edges, seed)
     gone = set(order)
     # Which kept question each removed one duplicates (its most similar kept neighbour).

@@ -13,6 +13,14 @@ as files and two searchers:
   the embedded all-MiniLM-L6-v2 (:func:`nfeval.models.registry.minilm_path`)
   instead of the paper's gte-Qwen2-1.5B.
 
+Sentence embeddings are floats of a neural model: the last bits differ
+between CPUs (SIMD kernels, batch padding), and a cosine next to a
+threshold or a tie can then decide a row differently. ``embed_texts(...,
+stored=True)`` keeps each call's embeddings in the active item store
+(:func:`nfeval.store.cached_steps`, exact float32 as base64, keyed by the
+call's list of texts), so a rerun on any machine reads the committed vectors;
+without an active store it only computes.
+
 The collection format: one JSON object per line with ``url`` and ``text``
 (required), and ``id``, ``question_id`` (the question it was written or found
 for, or null for a distractor) and ``title`` (optional).
@@ -20,6 +28,7 @@ for, or null for a distractor) and ``title`` (optional).
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import math
@@ -42,6 +51,7 @@ __all__ = [
     "documents_per_question",
     "embed_texts",
     "embedder_info",
+    "embedder_key",
     "embedder_tokenizer",
     "load_documents",
     "retrieve",
@@ -181,8 +191,16 @@ class BM25Index:
 
 # --------------------------------------------------------------------------- dense
 
-@functools.lru_cache(maxsize=2)
-def _encoder(model: str):
+def _encoder(model: str, device: str | None = None):
+    """The sentence embedder ``model`` on ``device`` (default: the runtime's, see
+    :mod:`nfeval.runtime`), loaded once per (model, device)."""
+    from nfeval.runtime import resolve_device
+
+    return _encoder_on(model, resolve_device(device))
+
+
+@functools.lru_cache(maxsize=4)
+def _encoder_on(model: str, device: str):
     from sentence_transformers import SentenceTransformer
 
     if model in ("minilm-l6", "minilm", "all-MiniLM-L6-v2"):
@@ -192,19 +210,13 @@ def _encoder(model: str):
     else:
         path = model
     try:
-        return SentenceTransformer(path, device="cpu")
+        return SentenceTransformer(path, device=device)
     except Exception as e:  # hub ids offline, broken folders
         raise NfevalError(f"cannot load the embedding model {model!r} ({e}). Fix: use "
                           "'minilm-l6' (embedded) or a local sentence-transformers folder.") from e
 
 
-def embed_texts(texts: Sequence[str], model: str = "minilm-l6",
-                batch_size: int = 32) -> np.ndarray:
-    """L2-normalised float32 embeddings, one row per text (model cached per process).
-
-    MiniLM reads at most 256 word pieces: longer texts are truncated (see
-    :func:`nfeval.curation.chunking.embed_long_texts` for a windowed mean).
-    """
+def _encode(texts: Sequence[str], model: str, batch_size: int) -> np.ndarray:
     encoder = _encoder(model)
     if len(texts) == 0:
         return np.zeros((0, encoder.get_sentence_embedding_dimension()), dtype=np.float32)
@@ -213,18 +225,72 @@ def embed_texts(texts: Sequence[str], model: str = "minilm-l6",
     return np.asarray(emb, dtype=np.float32)
 
 
-class DenseIndex:
-    """Cosine-similarity search over ``texts`` embedded with ``model``."""
+def _to_stored(emb: np.ndarray) -> dict:
+    emb = np.ascontiguousarray(emb, dtype="<f4")
+    return {"shape": list(emb.shape), "f32": base64.b64encode(emb.tobytes()).decode("ascii")}
 
-    def __init__(self, texts: Sequence[str], model: str = "minilm-l6"):
+
+def _from_stored(value: dict) -> np.ndarray:
+    flat = np.frombuffer(base64.b64decode(value["f32"]), dtype="<f4")
+    return flat.reshape(value["shape"]).astype(np.float32)
+
+
+def embed_texts(texts: Sequence[str], model: str = "minilm-l6", batch_size: int = 32, *,
+                stored: bool = False) -> np.ndarray:
+    """L2-normalised float32 embeddings, one row per text (model cached per process).
+
+    MiniLM reads at most 256 word pieces: longer texts are truncated (see
+    :func:`nfeval.curation.chunking.embed_long_texts` for a windowed mean).
+
+    ``stored=True``: the call's embeddings are read from / written to the active
+    item store (step ``embed-batch.<embedder_key>``, exact float32), keyed by the
+    whole list of texts and the batch size, not text by text: the encoder sorts a
+    call's texts by length and pads each batch, so a text's last bits depend on the
+    other texts of its call, and a stored call gives back exactly what that call
+    computed (the encoder is not loaded when the store holds it).
+    """
+    from nfeval.store import active_store, cached_steps
+
+    if not stored or active_store() is None or len(texts) == 0:
+        return _encode(texts, model, batch_size)
+    spec = {"texts": [str(t) for t in texts], "batch_size": int(batch_size)}
+    value = cached_steps(f"embed-batch.{embedder_key(model)}", [spec],
+                         lambda specs: [_to_stored(_encode(s["texts"], model, batch_size))
+                                        for s in specs])[0]
+    emb = _from_stored(value)
+    if emb.shape[0] != len(texts):
+        raise NfevalError(f"the stored embeddings hold {emb.shape[0]} rows for {len(texts)} texts")
+    return emb
+
+
+def embedder_key(model: str = "minilm-l6") -> str:
+    """A name for an embedding model's outputs in the item store: ``<name>@<checksum[:10]>``
+    (the weights' SHA-256 for the embedded MiniLM; the path for a local folder). Loads
+    no model."""
+    from nfeval.hashing import sha256_file, sha256_text
+
+    if model in ("minilm-l6", "minilm", "all-MiniLM-L6-v2"):
+        from nfeval.models.registry import minilm_path
+
+        return f"minilm-l6@{sha256_file(minilm_path() / 'model.safetensors')[:10]}"
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(model).name).strip("_") or "embedder"
+    return f"{slug}@{sha256_text(str(Path(model).expanduser().resolve()))[:10]}"
+
+
+class DenseIndex:
+    """Cosine-similarity search over ``texts`` embedded with ``model`` (``stored``: the
+    embeddings of texts and queries go through the item store, see :func:`embed_texts`)."""
+
+    def __init__(self, texts: Sequence[str], model: str = "minilm-l6", *, stored: bool = False):
         self.model = model
-        self.embeddings = embed_texts(texts, model)
+        self.stored = stored
+        self.embeddings = embed_texts(texts, model, stored=stored)
 
     def scores(self, query: str) -> np.ndarray:
         """Cosine similarity of every text with ``query``."""
         if not len(self.embeddings):
             return np.zeros(0)
-        q = embed_texts([query], self.model)[0]
+        q = embed_texts([query], self.model, stored=self.stored)[0]
         return (self.embeddings @ q).astype(float)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
@@ -322,7 +388,7 @@ def retrieve(questions: dict[int, str], docs: Sequence[Document], k: int = 5,
     texts = [f"{d.title}\n{d.text}" if d.title else d.text for d in docs]
     if method not in ("bm25", "dense", "linked"):
         raise NfevalError(f"unknown retrieval method {method!r}; use bm25, dense or linked")
-    index = DenseIndex(texts, model) if method == "dense" else BM25Index(texts)
+    index = DenseIndex(texts, model, stored=True) if method == "dense" else BM25Index(texts)
     rows = []
     for qid, question in questions.items():
         if method == "linked":

@@ -151,7 +151,7 @@ def search_documents(questions: Sequence[SourcedQuestion], docs: Sequence[Docume
     if not questions or not docs:
         return pd.DataFrame(columns=cols)
     texts = [_doc_text(d) for d in docs]
-    index = DenseIndex(texts, model) if method == "dense" else BM25Index(texts)
+    index = DenseIndex(texts, model, stored=True) if method == "dense" else BM25Index(texts)
     rows = []
     for q in questions:
         scores = index.scores(q.text)
@@ -490,9 +490,9 @@ def _histogram(values: pd.Series, lo: int, hi: int) -> list[tuple[int, int]]:
     return [(n, int(counts.get(n, 0))) for n in range(lo, hi + 1)]
 
 
-def distribution_table(result: PipelineResult, reference: tuple[str, pd.DataFrame] | None = None
-                       ) -> pd.DataFrame:
-    """Figures 12-13 in long form: figure, metric, n, ours, data.
+def distribution_table(result: PipelineResult, reference: tuple[str, pd.DataFrame] | None = None,
+                       *, seed: int | None = None) -> pd.DataFrame:
+    """Figures 12-13 in long form: figure, metric, n, ours, ci_low, ci_high, n_questions, data.
 
     f12: trusted documents per searched question (before the ">= min_docs"
     filter) and documents used per kept question; f13: POVs per question
@@ -501,42 +501,58 @@ def distribution_table(result: PipelineResult, reference: tuple[str, pd.DataFram
     :func:`partial_answer_counts`) adds the release's partial answers per
     question as ``f13 reference``. ``n`` is the bar (a count of documents or
     POVs), empty for summary rows.
+
+    The means over questions carry a 95% bootstrap interval over questions
+    (:func:`nfeval.metrics.intervals.mean_interval`, seeded by ``seed``, by
+    default the run's, and the row's name); counts are exact and have none.
+    ``n_questions`` is the number of questions a row counts or averages over.
     """
+    from nfeval.metrics.intervals import mean_interval
+
     q = result.questions
     min_docs = int(result.parameters.get("min_docs", 3))
+    seed = int(result.parameters.get("seed", 0)) if seed is None else int(seed)
     searched = q[q.dropped_at != "deduplicated"]
     kept = q[q.used > 0]
     ran = q[q.povs.notna()]
     rows: list[dict] = []
 
-    def add(figure, metric, ours, n="", data="ours"):
-        rows.append({"figure": figure, "metric": metric, "n": n, "ours": ours, "data": data})
+    def add(figure, metric, ours, over, n="", data="ours"):
+        rows.append({"figure": figure, "metric": metric, "n": n, "ours": ours,
+                     "ci_low": np.nan, "ci_high": np.nan, "n_questions": int(over),
+                     "data": data})
 
-    add("f12", "questions searched", len(searched))
-    add("f12", "questions kept", len(kept))
+    def add_mean(figure, metric, values, data="ours"):
+        ci = mean_interval(list(values), seed=seed, key=f"{figure}/{metric}/{data}")
+        rows.append({"figure": figure, "metric": metric, "n": "", "ours": ci.estimate,
+                     "ci_low": ci.low, "ci_high": ci.high, "n_questions": ci.n, "data": data})
+
+    add("f12", "questions searched", len(searched), len(searched))
+    add("f12", "questions kept", len(kept), len(searched))
     if len(kept):
-        add("f12", "min documents per question", int(kept.used.min()))
-        add("f12", "max documents per question", int(kept.used.max()))
-        add("f12", "mean documents per question", float(kept.used.mean()))
+        add("f12", "min documents per question", int(kept.used.min()), len(kept))
+        add("f12", "max documents per question", int(kept.used.max()), len(kept))
+        add_mean("f12", "mean documents per question", kept.used)
     if len(searched):
         for n, c in _histogram(searched.trusted, 0, int(searched.trusted.max())):
-            add("f12", "questions with n trusted documents", c, n)
+            add("f12", "questions with n trusted documents", c, len(searched), n)
     if len(kept):
         for n, c in _histogram(kept.used, min_docs, int(kept.used.max())):
-            add("f12", "questions with n documents used", c, n)
-    add("f13", "questions extracted", len(ran))
-    add("f13", "questions kept", int((ran.dropped_at == "").sum()))
+            add("f12", "questions with n documents used", c, len(kept), n)
+    add("f13", "questions extracted", len(ran), len(ran))
+    add("f13", "questions kept", int((ran.dropped_at == "").sum()), len(ran))
     if len(ran):
-        add("f13", "mean POVs per question", float(ran.povs.mean()))
+        add_mean("f13", "mean POVs per question", ran.povs)
         for n, c in _histogram(ran.povs, 0, int(ran.povs.max())):
-            add("f13", "questions with n POVs", c, n)
+            add("f13", "questions with n POVs", c, len(ran), n)
     pas = [len(it["partial_answers"]) for it in result.items]
-    add("f13", "mean partial answers per item", float(np.mean(pas)) if pas else np.nan)
+    add_mean("f13", "mean partial answers per item", pas)
     if reference is not None:
         name, ref = reference
-        add("f13 reference", "mean partial answers per item", float(ref.partial_answers.mean()),
-            data=name)
+        add_mean("f13 reference", "mean partial answers per item", ref.partial_answers,
+                 data=name)
         for n, c in _histogram(ref.partial_answers, int(ref.partial_answers.min()),
                                int(ref.partial_answers.max())):
-            add("f13 reference", "questions with n partial answers", c, n, data=name)
-    return pd.DataFrame(rows, columns=["figure", "metric", "n", "ours", "data"])
+            add("f13 reference", "questions with n partial answers", c, len(ref), n, data=name)
+    return pd.DataFrame(rows, columns=["figure", "metric", "n", "ours", "ci_low", "ci_high",
+                                       "n_questions", "data"])

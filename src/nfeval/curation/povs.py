@@ -25,9 +25,14 @@ reliably:
   all of the question's documents (the paper does not say what it did);
 * :func:`dedup_povs` merges near-identical POVs (the prompt asks for
   non-overlapping ones, as the paper's did; small models repeat themselves);
-* every LLM call is cached on disk (:class:`nfeval.runcache.RunCache`), so
-  reruns and interrupted runs generate nothing twice. Decoding is greedy by
-  default (the paper does not give GPT-4's settings).
+* every LLM call is kept: in a notebook, the model comes from
+  :func:`nfeval.models.load_model` while an item store is active
+  (:func:`nfeval.store.use_store`), so each generation is stored in
+  ``results/<artefact>/items/`` and a rerun on any machine reads the committed
+  text (greedy output of a quantized model can differ between CPUs); without
+  a store, the on-disk :class:`nfeval.runcache.RunCache` keeps them, so reruns
+  and interrupted runs generate nothing twice. Decoding is greedy by default
+  (the paper does not give GPT-4's settings).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Table helpers of the LINKAGE notebooks (Tables 2, 5, 9-10 and Figure 3).
 
-* :func:`stratified_candidates` keeps at most n candidates of a reference split,
-  stratified by grade, so that an LLM judge on CPU sees every grade of a
-  question with a hundred candidates (TREC-DL-NF) in a bounded time. The
-  paper judges every candidate; a capped run says so in its table.
+* :func:`judge_sample` draws the reference lists and picks the questions a
+  judge sees, each with at most n candidates drawn uniformly at random
+  (:func:`~nfeval.linkage.references.sample_candidates`; TREC-DL-NF
+  questions have about 100). The paper judges every candidate; a capped run
+  says so in its table.
 * :func:`judge_correlations` turns judge results into the per-method rows of
   Table 2 (per-question correlation averaged over questions, as
   :mod:`nfeval.metrics.correlation`), with the questions used and skipped
@@ -14,11 +15,15 @@
   ours, our judge named in its own column.
 * WebGLM (Table 5): :func:`webglm_split` (the four generated references
   ``ground3..ground0`` as a graded list, best first; the three graded answers
-  as candidates) and :func:`best_worst_accuracy` (Acc(best): the top-scored
-  candidate is the grade-3 answer; Acc(best+worst): and the bottom-scored one
-  the grade-1 answer). The paper does not say how ties are broken; here a
-  tie for the top (or bottom) place counts as a miss, so a method that gives
-  all three answers the same score never scores a hit.
+  as candidates), :func:`best_worst_hits` (per question: is the top-scored
+  candidate an answer of the highest grade -- Acc(best) -- and, in addition,
+  the bottom-scored one an answer of the lowest grade -- Acc(best+worst))
+  and :func:`best_worst_accuracy` (their means). The paper does not say how
+  ties are broken. ``ties="miss"`` (default) counts a tie for the top (or
+  bottom) place as a miss, so a method that gives all three answers the same
+  score never scores a hit; ``ties="expected"`` breaks ties at random, in
+  expectation (a tie of t answers for the top place holding b of the best
+  grade counts b/t), so the same method scores what chance does.
 * :func:`rescale_0_10` maps a method's scores to 0..10 from its own scale,
   as the paper's Figure 3 does.
 """
@@ -26,7 +31,6 @@
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -35,15 +39,17 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.linkage.references import ReferenceSplit, sample_all
+from nfeval.hashing import sha256_text
+from nfeval.linkage.references import ReferenceSplit, sample_all, with_candidates
 from nfeval.metrics.correlation import COEFFICIENTS, question_correlations
 
 __all__ = [
+    "TIE_RULES",
     "JudgeSample",
     "best_worst_accuracy",
+    "best_worst_hits",
     "correlation_frame",
     "judge_sample",
-    "stratified_candidates",
     "judge_correlations",
     "method_scale",
     "rescale_0_10",
@@ -51,34 +57,6 @@ __all__ = [
     "webglm_split",
     "with_paper_rows",
 ]
-
-
-def stratified_candidates(split: ReferenceSplit, max_candidates: int, seed: int = 0) -> ReferenceSplit:
-    """At most ``max_candidates`` candidates of ``split``, stratified by grade.
-
-    ``max_candidates`` <= 0 keeps all. Otherwise grades take turns, best
-    grade first, each giving its next answer in an order shuffled by a
-    generator seeded from ``seed`` and the question, until the cap is
-    reached; the kept candidates stay in the split's order. Deterministic,
-    and independent of the other questions of a run.
-    """
-    cands = list(split.candidates)
-    if max_candidates <= 0 or len(cands) <= max_candidates:
-        return split
-    rng = random.Random(f"cap/{seed}/{split.qid}")
-    pools: dict[int, list[int]] = {}
-    for i, a in enumerate(cands):
-        pools.setdefault(a.grade, []).append(i)
-    for pool in pools.values():
-        rng.shuffle(pool)
-    order = sorted(pools, reverse=True)
-    keep: list[int] = []
-    while len(keep) < max_candidates:
-        for g in order:
-            if pools[g] and len(keep) < max_candidates:
-                keep.append(pools[g].pop())
-    chosen = sorted(keep)
-    return replace(split, candidates=tuple(cands[i] for i in chosen))
 
 
 @dataclass(frozen=True)
@@ -96,20 +74,31 @@ class JudgeSample:
 
 
 def judge_sample(questions: Sequence[GradedQuestion], pattern: str, seed: int = 0,
-                 limit: int = 0, max_candidates: int = 0) -> JudgeSample:
+                 limit: int = 0, max_candidates: int = 0, *,
+                 order: str = "file") -> JudgeSample:
     """Draw references for every question, then pick the questions a judge sees.
 
     References: :func:`~nfeval.linkage.references.sample_all` with
     ``allow_short=True`` (the release's behaviour). Judged: the first
-    ``limit`` questions in file order (0: all) that have references and
-    candidates of at least two grades (a question with one candidate grade
-    has no correlation, so judging it would be wasted), each with at most
-    ``max_candidates`` candidates (:func:`stratified_candidates`; 0: all).
+    ``limit`` questions (0: all) that have references and candidates of at
+    least two grades (a question with one candidate grade has no
+    correlation, so judging it would be wasted), in file order
+    (``order="file"``) or in an order shuffled by ``seed`` (``"random"``: a
+    seeded random sample of the judgeable questions, which grows by
+    extension when ``limit`` grows). Each keeps at most ``max_candidates``
+    candidates drawn uniformly at random per question
+    (:func:`~nfeval.linkage.references.sample_candidates` with
+    ``min_grades=2``: uniform over the draws that have two grades, so that
+    every judged question has a coefficient; 0: all).
     """
+    if order not in ("file", "random"):
+        raise NfevalError(f"order must be 'file' or 'random', not {order!r}.")
     draw = sample_all(questions, pattern, seed, allow_short=True)
     ok = [s for s in draw.splits if s.references and len({c.grade for c in s.candidates}) > 1]
+    if order == "random":
+        ok = sorted(ok, key=lambda s: sha256_text(f"questions/{seed}/{s.qid}"))
     chosen = ok[:limit] if limit > 0 else ok
-    judged = [stratified_candidates(s, max_candidates, seed) for s in chosen]
+    judged = [with_candidates(s, max_candidates, seed, min_grades=2) for s in chosen]
     return JudgeSample(draw.splits, judged, len(questions), len(draw.splits) - len(ok))
 
 
@@ -213,40 +202,89 @@ def webglm_split(question: GradedQuestion, grades: Sequence[int] = (3, 2, 1, 0)
                           references=tuple(refs), candidates=tuple(question.answers))
 
 
-def best_worst_accuracy(grades: Mapping[str, Sequence[float]],
-                        scores: Mapping[str, Sequence[float]]) -> dict[str, float]:
-    """Acc(best) and Acc(best+worst) over questions (paper Table 5).
+TIE_RULES = ("miss", "expected")
 
-    Per question: a hit for ``acc_best`` when the single highest score
-    belongs to the answer of the highest grade; for ``acc_best_worst`` when,
-    in addition, the single lowest score belongs to the answer of the lowest
-    grade. Ties for the top or bottom place, and questions with a NaN score,
-    are misses. Returns ``acc_best``, ``acc_best_worst``, ``n``,
-    ``n_top_ties``, ``n_bottom_ties``, ``n_nan``.
+
+def _pick_probability(group: np.ndarray, wanted: np.ndarray) -> float:
+    """Chance that a uniform pick from ``group`` (indices) lands in ``wanted`` (a mask)."""
+    return float(wanted[group].mean())
+
+
+def best_worst_hits(grades: Mapping[str, Sequence[float]],
+                    scores: Mapping[str, Sequence[float]], *,
+                    ties: str = "miss") -> pd.DataFrame:
+    """Per-question hits of paper Table 5's Acc(best) and Acc(best+worst).
+
+    One row per question (index: the question id, in the order of
+    ``grades``), columns ``best`` and ``best_worst`` (hit values in 0..1),
+    ``top_tie`` and ``bottom_tie`` (the number of answers tied for the top or
+    bottom place, 0 when that place is not tied) and ``nan`` (1 when a score
+    is NaN: both hits are then 0 under either rule).
+
+    The best answer is any answer of the question's highest grade, the worst
+    any of its lowest (with grades 3,3,2 either grade-3 answer is right).
+    ``ties="miss"``: a hit needs a single top-scored answer of the highest
+    grade (and a single bottom-scored answer of the lowest). ``ties="expected"``:
+    ties are broken uniformly at random and the hit is its probability: a top
+    group of t answers holding b of the highest grade gives ``best`` = b/t;
+    ``best_worst`` multiplies the top and bottom probabilities, or, when all
+    scores are equal (top and bottom group are one), is the share of ordered
+    pairs of different answers (first of the highest grade, last of the
+    lowest): for grades 3,2,1, 1/6, which is chance.
     """
+    if ties not in TIE_RULES:
+        raise NfevalError(f"ties must be one of {TIE_RULES}, not {ties!r}.")
     if set(grades) != set(scores):
         raise NfevalError("grades and scores cover different questions.")
-    best = both = top_ties = bottom_ties = nan = 0
+    rows = []
     for q in grades:
         g = np.asarray(grades[q], dtype=float)
         s = np.asarray(scores[q], dtype=float)
         if g.shape != s.shape or g.size < 2:
             raise NfevalError(f"question {q!r}: needs at least two graded, scored answers.")
         if np.isnan(s).any():
-            nan += 1
+            rows.append({"qid": q, "best": 0.0, "best_worst": 0.0, "top_tie": 0,
+                         "bottom_tie": 0, "nan": 1})
             continue
         top = np.flatnonzero(s == s.max())
         bottom = np.flatnonzero(s == s.min())
-        top_ties += len(top) > 1
-        bottom_ties += len(bottom) > 1
-        hit_best = len(top) == 1 and g[top[0]] == g.max()
-        hit_worst = len(bottom) == 1 and g[bottom[0]] == g.min()
-        best += hit_best
-        both += hit_best and hit_worst
-    n = len(grades)
-    return {"acc_best": best / n if n else math.nan,
-            "acc_best_worst": both / n if n else math.nan,
-            "n": n, "n_top_ties": top_ties, "n_bottom_ties": bottom_ties, "n_nan": nan}
+        is_best, is_worst = g == g.max(), g == g.min()
+        if ties == "miss":
+            best = float(len(top) == 1 and is_best[top[0]])
+            both = best * float(len(bottom) == 1 and is_worst[bottom[0]])
+        else:
+            best = _pick_probability(top, is_best)
+            if len(top) == g.size:  # all tied: one random order of all answers
+                pairs = np.outer(is_best, is_worst)
+                np.fill_diagonal(pairs, False)
+                both = float(pairs.sum()) / (g.size * (g.size - 1))
+            else:
+                both = best * _pick_probability(bottom, is_worst)
+        rows.append({"qid": q, "best": best, "best_worst": both,
+                     "top_tie": len(top) if len(top) > 1 else 0,
+                     "bottom_tie": len(bottom) if len(bottom) > 1 else 0, "nan": 0})
+    frame = pd.DataFrame(rows, columns=["qid", "best", "best_worst", "top_tie", "bottom_tie",
+                                        "nan"])
+    return frame.set_index("qid")
+
+
+def best_worst_accuracy(grades: Mapping[str, Sequence[float]],
+                        scores: Mapping[str, Sequence[float]], *,
+                        ties: str = "miss") -> dict[str, float]:
+    """Acc(best) and Acc(best+worst) over questions (paper Table 5).
+
+    The means of :func:`best_worst_hits` (see there for the ``ties`` rules);
+    questions with a NaN score count as misses. Returns ``acc_best``,
+    ``acc_best_worst``, ``n``, ``n_top_ties``, ``n_bottom_ties`` (questions
+    with a tie for that place), ``n_nan``.
+    """
+    hits = best_worst_hits(grades, scores, ties=ties)
+    n = len(hits)
+    return {"acc_best": float(hits["best"].mean()) if n else math.nan,
+            "acc_best_worst": float(hits["best_worst"].mean()) if n else math.nan,
+            "n": n, "n_top_ties": int((hits["top_tie"] > 0).sum()),
+            "n_bottom_ties": int((hits["bottom_tie"] > 0).sum()),
+            "n_nan": int(hits["nan"].sum())}
 
 
 # --------------------------------------------------------------------------- Figure 3

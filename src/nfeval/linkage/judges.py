@@ -27,7 +27,9 @@ demonstrations), ``pointwise``, ``pointwise-ref``, ``pointwise-ref-graded``,
   512 new tokens), seeded per output from the configured seed, the
   question, the candidate and (pairwise) the reference; the generated text
   is parsed (:func:`parse_rank`, :func:`parse_score`, :func:`parse_verdict`:
-  the first ``[[...]]`` decides).
+  the first ``[[...]]`` decides). Generation stops at the ``]]`` of the
+  deciding label (:func:`sample_reply`), since what follows cannot change
+  the judgment.
 * ``prob`` -- no generation: the judge's reply is pre-filled with ``[[`` and
   the score is the expected value of the distribution over the label strings
   ``"<label>]]"`` (ranks 1..m+1, scores 0..10, or A/B/C), each scored in full
@@ -137,6 +139,7 @@ __all__ = [
     "pointwise_prompt",
     "release_template",
     "render_references",
+    "sample_reply",
     "select_demonstrations",
 ]
 
@@ -557,13 +560,15 @@ def _answer_key(a: Answer, i: int) -> str:
 
 @dataclass(frozen=True)
 class JudgePrompt:
-    """One prompt a judge answers, split where the candidate starts.
+    """One prompt a judge answers, split where its prompts stop being shared.
 
-    ``prefix`` is everything before the candidate's text (the part a question's
-    prompts share: instructions, examples, question, reference list);
-    ``suffix`` the candidate's text and the rest of the prompt (in ``prob``
-    mode ending with the forced ``[[``). ``seed`` is the output's sampling
-    seed.
+    ``prefix`` is the part the question's prompts share: for LINKAGE and
+    pointwise everything before the candidate's text (instructions, examples,
+    question, reference list); for pairwise everything before the second
+    answer (so a first-placed reference is shared by every candidate after it,
+    and a first-placed candidate by every reference after it). ``suffix`` is
+    the rest of the prompt (in ``prob`` mode ending with the forced ``[[``).
+    ``seed`` is the output's sampling seed.
     """
 
     candidate: int
@@ -633,6 +638,39 @@ def _value_from_dist(cfg: JudgeConfig, dist: Mapping[str, float], cand_first: bo
     return sum(int(k) * p for k, p in dist.items())
 
 
+MAX_CONTINUATIONS = 8
+
+
+def sample_reply(judge: LanguageModel, prompt: str, cfg: JudgeConfig, seed: int,
+                 value: Any) -> str:
+    """A sampled reply, generated only up to the ``]]`` that closes its deciding label.
+
+    The parsers read the first ``[[...]]`` that holds a label, so nothing
+    after it can change a judgment. Generation therefore stops at each
+    ``]]``; if the reply so far (with that ``]]``) holds a label
+    (``value(text)`` is not None) it is complete, otherwise sampling goes on
+    from the prompt and the reply so far, up to ``cfg.max_tokens`` tokens in
+    all. Sampling is autoregressive, so a reply continued this way is drawn
+    from the same distribution as one generated in a single call (up to the
+    re-tokenization of the reply text at each stop). A reply that ends (end
+    of turn or token budget) without a label is returned as it is.
+    """
+    text, budget = "", int(cfg.max_tokens)
+    for k in range(MAX_CONTINUATIONS):
+        gen = judge.generate(prompt + text, temperature=cfg.temperature, top_p=cfg.top_p,
+                             max_tokens=budget, seed=seed if k == 0 else seed + 7919 * k,
+                             stop=[LABEL_CLOSE])
+        text += gen.text
+        budget -= int(gen.n_tokens or 0)
+        opened = text.rfind("[[") > text.rfind(LABEL_CLOSE)
+        if gen.finish_reason != "stop" or not opened:
+            return text  # the token budget, or the end of the reply (no label left open)
+        text += LABEL_CLOSE  # stopped at "]]": put it back
+        if value(text) is not None or budget <= 0:
+            return text
+    return text
+
+
 def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
                   references: Sequence[Answer], candidates: Sequence[Answer],
                   config: JudgeConfig | None = None, *,
@@ -657,7 +695,10 @@ def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
     m = cfg.method
     out: list[JudgePrompt] = []
     if m == "pairwise":
-        wrapped: dict[tuple[int, bool], tuple[str, str]] = {}
+        # The prompt splits where its second answer starts: a reference in first
+        # place is shared by every candidate placed after it, a candidate in first
+        # place by every reference placed after it.
+        wrapped: dict[tuple[str, int], tuple[str, str]] = {}
         for i, c in enumerate(candidates):
             ck = _answer_key(c, i)
             for j, r in enumerate(references):
@@ -666,13 +707,14 @@ def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
                 rk = _answer_key(r, j)
                 first = (True if cfg.positions == "release"
                          else candidate_first(cfg.seed, qid, ck, rk))
-                if (j, first) not in wrapped:
-                    a, b = (_SENTINEL, r.text) if first else (r.text, _SENTINEL)
-                    user = pairwise_prompt(qtext, a, b, template=tpl.get("pairwise"))
-                    wrapped[(j, first)] = _wrap(judge, user, cfg)
-                prefix, rest = wrapped[(j, first)]
-                out.append(JudgePrompt(i, prefix, texts[i] + rest, j, first,
-                                       pair_weight(r.grade),
+                lead = ("c", i) if first else ("r", j)
+                if lead not in wrapped:
+                    user = pairwise_prompt(qtext, texts[i] if first else r.text, _SENTINEL,
+                                           template=tpl.get("pairwise"))
+                    wrapped[lead] = _wrap(judge, user, cfg)
+                prefix, rest = wrapped[lead]
+                out.append(JudgePrompt(i, prefix, (r.text if first else texts[i]) + rest, j,
+                                       first, pair_weight(r.grade),
                                        _output_seed(cfg.seed, qid, ck, rk)))
         return out
     if m == "linkage":
@@ -734,12 +776,12 @@ def judge_candidates(judge: LanguageModel, question: GradedQuestion | str,
                                       True, p.reference, p.candidate_first, p.weight, dist=d))
     else:
         for p in prompts:
-            gen = judge.generate(p.text, temperature=cfg.temperature, top_p=cfg.top_p,
-                                 max_tokens=cfg.max_tokens, seed=p.seed)
-            v = _value_from_text(cfg, gen.text, n_refs, p.candidate_first)
+            text = sample_reply(judge, p.text, cfg, p.seed,
+                                lambda t, p=p: _value_from_text(cfg, t, n_refs, p.candidate_first))
+            v = _value_from_text(cfg, text, n_refs, p.candidate_first)
             judgments.append(Judgment(p.candidate, _impute(cfg) if v is None else v,
                                       v is not None, p.reference, p.candidate_first, p.weight,
-                                      text=gen.text))
+                                      text=text))
     scores = [math.nan] * len(candidates)
     if cfg.method == "pairwise":
         num = [0.0] * len(candidates)

@@ -49,8 +49,9 @@ commit 097fdc5) does, and where we differ:
     round trip, which gives the same ids up to whitespace clean-up).
 
 Nothing here reaches the network: models load from local folders. The
-embedding scores run on ``device="cpu"`` unless told otherwise; a CUDA device
-gives the same scores to within 1e-6.
+embedding scores run on the runtime's device (:mod:`nfeval.runtime`; the CPU
+unless a profile, ``--device`` or ``NFEVAL_DEVICE`` says otherwise); a CUDA
+device gives the same scores to within 1e-6.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ __all__ = [
     "method_signature",
     "rouge_f1",
     "rouge_release",
+    "split_scores",
 ]
 
 LEXICAL_METHODS = ("rouge1", "rouge2", "rougeL", "bleu")
@@ -210,6 +212,12 @@ def resolve_embedder(embedder: str | None) -> tuple[str, str]:
     return str(embedder), str(embedder)
 
 
+def _device(device: str | None) -> str:
+    from nfeval.runtime import resolve_device
+
+    return resolve_device(device)
+
+
 @lru_cache(maxsize=2)
 def _bert_scorer(path: str, num_layers: int | None, batch_size: int, device: str):
     from bert_score import BERTScorer
@@ -220,7 +228,7 @@ def _bert_scorer(path: str, num_layers: int | None, batch_size: int, device: str
 
 def bertscore_f1(candidates: Sequence[str], references: Sequence[str], *,
                  embedder: str | None = None, num_layers: int | None = 6,
-                 batch_size: int = 64, device: str = "cpu") -> list[float]:
+                 batch_size: int = 64, device: str | None = None) -> list[float]:
     """BERTScore F1 of each (candidate, reference) pair; no idf, no rescaling.
 
     ``num_layers`` is the layer whose token vectors are matched (6 = the last of
@@ -231,7 +239,7 @@ def bertscore_f1(candidates: Sequence[str], references: Sequence[str], *,
     if not candidates:
         return []
     _, path = resolve_embedder(embedder)
-    scorer = _bert_scorer(path, num_layers, batch_size, device)
+    scorer = _bert_scorer(path, num_layers, batch_size, _device(device))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _, _, f1 = scorer.score(list(candidates), list(references), batch_size=batch_size)
@@ -280,7 +288,7 @@ def _cls_vectors(texts: Sequence[str], path: str, max_length: int, batch_size: i
 
 def cls_cosine(candidates: Sequence[str], references: Sequence[str], *,
                embedder: str | None = None, max_length: int = 512,
-               batch_size: int = 32, device: str = "cpu") -> list[float]:
+               batch_size: int = 32, device: str | None = None) -> list[float]:
     """The release's "BERTScore": cosine of the last layer's [CLS] vectors, per pair.
 
     Each distinct text is encoded once.
@@ -292,7 +300,7 @@ def cls_cosine(candidates: Sequence[str], references: Sequence[str], *,
     _, path = resolve_embedder(embedder)
     texts = list(dict.fromkeys([*candidates, *references]))
     where = {t: i for i, t in enumerate(texts)}
-    vecs = _cls_vectors(texts, path, max_length, batch_size, device)
+    vecs = _cls_vectors(texts, path, max_length, batch_size, _device(device))
     norms = np.linalg.norm(vecs, axis=1)
     norms[norms == 0] = 1.0
     vecs = vecs / norms[:, None]
@@ -330,7 +338,7 @@ def lexical_scores(questions: Sequence[GradedQuestion], pattern: str = "33221100
                    allow_short: bool = True, candidates: Candidates = "all-but-ground",
                    rouge: RougeImpl = "rouge-score", embedder: str | None = None,
                    num_layers: int | None = 6, batch_size: int = 64,
-                   device: str = "cpu") -> pd.DataFrame:
+                   device: str | None = None) -> pd.DataFrame:
     """Score the candidates of every question against its ground truth.
 
     Returns one row per (candidate, method): ``qid, doc_id, grade, method,
@@ -340,13 +348,33 @@ def lexical_scores(questions: Sequence[GradedQuestion], pattern: str = "33221100
     reference at all, are listed in ``df.attrs["skipped"]``; the run's
     settings are in ``df.attrs`` too.
     """
+    draw = sample_all(questions, pattern, seed, allow_short=allow_short)
+    df = split_scores(draw.splits, questions, methods=methods, candidates=candidates,
+                      rouge=rouge, embedder=embedder, num_layers=num_layers,
+                      batch_size=batch_size, device=device)
+    df.attrs.update(
+        skipped=draw.skipped + [s.qid for s in draw.splits if not s.references],
+        n_short=draw.n_short, pattern=pattern, seed=seed, allow_short=allow_short)
+    return df
+
+
+def split_scores(splits: Sequence[ReferenceSplit], questions: Sequence[GradedQuestion], *,
+                 methods: Sequence[str] = METHODS, candidates: Candidates = "rest",
+                 rouge: RougeImpl = "rouge-score", embedder: str | None = None,
+                 num_layers: int | None = 6, batch_size: int = 64,
+                 device: str | None = None) -> pd.DataFrame:
+    """:func:`lexical_scores` on given reference splits (rows ``qid, doc_id, grade, method, score``).
+
+    With ``candidates="rest"`` (the default here) exactly the splits'
+    candidates are scored: the same items an LLM judge saw, so a lexical row
+    and a judge row differ only by the method.
+    """
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise NfevalError(f"unknown methods {unknown}; choose from {list(METHODS)}")
     if rouge not in ("rouge-score", "release"):
         raise NfevalError(f"rouge must be 'rouge-score' or 'release', not {rouge!r}")
-    draw = sample_all(questions, pattern, seed, allow_short=allow_short)
-    pairs = _pairs(draw.splits, {q.qid: q for q in questions}, candidates)
+    pairs = _pairs(splits, {q.qid: q for q in questions}, candidates)
     cands = [p.answer.text for p in pairs]
     grounds = [p.ground for p in pairs]
 
@@ -358,25 +386,30 @@ def lexical_scores(questions: Sequence[GradedQuestion], pattern: str = "33221100
             columns[m] = [r[m] for r in rouge_rows]
     if "bleu" in methods:
         columns["bleu"] = [bleu(c, g) for c, g in zip(cands, grounds)]
+    # The embedding scores are floats of a neural model: kept in the item store
+    # (per pair) so that a rerun on another CPU ranks the same numbers.
+    from nfeval.store import cached_steps
+
+    name = resolve_name(embedder)
+    pair_inputs = [[c, g] for c, g in zip(cands, grounds)]
     if "bertscore" in methods:
-        columns["bertscore"] = bertscore_f1(cands, grounds, embedder=embedder,
-                                            num_layers=num_layers, batch_size=batch_size,
-                                            device=device)
+        columns["bertscore"] = cached_steps(
+            f"bertscore-f1.{name}.l{num_layers}", pair_inputs,
+            lambda xs: bertscore_f1([x[0] for x in xs], [x[1] for x in xs], embedder=embedder,
+                                    num_layers=num_layers, batch_size=batch_size,
+                                    device=device))
     if "bertscore-cls" in methods:
-        columns["bertscore-cls"] = cls_cosine(cands, grounds, embedder=embedder,
-                                              batch_size=min(batch_size, 32), device=device)
+        columns["bertscore-cls"] = cached_steps(
+            f"bertscore-cls.{name}", pair_inputs,
+            lambda xs: cls_cosine([x[0] for x in xs], [x[1] for x in xs], embedder=embedder,
+                                  batch_size=min(batch_size, 32), device=device))
 
     ids = {"qid": [p.qid for p in pairs], "doc_id": [p.answer.doc_id for p in pairs],
            "grade": [p.answer.grade for p in pairs]}
     frames = [pd.DataFrame({**ids, "method": m, "score": columns[m]}) for m in methods]
     df = (pd.concat(frames, ignore_index=True) if frames
           else pd.DataFrame(columns=["qid", "doc_id", "grade", "method", "score"]))
-    df.attrs.update(
-        skipped=draw.skipped + [s.qid for s in draw.splits if not s.references],
-        n_short=draw.n_short, pattern=pattern, seed=seed, allow_short=allow_short,
-        candidates=candidates, rouge=rouge, embedder=resolve_name(embedder),
-        num_layers=num_layers,
-    )
+    df.attrs.update(candidates=candidates, rouge=rouge, embedder=name, num_layers=num_layers)
     return df
 
 

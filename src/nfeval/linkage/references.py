@@ -29,6 +29,13 @@ release's three draws are files that were never published.)
 
 LINKAGE-1GT (Section 4.2.2): one answer drawn from the question's highest
 grade is the only reference, see :func:`single_reference`.
+
+Candidates: the paper ranks every other answer. Where a CPU run must judge
+fewer, :func:`sample_candidates` draws them **uniformly at random** per
+question (seeded by the seed and the question, never by grade), and every
+method of a table is scored on the same drawn candidates, so that two rows
+differ only by the method. A draw whose candidates all share one grade has
+no coefficient; such questions are skipped and counted like any other.
 """
 
 from __future__ import annotations
@@ -47,9 +54,11 @@ __all__ = [
     "ReferenceSplit",
     "parse_pattern",
     "sample_all",
+    "sample_candidates",
     "sample_references",
     "single_reference",
     "usable",
+    "with_candidates",
 ]
 
 #: The reference-list grades the paper uses per dataset (Section 4.2.2).
@@ -193,3 +202,37 @@ def single_reference(question: GradedQuestion, seed: int = 0) -> ReferenceSplit:
         raise NfevalError(f"question {question.qid} has no answers to draw a reference from.")
     top = max(question.grades)
     return sample_references(question, str(top), seed)
+
+
+def sample_candidates(candidates: Sequence[GradedAnswer], k: int, seed: int, qid: str, *,
+                      min_grades: int = 1) -> tuple[GradedAnswer, ...]:
+    """At most ``k`` of ``candidates`` drawn uniformly at random (``k`` <= 0: all).
+
+    The draw is seeded by ``seed`` and the question id alone, so a question's
+    candidates do not depend on the other questions of a run; the kept
+    candidates stay in their given order. ``min_grades`` = 2 redraws (with
+    the next seed of a fixed sequence) until the drawn candidates have at
+    least two grades, when the question's candidates do: the result is then
+    uniform over the subsets on which a correlation with the grades is
+    defined. Grades never decide which candidate is drawn.
+    """
+    cands = tuple(candidates)
+    if k <= 0 or len(cands) <= k:
+        return cands
+    possible = len({a.grade for a in cands}) >= min_grades
+    keep: list[int] = []
+    for attempt in range(1000):
+        keep = random.Random(f"candidates/{seed}/{qid}/{attempt}" if attempt
+                             else f"candidates/{seed}/{qid}").sample(range(len(cands)), k)
+        if not possible or len({cands[i].grade for i in keep}) >= min_grades:
+            break
+    return tuple(cands[i] for i in sorted(keep))
+
+
+def with_candidates(split: ReferenceSplit, k: int, seed: int, *, min_grades: int = 1
+                    ) -> ReferenceSplit:
+    """``split`` with at most ``k`` of its candidates (:func:`sample_candidates`)."""
+    from dataclasses import replace
+
+    return replace(split, candidates=sample_candidates(split.candidates, k, seed, split.qid,
+                                                       min_grades=min_grades))

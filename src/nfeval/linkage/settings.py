@@ -1,119 +1,181 @@
-"""Question subsamples, candidate sets and correlation rows of the LINKAGE table notebooks.
+"""Items and per-candidate frames of LINKAGE's follow-up tables (3, 4, 6, 7-8, 9-10, Figure 3).
 
-Shared by lk_t03 / lk_t04 (1GT, 0GT), lk_t06 (reference-list composition)
-and lk_t07_t08 (number of demonstrations):
+Every follow-up table varies one thing of Table 2's protocol: the reference
+list (generated from one ground truth, Table 3; from nothing, Table 4; its
+length and grades, Table 6; another random draw, Tables 9-10) or the number of
+demonstrations (Tables 7-8). So that a row differs from Table 2's only by that
+thing, the follow-ups judge **Table 2's items**: a prefix of lk_t02's judged
+questions, each with lk_t02's candidates (drawn uniformly at random,
+:func:`nfeval.linkage.experiments.table2.judged_items`), and only the
+references change. The paper's Table 6 asks for this too ("candidate answers
+are the same for each setting", Section 5.2), and its Tables 3 and 4 repeat
+Table 2's Pointwise row, which they can only do on the same candidates.
 
-* :func:`first_usable` -- the first ``limit`` questions of a dataset (file
-  order) that fill every reference pattern a table compares; the passed-over
-  ones are returned so the table can count them.
-* :func:`composition_splits` -- LINKAGE Table 6 keeps the candidates fixed
-  across patterns ("To ensure the fairness of the experiment, candidate
-  answers are the same for each setting", Section 5.2): each pattern's
-  references are drawn as :func:`~nfeval.linkage.references.sample_references`
-  draws them, and the candidates are the answers that are a reference in
-  *none* of the patterns.
-* :func:`cap_candidates` -- a seeded subsample of a question's candidates,
-  stratified by grade (TREC-DL-NF questions have about 100 answers; the CPU
-  profile judges a few of them), kept in the question's order; 0 keeps all.
-* :func:`correlation_rows` -- per-question Kendall / Spearman / Pearson
-  averaged over questions, with the counts each mean rests on.
+* :func:`references_among` -- another reference list for a question whose
+  candidates are fixed: drawn as :func:`~nfeval.linkage.references.sample_references`
+  draws (uniformly within each grade, seeded by the seed and the question,
+  short grades keep what there is, as the release) from the answers that are
+  **not** candidates. Conditional on its candidates, lk_t02's own reference
+  list is distributed exactly so (its references were drawn uniformly within
+  each grade and its candidates uniformly from the rest; the number of
+  admissible candidate draws does not depend on which references were
+  drawn), so a new list and lk_t02's differ only by chance.
+* :func:`single_ground_truth` -- LINKAGE-1GT's one ground truth (Section
+  4.2.2: an answer of the question's highest grade), drawn uniformly among
+  the highest-grade answers that are not candidates (lk_t02's list always
+  holds one, so the grade is the question's highest).
+* :func:`results_frame` / :func:`judge_setting` -- one judge setting's scores
+  as a long per-candidate frame (``ids..., our_judge, qid, doc_id, grade,
+  score, unparsed``), the input of
+  :func:`nfeval.metrics.correlation.correlation_rows` and ``paired_rows``.
+* :func:`with_paper` -- the paper's figure beside each of our rows, the gap
+  and whether our 95% interval holds it.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import pandas as pd
+
+from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.linkage.judges import QuestionScores, correlation_inputs
-from nfeval.linkage.references import ReferenceSplit, sample_references, usable
-from nfeval.metrics.correlation import COEFFICIENTS, question_correlations
+from nfeval.hashing import sha256_text
+from nfeval.linkage.evaluation import unparsed_policy
+from nfeval.linkage.judges import (
+    JudgeConfig,
+    QuestionScores,
+    judge_questions,
+    load_fewshot_template,
+    release_template,
+)
+from nfeval.linkage.references import ReferenceSplit, sample_references
+from nfeval.results import Signature
 
-__all__ = ["cap_candidates", "composition_splits", "correlation_rows", "first_usable"]
+__all__ = ["ITEM_COLUMNS", "judge_setting", "references_among", "results_frame",
+           "single_ground_truth", "with_paper"]
+
+#: The columns every per-candidate frame ends with (after its identifier columns).
+ITEM_COLUMNS = ["our_judge", "qid", "doc_id", "grade", "score", "unparsed"]
 
 
-def first_usable(questions: Sequence[GradedQuestion], patterns: Iterable[str], limit: int = 0
-                 ) -> tuple[list[GradedQuestion], list[str]]:
-    """(the first ``limit`` questions that fill every pattern exactly, qids passed over).
+def _others(question: GradedQuestion, candidates: Sequence[GradedAnswer]) -> GradedQuestion:
+    taken = {a.doc_id for a in candidates}
+    return replace(question, answers=[a for a in question.answers if a.doc_id not in taken])
 
-    ``limit`` 0 takes every usable question; passed-over questions are those
-    before the last one taken (all unusable ones when ``limit`` is 0).
+
+def references_among(question: GradedQuestion, candidates: Sequence[GradedAnswer],
+                     pattern: str, seed: int) -> ReferenceSplit:
+    """A reference list of ``pattern`` drawn from the question's non-candidate answers.
+
+    The split's candidates are ``candidates`` (in their given order); its
+    references are ``sample_references(<the other answers>, pattern, seed,
+    allow_short=True)``: a grade with too few other answers keeps what there
+    is (``missing`` says what fell short).
     """
-    pats = list(patterns)
-    chosen: list[GradedQuestion] = []
-    skipped: list[str] = []
-    for q in questions:
-        if limit and len(chosen) >= limit:
-            break
-        if all(usable(q, p) for p in pats):
-            chosen.append(q)
-        else:
-            skipped.append(q.qid)
-    return chosen, skipped
+    if not candidates:
+        raise NfevalError(f"question {question.qid}: no candidates given.")
+    split = sample_references(_others(question, candidates), pattern, seed, allow_short=True)
+    return replace(split, candidates=tuple(candidates))
 
 
-def cap_candidates(candidates: Sequence[GradedAnswer], k: int, seed: int, qid: str
-                   ) -> tuple[GradedAnswer, ...]:
-    """At most ``k`` of ``candidates`` (0: all), stratified by grade, seeded by (seed, qid).
+def single_ground_truth(question: GradedQuestion, candidates: Sequence[GradedAnswer],
+                        seed: int) -> GradedAnswer:
+    """LINKAGE-1GT's ground truth: one of the highest-grade non-candidate answers.
 
-    Grades take turns, best first, each giving its next answer in an order
-    shuffled by a generator seeded from (seed, qid), until ``k`` are taken:
-    a small cap still shows the judge every grade the question has, so its
-    correlation stays defined (a uniform draw of 4 of TREC-DL-NF's answers,
-    half of them grade 0, is often one grade only). The kept candidates stay
-    in their given order, and a question's draw does not depend on the
-    other questions of the run.
+    Drawn uniformly, seeded by ``seed`` and the question (the same draw for
+    every run that has this question). Raises when every answer is a candidate.
     """
-    if k <= 0 or len(candidates) <= k:
-        return tuple(candidates)
-    rng = random.Random(f"{seed}/{qid}/candidates")
-    pools: dict[int, list[int]] = {}
-    for i, a in enumerate(candidates):
-        pools.setdefault(a.grade, []).append(i)
-    for g in sorted(pools):
-        rng.shuffle(pools[g])
-    keep: list[int] = []
-    while len(keep) < k:
-        for g in sorted(pools, reverse=True):
-            if pools[g] and len(keep) < k:
-                keep.append(pools[g].pop())
-    return tuple(candidates[i] for i in sorted(keep))
+    pool = _others(question, candidates).answers
+    if not pool:
+        raise NfevalError(f"question {question.qid}: every answer is a candidate; no ground "
+                          "truth is left to draw.")
+    top = max(a.grade for a in pool)
+    best = [a for a in pool if a.grade == top]
+    return random.Random(f"1gt/{seed}/{question.qid}").choice(best)
 
 
-def composition_splits(question: GradedQuestion, patterns: Sequence[str], seed: int = 0,
-                       max_candidates: int = 0) -> dict[str, ReferenceSplit]:
-    """One split per pattern, all with the same candidates (the answers no pattern uses).
+def results_frame(results: Sequence[QuestionScores], splits: Sequence[ReferenceSplit], *,
+                  ids: Mapping[str, Any], our_judge: str = "") -> pd.DataFrame:
+    """Judge results as one row per candidate: ``ids..., ITEM_COLUMNS``.
 
-    References are exactly those of ``sample_references(question, pattern,
-    seed)``; the question must fill every pattern (see :func:`first_usable`).
+    ``unparsed`` counts the candidate's judge outputs that did not parse
+    (``sample`` mode; pairwise has one output per reference).
     """
-    splits = {p: sample_references(question, p, seed) for p in patterns}
-    used = {id(r) for s in splits.values() for r in s.references}
-    common = [a for a in question.answers if id(a) not in used]
-    common = cap_candidates(common, max_candidates, seed, question.qid)
-    return {p: replace(s, candidates=common) for p, s in splits.items()}
+    by_qid = {s.qid: s for s in splits}
+    rows = []
+    for r in results:
+        s = by_qid[r.qid]
+        if len(s.candidates) != len(r.scores):
+            raise NfevalError(f"question {r.qid}: {len(r.scores)} scores for "
+                              f"{len(s.candidates)} candidates.")
+        bad = [0] * len(r.scores)
+        for j in r.judgments:
+            bad[j.candidate] += not j.parsed
+        rows += [{**ids, "our_judge": our_judge, "qid": r.qid, "doc_id": c.doc_id,
+                  "grade": c.grade, "score": score, "unparsed": b}
+                 for c, score, b in zip(s.candidates, r.scores, bad)]
+    return pd.DataFrame(rows, columns=[*ids, *ITEM_COLUMNS])
 
 
-def correlation_rows(results: Sequence[QuestionScores], splits: Sequence[ReferenceSplit], *,
-                     n_skipped_inputs: int = 0, **ids: Any) -> list[dict[str, Any]]:
-    """One row per coefficient: ``ids``, ``coefficient``, ``ours`` and the counts.
+def judge_setting(model, questions: Sequence[GradedQuestion], splits: Sequence[ReferenceSplit],
+                  *, method: str, mode: str, seed: int, ids: Mapping[str, Any], shots: int = 0,
+                  unparsed: str = "drop", demonstration_splits=None, progress: bool = False
+                  ) -> tuple[pd.DataFrame, Signature]:
+    """Judge ``splits`` in one setting: (per-candidate frame, signature).
 
-    ``n_questions``: questions whose coefficient is defined (the mean's
-    base); ``n_skipped_undefined``: judged questions whose coefficient is
-    undefined (constant grades or scores); ``n_skipped_inputs``: questions
-    left out before judging (given by the caller); ``n_outputs`` and
-    ``n_unparsed``: judge outputs and those that did not parse;
-    ``n_candidates``: candidates judged.
+    ``method`` is a judge method of :mod:`nfeval.linkage.judges`;
+    ``demonstration_splits`` the pool of the ``shots`` demonstrations (their
+    questions must be among ``questions``). ``ids`` name the setting in the
+    frame (e.g. ``dataset``, ``pattern``, ``shots``, ``method``) and go into
+    the signature.
     """
-    grades, scores = correlation_inputs(results, splits)
-    summary = question_correlations(grades, scores)
-    n_out = sum(r.n_outputs for r in results)
-    n_unparsed = sum(r.n_unparsed for r in results)
-    n_cands = sum(len(r.scores) for r in results)
-    return [{**ids, "coefficient": c, "ours": summary[c].mean,
-             "n_questions": summary[c].n_used, "n_skipped_undefined": summary[c].n_skipped,
-             "n_skipped_inputs": int(n_skipped_inputs), "n_candidates": n_cands,
-             "n_outputs": n_out, "n_unparsed": n_unparsed}
-            for c in COEFFICIENTS]
+    cfg = JudgeConfig(method=method, mode=mode, seed=seed,
+                      unparsed=unparsed_policy(unparsed, method))
+    results = judge_questions(model, questions, splits, cfg, shots=shots, progress=progress,
+                              demonstration_splits=demonstration_splits)
+    frame = results_frame(results, splits, ids=ids, our_judge=model.info.name)
+    label = ids.get("method", method)
+    sig = Signature(
+        metric=f"linkage-judge/{label}", variant=f"{method}-{mode}", model=model.info.as_dict(),
+        prompt_sha256=sha256_text(release_template(method)
+                                  + (load_fewshot_template().sha256 if shots else "")),
+        seed=seed, n=len(splits),
+        extra={**{k: str(v) for k, v in ids.items() if k != "method"}, "shots": shots,
+               "unparsed": str(cfg.unparsed), "positions": cfg.positions,
+               "candidates": sum(len(s.candidates) for s in splits)})
+    return frame, sig
+
+
+def with_paper(ours: pd.DataFrame, paper: pd.DataFrame, on: Sequence[str], *,
+               judge: str = "") -> pd.DataFrame:
+    """``ours`` with the paper's figure beside each row, ``gap`` and ``paper_in_ci``.
+
+    ``paper`` may hold several rows per key of ``on`` (one per paper judge,
+    column ``judge``): our row is then repeated once per paper judge, as
+    Table 2 does. Our rows without a paper figure (differences, Pearson, our
+    extra rows) keep an empty ``paper`` and ``judge``; join the difference
+    rows afterwards (their ``on`` columns hold text such as ``"3 - 0"``). A
+    text column of ours is matched against the paper's as text (a pattern
+    ``3210`` read as a number). ``paper_in_ci`` is
+    ``yes``/``no`` where the paper has a figure and our row an interval.
+    ``judge`` names the paper's judge when ``paper`` has no ``judge`` column.
+    """
+    import numpy as np
+
+    on = list(on)
+    keep = on + (["judge"] if "judge" in paper.columns else []) + ["paper"]
+    paper = paper[keep].astype({c: str for c in on
+                                if not pd.api.types.is_numeric_dtype(ours[c])})
+    out = ours.merge(paper, on=on, how="left")
+    if "judge" not in out.columns:
+        out["judge"] = np.where(out["paper"].notna(), judge, "")
+    out["judge"] = out["judge"].fillna("")
+    out["gap"] = out["ours"] - out["paper"]
+    has = out["paper"].notna() & out["ci_low"].notna()
+    inside = (out["paper"] >= out["ci_low"]) & (out["paper"] <= out["ci_high"])
+    out["paper_in_ci"] = np.where(has, np.where(inside, "yes", "no"), "")
+    return out

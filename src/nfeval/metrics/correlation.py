@@ -114,3 +114,99 @@ def question_correlations(
             per_question=per_q,
         )
     return out
+
+
+# --------------------------------------------------------------------------- tables with intervals
+
+def per_question(frame, *, by: Sequence[str] = ("method",),
+                 coefficients: Sequence[str] = COEFFICIENTS):
+    """Each question's coefficients, from a long frame of per-candidate scores.
+
+    ``frame`` has the columns ``by``, ``qid``, ``grade`` and ``score`` (one
+    row per scored candidate; NaN scores are left out of their question and
+    counted). Returns ``by, qid, coefficient, value, n_items, n_dropped``
+    with ``value`` NaN where the coefficient is undefined.
+    """
+    import pandas as pd
+
+    rows = []
+    for key, grp in frame.groupby(list(by) + ["qid"], sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        g = grp["grade"].to_numpy(dtype=float)
+        s = grp["score"].to_numpy(dtype=float)
+        keep = ~np.isnan(s)
+        for coef in coefficients:
+            rows.append({**dict(zip([*by, "qid"], key)), "coefficient": coef,
+                         "value": correlation(g[keep], s[keep], coef),
+                         "n_items": int(keep.sum()), "n_dropped": int((~keep).sum())})
+    return pd.DataFrame(rows, columns=[*by, "qid", "coefficient", "value", "n_items",
+                                       "n_dropped"])
+
+
+def correlation_rows(frame, *, by: Sequence[str] = ("method",), seed: int = 0,
+                     coefficients: Sequence[str] = COEFFICIENTS):
+    """The correlation protocol's rows, each with its 95% interval over questions.
+
+    Per ``by`` group and coefficient: ``ours`` (the mean over questions with
+    a defined coefficient), ``ci_low``/``ci_high`` (percentile bootstrap over
+    those questions, :func:`nfeval.metrics.intervals.mean_interval`),
+    ``n_questions`` (its base), ``n_skipped_undefined``, ``n_candidates``
+    (scored candidates) and ``sd`` (of the per-question values). One column
+    schema for every correlation table of the project.
+    """
+    import pandas as pd
+
+    from nfeval.metrics.intervals import mean_interval
+
+    pq = per_question(frame, by=by, coefficients=coefficients)
+    rows = []
+    for key, grp in pq.groupby(list(by) + ["coefficient"], sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        vals = grp["value"].to_numpy(dtype=float)
+        ok = vals[~np.isnan(vals)]
+        iv = mean_interval(ok, seed=seed, key="/".join(map(str, key)))
+        rows.append({**dict(zip([*by, "coefficient"], key)), **iv.columns(),
+                     "n_skipped_undefined": int(np.isnan(vals).sum()),
+                     "n_candidates": int(grp["n_items"].sum()),
+                     "sd": float(ok.std(ddof=1)) if ok.size > 1 else math.nan})
+    cols = [*by, "coefficient", "ours", "ci_low", "ci_high", "n_questions",
+            "n_skipped_undefined", "n_candidates", "sd"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def paired_rows(frame, pairs: Sequence[tuple[str, str]], *, by: Sequence[str] = (),
+                method: str = "method", seed: int = 0,
+                coefficients: Sequence[str] = COEFFICIENTS):
+    """Method A minus method B on the same questions, with a paired 95% interval.
+
+    For every pair ``(a, b)`` of values of the ``method`` column, per ``by``
+    group and coefficient: the mean over the questions where both
+    coefficients are defined of (A's coefficient - B's), with a bootstrap
+    interval that resamples those questions once for both
+    (:func:`nfeval.metrics.intervals.paired_difference`). Returns ``by,
+    method`` (named ``"a - b"``), ``coefficient, ours, ci_low, ci_high,
+    n_questions, a_mean, b_mean`` (the two means on those questions).
+    """
+    import pandas as pd
+
+    from nfeval.metrics.intervals import paired_difference
+
+    pq = per_question(frame, by=[*by, method], coefficients=coefficients)
+    rows = []
+    groups = pq.groupby(list(by), sort=False, dropna=False) if by else [((), pq)]
+    for key, grp in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        for a, b in pairs:
+            for coef in coefficients:
+                sel = grp[grp["coefficient"] == coef]
+                va = sel[sel[method] == a].set_index("qid")["value"].dropna()
+                vb = sel[sel[method] == b].set_index("qid")["value"].dropna()
+                common = va.index.intersection(vb.index)
+                iv = paired_difference(va[common].to_dict(), vb[common].to_dict(), seed=seed,
+                                       key="/".join(map(str, (*key, a, b, coef))))
+                rows.append({**dict(zip(by, key)), method: f"{a} - {b}", "coefficient": coef,
+                             **iv.columns(), "a_mean": float(va[common].mean()) if len(common)
+                             else math.nan,
+                             "b_mean": float(vb[common].mean()) if len(common) else math.nan})
+    return pd.DataFrame(rows, columns=[*by, method, "coefficient", "ours", "ci_low", "ci_high",
+                                       "n_questions", "a_mean", "b_mean"])

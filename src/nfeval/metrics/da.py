@@ -236,7 +236,7 @@ def da_prob_batch(judge: LanguageModel, pairs: Sequence[tuple[str, str]], *,
              for q, a in pairs]
     if not chats:
         return []
-    if hasattr(judge, "score_labels_ids") and hasattr(judge, "encode_context"):
+    if getattr(judge, "token_level", False):
         return _prob_batch_ids(judge, chats, zero_shot, tpl)
     split = _shared_split(judge, zero_shot, tpl)
     prefix = chats[0][:split]

@@ -148,7 +148,7 @@ def _check_variant(variant: str) -> None:
 def _paper(model, rid, context: str, scored: Sequence[TokenLogprobs]) -> PDResult:
     ppl = [s.perplexity for s in scored]
     truncated_ctx = 0
-    if hasattr(model, "encode_context") and scored:  # the hf backend's window rule
+    if getattr(model, "token_level", False) and scored:  # the hf backend's window rule
         n_ctx, window = len(model.encode_context(context)), model.max_length
         longest = max(s.n + s.truncated for s in scored)
         kept = 1 if longest > window - 1 else min(n_ctx, window - longest)
@@ -160,7 +160,7 @@ def _paper(model, rid, context: str, scored: Sequence[TokenLogprobs]) -> PDResul
 
 
 def _official(model, rid, context: str, partial_texts: Sequence[str]) -> PDResult:
-    if not hasattr(model, "score_ids"):
+    if not getattr(model, "token_level", False):
         raise NfevalError("the 'official' P.D. variant needs token-level access to the model "
                           "(the hf backend); use variant='paper' with an HTTP backend")
     x = model.encode_context(context)

@@ -38,17 +38,28 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
     backend="openai": ``name_or_path`` is the server's model name; kwargs go to
     ``nfeval.models.openai_backend.OpenAIModel`` (``base_url`` ...).
 
+    backend="openai-chat": a chat model behind ``/v1/chat/completions`` (a
+    hosted API, vLLM, llama-cpp-python), e.g. an LLM judge in ``sample`` mode;
+    ``name_or_path`` is the model name (``None``: the server's only model);
+    kwargs go to ``nfeval.models.chat_backend.ChatModel`` (``base_url``,
+    ``api_key_env``, ``concurrency``, ``assistant_prefill`` ...).
+
     backend="llama": generation only, through llama.cpp on the GGUF file (an
     embedded name or a ``.gguf`` path); kwargs go to ``nfeval.models.
     llama_backend.LlamaCppModel``. 5-8x faster than ``hf`` for answer
     collection on CPU.
+
+    While a notebook's item store is active (:func:`nfeval.store.use_store`),
+    the model comes wrapped in :class:`nfeval.store.StoredModel`: its outputs
+    are read from the committed per-item store where they are stored.
     """
     from nfeval import NfevalError
+    from nfeval.store import stored
 
     if backend == "hf":
         from nfeval.models.hf import HFModel
 
-        return HFModel(name_or_path, **kwargs)
+        return stored(HFModel(name_or_path, **kwargs))
     if backend == "openai":
         try:
             from nfeval.models.openai_backend import OpenAIModel
@@ -57,9 +68,13 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
                 f"The openai backend is not available ({exc}). Fix: use backend='hf' "
                 "or install the project with its HTTP backend."
             ) from exc
-        return OpenAIModel(model=name_or_path, **kwargs)
+        return stored(OpenAIModel(model=name_or_path, **kwargs))
+    if backend == "openai-chat":
+        from nfeval.models.chat_backend import ChatModel
+
+        return stored(ChatModel(model=name_or_path, **kwargs))
     if backend == "llama":
         from nfeval.models.llama_backend import LlamaCppModel
 
-        return LlamaCppModel(name_or_path, **kwargs)
-    raise NfevalError(f"Unknown backend {backend!r}; use 'hf', 'openai' or 'llama'.")
+        return stored(LlamaCppModel(name_or_path, **kwargs))
+    raise NfevalError(f"Unknown backend {backend!r}; use 'hf', 'openai', 'openai-chat' or 'llama'.")

@@ -97,6 +97,12 @@ class LanguageModel(ABC):
 
     info: ModelInfo
 
+    #: True where the model exposes the token-id kernels (``encode_context``,
+    #: ``encode_continuation``, ``score_ids``, ``score_labels_ids``) and its
+    #: window (``max_length``): the transformers backend. Metric kernels read
+    #: this flag, never probe for the methods.
+    token_level: bool = False
+
     # -- scoring -----------------------------------------------------------
     @abstractmethod
     def continuation_logprobs(

@@ -69,25 +69,26 @@ _DTYPES = {
 
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX); Linux flags."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            flags = fh.read()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    from nfeval.machine import native_bf16
+
+    return native_bf16()
 
 
 def default_dtype(device: str = "cpu") -> torch.dtype:
-    """bf16 where the hardware computes it natively, else float32.
+    """float32 on every CPU, bf16 on a GPU.
 
-    Measured on a 2-core AVX2-only CPU (no AVX512-BF16/AMX): SmolLM2-135M ran
-    at ~60 tokens/s in bf16 against ~300 tokens/s in float32 -- bf16 is
-    emulated there and 5x slower -- while on CPUs with native bf16 it is
-    2.4-4x faster than float32.
+    A published number must not depend on which CPU ran it. bf16 is 2-4x
+    faster than float32 on CPUs that compute it natively (AVX512-BF16/AMX)
+    and ~5x slower where it is emulated (AVX2 only), and its rounding moves
+    scores by a few hundredths of a nat per token and with the batch's
+    composition (D.A. P("1") moved by 0.015 between batched and single
+    prompts). So the CPU default is float32 everywhere; ``dtype="bfloat16"``
+    (``--dtype``, a profile's ``dtype``) asks for bf16, and ``info.dtype``
+    records it.
     """
     if str(device).startswith("cuda"):
         return torch.bfloat16
-    return torch.bfloat16 if cpu_has_native_bf16() else torch.float32
+    return torch.float32
 
 
 def _as_dtype(dtype, device: str = "cpu") -> torch.dtype:
@@ -173,43 +174,56 @@ def _common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
 
 
 class HFModel(LanguageModel):
-    """A causal LM on transformers (CPU by default; bf16 where the CPU has it natively).
+    """A causal LM on transformers (CPU and float32 by default).
+
+    The tokenizer and config load at once; the weights load on first use
+    (:attr:`model`), so a run whose outputs are all stored
+    (:mod:`nfeval.store`) never loads or converts them.
 
     Parameters
     ----------
     name_or_path: registry name (see ``registry.list_models()``), hub id,
         local transformers folder, or ``.gguf`` file.
-    dtype: "auto" (default: bfloat16 where the CPU computes bf16 natively --
-        2.4-4x faster than float32 there, a few hundredths of a nat per token
-        of rounding noise -- and float32 on CPUs without it, where bf16 is
-        emulated and ~5x slower; see :func:`default_dtype`), "bfloat16" or
-        "float32". ``info.dtype`` records what was used.
+    dtype: "auto" (default: float32 on a CPU, bfloat16 on a GPU; see
+        :func:`default_dtype`), "bfloat16" or "float32". ``info.dtype``
+        records what was used.
     max_length: context window in tokens; default from the model config.
     batch_tokens: padded continuation tokens per batch (memory/speed knob;
         the logits of a batch take batch_tokens x vocab floats).
     chat_template: "auto" | "model" | "legacy-eos" | "none" (module doc).
+    device: "cpu", "cuda", "cuda:1", "auto"...; where the weights go.
+
+    ``dtype``, ``batch_tokens`` and ``device`` default to the runtime's
+    (:mod:`nfeval.runtime`: set by the profile, ``--device``/``--dtype``/
+    ``--batch-tokens`` or ``NFEVAL_DEVICE``/``NFEVAL_DTYPE``/``NFEVAL_BATCH_TOKENS``).
     """
 
-    def __init__(self, name_or_path: str, *, dtype="auto", max_length: int | None = None,
-                 batch_tokens: int = 2048, chat_template: str = "auto",
-                 device: str = "cpu"):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+    token_level = True
 
-        res = registry.resolve(name_or_path)
-        self.dtype = _as_dtype(dtype, device)
+    def __init__(self, name_or_path: str, *, dtype=None, max_length: int | None = None,
+                 batch_tokens: int | None = None, chat_template: str = "auto",
+                 device: str | None = None):
+        from transformers import AutoConfig, AutoTokenizer
+
+        from nfeval.runtime import current, resolve_device
+
+        rt = current()
+        device = resolve_device(device)
+        res = registry.resolve(name_or_path, weights=False)
+        self._resolved = res
+        self._model = None
+        self.dtype = _as_dtype(rt.dtype if dtype is None else dtype, device)
         self.device = torch.device(device)
+        batch_tokens = rt.batch_tokens if batch_tokens is None else batch_tokens
         extra = {"gguf_file": res.gguf_file} if res.gguf_file else {}
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(res.path, **extra)
-            self.model = AutoModelForCausalLM.from_pretrained(
-                res.path, dtype=self.dtype, **extra)
+            cfg = AutoConfig.from_pretrained(res.path, **extra)
         except OSError as exc:
             raise NfevalError(
                 f"Could not load model {res.name!r} from {res.path}: {exc}. Fix: check "
                 "the name, or pass a local model folder."
             ) from exc
-        self.model.to(self.device).eval()
-        cfg = self.model.config
         self.max_length = int(max_length or _max_length_of(cfg, self.tokenizer))
         if self.max_length < 2:
             raise NfevalError(f"max_length must be at least 2, got {self.max_length}.")
@@ -234,6 +248,29 @@ class HFModel(LanguageModel):
     def __repr__(self) -> str:
         return f"HFModel({self.info.name!r}, dtype={self.info.dtype})"
 
+    @property
+    def model(self):
+        """The transformers model, loaded (and, for an embedded model, converted) on first use."""
+        if self._model is None:
+            from transformers import AutoModelForCausalLM
+
+            res = self._resolved
+            path, gguf = registry.weights_path(res)
+            extra = {"gguf_file": gguf} if gguf else {}
+            try:
+                model = AutoModelForCausalLM.from_pretrained(path, dtype=self.dtype, **extra)
+            except OSError as exc:
+                raise NfevalError(
+                    f"Could not load the weights of {res.name!r} from {path}: {exc}. Fix: "
+                    "check the name, or pass a local model folder.") from exc
+            self._model = model.to(self.device).eval()
+        return self._model
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory."""
+        return self._model is not None
+
     # -- tokenization ------------------------------------------------------
     def encode_context(self, text: str) -> list[int]:
         """Context ids: the model's usual leading special tokens, never doubled."""
@@ -255,6 +292,46 @@ class HFModel(LanguageModel):
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     # -- scoring -------------------------------------------------------------
+    #: A prefix that shares at least this many leading tokens with the previous one
+    #: reuses its KV cache (cropped) instead of encoding them again.
+    REUSE_MIN_TOKENS = 32
+
+    @torch.inference_mode()
+    def _encode_prefix(self, ctx: list[int]):
+        """(log-probs after ``ctx``, KV cache of ``ctx``) for the caller to consume.
+
+        Calls that follow one another often start alike (a judge's
+        instructions and demonstrations before each question's references; a
+        D.A. prompt's demonstrations before each chunk of answers), so the
+        cache of the last prefix is kept and the tokens a new prefix shares
+        with it are not encoded again: its copy is cropped to the shared
+        length and only the rest runs. On models with sliding-window layers
+        (whose caches do not crop) every prefix is encoded whole. The values
+        are those of encoding the prefix whole, up to float rounding.
+        """
+        dev = self.device
+        memo = getattr(self, "_prefix_memo", None)
+        reuse = 0
+        if memo is not None and self._full_attention_only():
+            reuse = _common_prefix_length([memo[0], ctx])
+            if reuse == len(ctx) == len(memo[0]):
+                return memo[2].clone(), copy.deepcopy(memo[1])
+            reuse = min(reuse, len(ctx) - 1)
+        if reuse >= self.REUSE_MIN_TOKENS:
+            cache = copy.deepcopy(memo[1])
+            cache.crop(reuse - len(memo[0]))  # a negative count: the tokens to drop
+            out = self.model(input_ids=torch.tensor([ctx[reuse:]], device=dev),
+                             past_key_values=cache, use_cache=True, logits_to_keep=1)
+        else:
+            out = self.model(input_ids=torch.tensor([ctx], device=dev), use_cache=True,
+                             logits_to_keep=1)
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        cache = out.past_key_values
+        del out
+        if self._full_attention_only():
+            self._prefix_memo = (list(ctx), copy.deepcopy(cache), first.clone())
+        return first, cache
+
     @torch.inference_mode()
     def _shared(self, ctx: list[int], conts: list[list[int]]) -> list[list[float]]:
         """Log-probs of each (non-empty) continuation under one shared context.
@@ -263,11 +340,7 @@ class HFModel(LanguageModel):
         """
         dev = self.device
         L = len(ctx)
-        out = self.model(input_ids=torch.tensor([ctx], device=dev), use_cache=True,
-                         logits_to_keep=1)
-        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
-        cache = out.past_key_values
-        del out
+        first, cache = self._encode_prefix(ctx)
         result: list[list[float] | None] = [None] * len(conts)
         order = sorted(range(len(conts)), key=lambda i: len(conts[i]))
         batches: list[list[int]] = []
@@ -516,11 +589,7 @@ class HFModel(LanguageModel):
             for k in range(1, len(p) + 1):
                 anc[r, nodes[p[:k]]] = True
         dev, dt = self.device, self.model.dtype
-        pre = self.model(input_ids=torch.tensor([ctx], device=dev), use_cache=True,
-                         logits_to_keep=1)
-        first_prefix = torch.log_softmax(pre.logits[0, -1].float(), dim=-1)
-        cache = pre.past_key_values
-        del pre
+        first_prefix, cache = self._encode_prefix(ctx)
         chunks: list[list[int]] = []
         size = 0
         for i in shared:  # candidates packed side by side, about pack_tokens per pass

@@ -55,9 +55,10 @@ class LlamaCppModel(LanguageModel):
     transformers folder whose chat template to use, or get the plain template)."""
 
     def __init__(self, name_or_path: str, *, n_ctx: int = 4096, n_threads: int | None = None,
-                 chat_template: str = "auto", tokenizer: str | Path | None = None):
+                 chat_template: str = "auto", tokenizer: str | Path | None = None,
+                 reuse_prefix: bool = False):
         try:
-            from llama_cpp import Llama
+            import llama_cpp  # noqa: F401  (checked now; the model loads on first use)
         except ImportError as exc:  # pragma: no cover - pinned in requirements-models.txt
             raise NfevalError(
                 f"The llama backend needs llama-cpp-python ({exc}). Fix: `make env`, or use "
@@ -76,8 +77,14 @@ class LlamaCppModel(LanguageModel):
                     "backend='hf' for hub models, or pass a .gguf path.")
             gguf, name = registry.gguf_file(spec.name), spec.name
             checksum, source = spec.sha256, spec.source
-            tokenizer = tokenizer or registry.prepare(spec.name)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer)) if tokenizer else None
+        if tokenizer is not None:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer))
+        elif spec is not None:  # the same tokenizer (and chat template) as the hf backend's
+            res = registry.resolve(spec.name, weights=False)
+            extra = {"gguf_file": res.gguf_file} if res.gguf_file else {}
+            self.tokenizer = AutoTokenizer.from_pretrained(res.path, **extra)
+        else:
+            self.tokenizer = None
         self.template = (template_mode(self.tokenizer, None, chat_template) if self.tokenizer
                          else ("none" if chat_template == "auto" else chat_template))
         threads = n_threads or _threads()
@@ -86,8 +93,17 @@ class LlamaCppModel(LanguageModel):
         # machine can really be limited.
         batch = {"n_threads_batch": threads} if (n_threads or os.environ.get(
             "NFEVAL_LLAMA_THREADS", "").strip()) else {}
-        self.llm = Llama(model_path=str(gguf), n_ctx=int(n_ctx), n_threads=threads,
-                         seed=0, verbose=False, **batch)
+        # llama.cpp loads the weights on first use, so a run whose generations are all
+        # stored (nfeval.store) never loads them
+        self._llama_args = dict(model_path=str(gguf), n_ctx=int(n_ctx), n_threads=threads,
+                                seed=0, verbose=False, **batch)
+        self._llm = None
+        # llama.cpp keeps the previous prompt's KV cache and re-encodes only what a new
+        # prompt does not share with it. That changes how the prompt is split into
+        # batches, and so its float rounding: greedy answers are generated from a clean
+        # cache (the default) so that they do not depend on the call before; a sampling
+        # judge, whose prompts share long instructions, reuses it.
+        self.reuse_prefix = bool(reuse_prefix)
         self.max_length = int(n_ctx)
         self.info = ModelInfo(name=name, backend="llama", source=source, checksum=checksum,
                               dtype=f"gguf:{gguf.name}", chat_template=self.template,
@@ -95,6 +111,19 @@ class LlamaCppModel(LanguageModel):
 
     def __repr__(self) -> str:
         return f"LlamaCppModel({self.info.name!r})"
+
+    @property
+    def llm(self):
+        """The llama.cpp model, loaded on first use."""
+        if self._llm is None:
+            from llama_cpp import Llama
+
+            self._llm = Llama(**self._llama_args)
+        return self._llm
+
+    @property
+    def loaded(self) -> bool:
+        return self._llm is not None
 
     # -- scoring: not offered here ------------------------------------------
     def _no_scoring(self, *_a, **_k):
@@ -124,7 +153,8 @@ class LlamaCppModel(LanguageModel):
         ids, truncated = fit_prompt(ids, temperature=temperature, top_p=top_p,
                                     max_tokens=max_tokens, max_length=self.max_length)
         t0 = time.time()
-        self.llm.reset()
+        if not self.reuse_prefix:
+            self.llm.reset()
         out = self.llm.create_completion(
             ids, max_tokens=int(max_tokens), temperature=float(temperature),
             top_p=float(top_p) if temperature > 0 else 1.0, top_k=0, min_p=0.0,

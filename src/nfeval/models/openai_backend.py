@@ -4,6 +4,15 @@ Only the legacy completions endpoint is used (``POST /v1/completions``), plus
 ``GET /v1/models`` to discover the served model's name. Chat templates are
 rendered on this side (see ``chat_template`` below) because servers apply
 their own templates only on the chat endpoint, which cannot score a prompt.
+For the chat endpoint (hosted chat models as judges) see
+:mod:`nfeval.models.chat_backend`.
+
+Transport: :class:`nfeval.models.transport.Transport` (``httpx``; retries
+with capped exponential backoff and seeded jitter on connection errors,
+timeouts, 408/409/429 and 5xx, ``Retry-After`` honoured; the API key is read
+from ``$OPENAI_API_KEY``, or the variable named by ``api_key_env``, and sent
+only as a bearer header). Concurrent requests (``max_workers``) keep their
+order (:func:`nfeval.models.transport.bounded_map`).
 
 Scoring (``continuation_logprobs``)
 -----------------------------------
@@ -97,14 +106,9 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
-from urllib.parse import urlparse
-
-import requests
 
 from nfeval import NfevalError
 from nfeval.models.base import (
@@ -114,6 +118,14 @@ from nfeval.models.base import (
     ModelInfo,
     TokenLogprobs,
     normalize,
+)
+from nfeval.models.transport import (
+    DEFAULT_KEY_ENV,
+    HTTPStatusError,
+    Transport,
+    bounded_map,
+    display_url,
+    normalize_base_url,
 )
 
 log = logging.getLogger(__name__)
@@ -154,18 +166,7 @@ class _Parse:
 
 
 def _normalize_base_url(base_url: str) -> str:
-    if not isinstance(base_url, str) or not base_url.strip():
-        raise NfevalError(f"OpenAIModel: base_url must be a URL like http://127.0.0.1:8000/v1, got {base_url!r}.")
-    url = base_url.strip().rstrip("/")
-    parsed = urlparse(url)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise NfevalError(
-            f"OpenAIModel: base_url {base_url!r} is not an http(s) URL; pass the server's "
-            "address, e.g. http://127.0.0.1:8000/v1."
-        )
-    if not parsed.path.endswith("/v1"):
-        url = url + "/v1"
-    return url
+    return normalize_base_url(base_url, "OpenAIModel")
 
 
 class OpenAIModel(LanguageModel):
@@ -175,10 +176,13 @@ class OpenAIModel(LanguageModel):
     ----------
     base_url: server address, with or without the trailing ``/v1``.
     model: served model name; ``None`` asks ``/v1/models`` (first entry).
-    api_key: bearer token; default ``$OPENAI_API_KEY`` or ``"EMPTY"``.
+    api_key: bearer token; default: the environment variable ``api_key_env``
+        (``OPENAI_API_KEY``); none is sent when neither is set. Never stored
+        outside the transport, never logged or recorded.
     timeout: seconds per HTTP request.
-    max_retries: retries (exponential backoff from ``backoff`` seconds) on
-        connection errors, timeouts and HTTP 5xx/429.
+    max_retries: retries (capped exponential backoff from ``backoff`` seconds,
+        seeded jitter, ``Retry-After`` honoured) on connection errors,
+        timeouts and HTTP 408/409/429/5xx.
     echo_logprobs: ``"auto" | "openai" | "shifted" | "none"``.
     chat_template: ``None | "none" | tokenizer folder | .gguf file | registry name``.
     top_logprobs: ``k`` asked for (servers cap it: OpenAI 5, vLLM 20 by default).
@@ -186,6 +190,7 @@ class OpenAIModel(LanguageModel):
         a token outside the top-k.
     max_workers: concurrent requests (results keep their order).
     verify_tol, verify_margin: nats; see :meth:`_verify`.
+    transport: an ``httpx`` transport (tests: ``httpx.MockTransport``).
     """
 
     def __init__(
@@ -204,16 +209,31 @@ class OpenAIModel(LanguageModel):
         max_workers: int = 4,
         verify_tol: float = 0.5,
         verify_margin: float = 1.0,
+        api_key_env: str | None = DEFAULT_KEY_ENV,
+        max_backoff: float = 30.0,
+        seed: int = 0,
+        transport=None,
     ) -> None:
         if echo_logprobs not in ECHO_MODES:
             raise NfevalError(
                 f"OpenAIModel: echo_logprobs={echo_logprobs!r} is not one of {ECHO_MODES}."
             )
-        self.base_url = _normalize_base_url(base_url)
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+        if isinstance(base_url, str) and "," in base_url or not isinstance(base_url, str):
+            raise NfevalError(
+                "OpenAIModel: base_url must be one server (its echo log-probs are verified "
+                "against generation requests on the same server); the chat backend "
+                "(nfeval.models.chat_backend.ChatModel) can spread requests over several."
+            )
+        url = _normalize_base_url(base_url)
+        self.base_url = display_url(url)  # shown in messages: no user:password
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
+        self._http = Transport(
+            url, api_key=api_key, api_key_env=api_key_env, timeout=timeout,
+            max_retries=max_retries, backoff=backoff, max_backoff=max_backoff, seed=seed,
+            transport=transport, who="OpenAIModel", unreachable_hint=_START_HINT,
+        )
         self.echo_logprobs = echo_logprobs
         self.top_logprobs = int(top_logprobs)
         self.max_top_logprobs = max(int(max_top_logprobs), self.top_logprobs)
@@ -221,7 +241,6 @@ class OpenAIModel(LanguageModel):
         self.verify_tol = float(verify_tol)
         self.verify_margin = float(verify_margin)
         self.last_verification: list = []
-        self._session = requests.Session()
         self._lock = threading.Lock()
         self._tokenizer = None
         self._chat_template = None if chat_template is None else str(chat_template)
@@ -241,50 +260,19 @@ class OpenAIModel(LanguageModel):
         )
 
     # ------------------------------------------------------------------ HTTP
+    def __repr__(self) -> str:
+        return f"OpenAIModel({self.base_url!r}, model={getattr(self, 'model', None)!r})"
+
     def _post(self, path: str, payload: dict) -> dict:
         return self._request("POST", path, payload)
 
     def _request(self, method: str, path: str, payload: dict | None = None) -> dict:
-        url = self.base_url + path
-        headers = {"Authorization": f"Bearer {self.api_key}"}
-        last: str = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            try:
-                r = self._session.request(
-                    method, url, json=payload, headers=headers, timeout=self.timeout
-                )
-            except (requests.ConnectionError, requests.Timeout) as e:
-                last = f"{type(e).__name__}: {e}"
-                continue
-            except requests.RequestException as e:  # invalid URL and the like
-                raise NfevalError(f"OpenAIModel: request to {url} failed ({e}).") from e
-            if r.status_code >= 500 or r.status_code == 429:
-                last = f"HTTP {r.status_code}: {r.text[:300]}"
-                continue
-            if r.status_code >= 400:
-                raise _HTTPError(url, r.status_code, r.text)
-            try:
-                return r.json()
-            except ValueError as e:
-                raise NfevalError(
-                    f"OpenAIModel: {url} answered with non-JSON ({r.text[:200]!r}); "
-                    "is base_url an OpenAI-compatible server (ending in /v1)?"
-                ) from e
-        if last.startswith("HTTP"):
-            raise NfevalError(
-                f"OpenAIModel: {url} kept failing after {self.max_retries + 1} attempts ({last})."
-            )
-        raise NfevalError(
-            f"OpenAIModel: cannot reach the server at {self.base_url} "
-            f"({self.max_retries + 1} attempts; last error {last}). {_START_HINT}"
-        )
+        return self._http.request(method, path, payload)
 
     def _discover_model(self) -> str:
         try:
             data = self._request("GET", "/models")
-        except _HTTPError as e:
+        except HTTPStatusError as e:
             raise NfevalError(
                 f"OpenAIModel: GET {self.base_url}/models answered HTTP {e.status}; "
                 f"{self.base_url} does not look like an OpenAI-compatible server. "
@@ -301,7 +289,7 @@ class OpenAIModel(LanguageModel):
         body = {"model": self.model, **payload}
         try:
             out = self._post("/completions", body)
-        except _HTTPError as e:
+        except HTTPStatusError as e:
             raise NfevalError(
                 f"OpenAIModel: {self.base_url}/completions refused the request "
                 f"(HTTP {e.status}: {e.text[:300]}). If the prompt is longer than the "
@@ -312,10 +300,7 @@ class OpenAIModel(LanguageModel):
         return out
 
     def _map(self, fn, items: Sequence) -> list:
-        if len(items) <= 1 or self.max_workers == 1:
-            return [fn(x) for x in items]
-        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(items))) as ex:
-            return list(ex.map(fn, items))
+        return bounded_map(fn, items, self.max_workers)
 
     # ------------------------------------------------------------ generation
     def generate(
@@ -739,12 +724,7 @@ class OpenAIModel(LanguageModel):
             )
 
 
-class _HTTPError(Exception):
-    def __init__(self, url: str, status: int, text: str) -> None:
-        super().__init__(f"{url}: HTTP {status}")
-        self.url = url
-        self.status = status
-        self.text = text
+_HTTPError = HTTPStatusError  # the name this module used before the shared transport
 
 
 __all__ = ["OpenAIModel", "ECHO_MODES"]

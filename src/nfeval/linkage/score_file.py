@@ -1,0 +1,802 @@
+"""Score your own candidate answers with LINKAGE or one of its baselines (``nfeval linkage``).
+
+Input: JSON Lines, one question a line::
+
+    {"id": "q1", "question": "How do I ...?",
+     "candidates": [{"id": "c1", "text": "...", "grade": 2}, {"id": "c2", "text": "..."}],
+     "references": [{"text": "...", "grade": 3}, {"text": "...", "grade": 1}]}
+
+* ``id``: a string or an integer, unique in the file.
+* ``question``: non-empty text.
+* ``candidates``: the answers to score, at least one. ``text`` is required;
+  ``id`` is optional (``c1``, ``c2``... by position) and unique within the
+  question; ``grade`` is optional: a human grade (any number, higher is
+  better). Where candidates carry grades, the per-question correlation of the
+  scores with them is reported, averaged over questions, with its 95%
+  interval.
+* ``references``: optional, the graded reference list. Either every
+  reference has a ``grade`` (an integer >= 0 on LINKAGE's scale, 3 best),
+  and the list is sorted best first (a stable sort, so equal grades keep
+  their order), or none has, and the list is taken as given, best first,
+  with the grades m-1, ..., 0 (all distinct). ``id`` is optional
+  (``r1``, ``r2``...).
+
+Other keys are ignored. A line that breaks a rule (bad JSON, a missing or
+duplicate id, an empty text, a grade that is not a number...) is reported
+with its line number and left out; the other lines are scored.
+
+Methods (:data:`METHODS`):
+
+* LLM judges (:mod:`nfeval.linkage.judges`): ``linkage`` (0-shot, or n-shot
+  with ``shots`` demonstrations drawn from the file's *other* questions:
+  a graded candidate, shown at the rank its grade gives it among those
+  references), ``pointwise`` (no references), ``pointwise-ref``,
+  ``pointwise-ref-graded``, ``pairwise``; each in ``prob`` mode (expected
+  value of the judge's label distribution) or ``sample`` mode (the paper's
+  decoding, the reply parsed).
+* ``refppl``: reference-recovery perplexity (:mod:`nfeval.linkage.refppl`),
+  with a small base language model.
+* ``rouge1``, ``rouge2``, ``rougeL``, ``bleu``, ``bertscore``,
+  ``bertscore-cls`` (:mod:`nfeval.linkage.lexical`): each candidate against
+  the one ground truth the release picks from the reference list.
+
+Every score is higher-is-better (LINKAGE's is minus the rank).
+
+Reference lists (``references``, :data:`REFERENCE_SOURCES`):
+
+* ``"file"`` (default): the line's references. A line without any gets a
+  LINKAGE-0GT list written by the generator when one is given, else it is
+  left out (for every method but ``pointwise``, which needs none).
+* ``"1gt"``: LINKAGE-1GT (paper Section 3.3.2): the line's best reference
+  (the first of the highest grade) is the one ground truth; the generator
+  rewrites it into a golden answer, then writes three degraded answers
+  (grades 3, 2, 1, 0; :mod:`nfeval.linkage.generated`).
+* ``"0gt"``: LINKAGE-0GT: the golden answer from the question alone; the
+  file's references are not used.
+
+Generated lists are cached (:func:`~nfeval.linkage.generated.generate_reference_lists`),
+and so is every scored question (:class:`nfeval.runcache.RunCache`, keyed by
+the model, the method's settings, the prompts and the question's own
+inputs): a run stopped by Ctrl-C (:class:`nfeval.scoring.Interrupted`)
+resumes where it stopped when the same command is run again.
+
+Usage::
+
+    from nfeval.linkage.score_file import read_linkage_file, score_linkage_file
+    from nfeval.models import load_model
+
+    lf = read_linkage_file("examples/linkage_answers.jsonl")
+    res = score_linkage_file(lf, "linkage", load_model("smollm2-135m-instruct"))
+    res.table          # one row per candidate: score, rank, distribution, ...
+    res.correlations   # Kendall / Spearman / Pearson with the human grades, 95% intervals
+    res.signature.as_string()
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from nfeval import NfevalError
+from nfeval.data.loaders import GradedAnswer, GradedQuestion
+from nfeval.hashing import sha256_text
+from nfeval.linkage import judges as J
+from nfeval.linkage import lexical as LX
+from nfeval.linkage.references import ReferenceSplit
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "JUDGE_METHODS",
+    "METHODS",
+    "REFERENCE_SOURCES",
+    "FileQuestion",
+    "LinkageFile",
+    "LinkageScores",
+    "build_splits",
+    "demonstrations_for",
+    "finish",
+    "generate_missing",
+    "ground_truth",
+    "method_kind",
+    "method_label",
+    "needs_references",
+    "parse_linkage_text",
+    "read_linkage_file",
+    "reference_plan",
+    "score_linkage_file",
+    "score_splits",
+]
+
+JUDGE_METHODS = J.METHODS
+METHODS = (*JUDGE_METHODS, "refppl", *LX.METHODS)
+REFERENCE_SOURCES = ("file", "1gt", "0gt")
+#: The embedded profile's models (:mod:`nfeval.profiles`): the judge, and refppl's base LM.
+DEFAULT_MODELS = {"judge": "qwen2.5-coder-0.5b-instruct", "refppl": "gemma3-270m"}
+#: Columns of the per-candidate table, in order.
+COLUMNS = ["qid", "candidate_id", "method", "score", "rank", "grade", "unparsed", "n_outputs",
+           "references", "dist", "raw", "detail"]
+
+_LABELS = {
+    "linkage": "LINKAGE", "pointwise": "pointwise without references",
+    "pointwise-ref": "pointwise with references",
+    "pointwise-ref-graded": "pointwise with graded references", "pairwise": "pairwise",
+    "refppl": "reference-recovery perplexity", "rouge1": "ROUGE-1 F1", "rouge2": "ROUGE-2 F1",
+    "rougeL": "ROUGE-L F1", "bleu": "BLEU", "bertscore": "BERTScore F1",
+    "bertscore-cls": "BERTScore (release: [CLS] cosine)",
+}
+
+
+def method_kind(method: str) -> str:
+    """``"judge"``, ``"refppl"`` or ``"lexical"``; an unknown method is an error."""
+    if method in JUDGE_METHODS:
+        return "judge"
+    if method == "refppl":
+        return "refppl"
+    if method in LX.METHODS:
+        return "lexical"
+    raise NfevalError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+
+
+def method_label(method: str, mode: str | None = None, shots: int = 0) -> str:
+    """A method's name for people, e.g. ``"LINKAGE (prob, 3-shot)"``."""
+    label = _LABELS[method]
+    if method_kind(method) != "judge":
+        return label
+    return f"{label} ({mode}{f', {shots}-shot' if method == 'linkage' else ''})"
+
+
+def needs_references(method: str) -> bool:
+    """Every method but ``pointwise`` (without references) reads a reference list."""
+    method_kind(method)
+    return method != "pointwise"
+
+
+# --------------------------------------------------------------------------- reading
+
+@dataclass(frozen=True)
+class FileQuestion:
+    """One valid line: a question, its candidates and its reference list (best first).
+
+    A candidate's ``grade`` is its human grade or None; ``raw_label`` keeps
+    the value as written.
+    """
+
+    qid: str
+    line: int
+    question: str
+    candidates: tuple[GradedAnswer, ...]
+    references: tuple[GradedAnswer, ...] = ()
+    graded_references: bool = False  # grades given in the file (else m-1..0 from the order)
+
+    def graded_question(self) -> GradedQuestion:
+        return GradedQuestion(self.qid, self.question, list(self.candidates))
+
+
+@dataclass
+class LinkageFile:
+    """The valid questions of a file, and the lines that were left out."""
+
+    name: str
+    sha256: str
+    questions: list[FileQuestion]
+    skipped: list[str] = field(default_factory=list)  # "line N: reason"
+
+    @property
+    def has_grades(self) -> bool:
+        """Some candidate carries a human grade."""
+        return any(c.grade is not None for q in self.questions for c in q.candidates)
+
+
+class _Bad(Exception):
+    pass
+
+
+def _text_field(obj: dict, key: str, what: str) -> str:
+    if key not in obj:
+        raise _Bad(f"{what} has no {key!r}")
+    v = obj[key]
+    if not isinstance(v, str):
+        raise _Bad(f"{what}: {key!r} must be a string, got {type(v).__name__}")
+    if not v.strip():
+        raise _Bad(f"{what}: {key!r} is empty")
+    return v
+
+
+def _item_id(obj: dict, default: str, what: str) -> str:
+    if "id" not in obj:
+        return default
+    v = obj["id"]
+    if isinstance(v, bool) or not isinstance(v, (str, int)) or (isinstance(v, str) and not v.strip()):
+        raise _Bad(f"{what}: id must be a non-empty string or an integer, got {v!r}")
+    return str(v)
+
+
+def _human_grade(v: Any, what: str) -> float | int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise _Bad(f"{what}: grade must be a number, got {v!r}")
+    return v
+
+
+def _entries(raw: list, qid: str, kind: str, prefix: str) -> list[tuple[str, str, str, dict]]:
+    """Check a candidates or references list entry by entry: ``(what, id, text, entry)``.
+
+    Every entry must be an object with a text; ids default to ``prefix`` + its
+    1-based position and must be unique within the question.
+    """
+    out, seen = [], set()
+    for k, entry in enumerate(raw, 1):
+        what = f"question {qid}, {kind} {k}"
+        if not isinstance(entry, dict):
+            raise _Bad(f"{what} must be an object with a text")
+        eid = _item_id(entry, f"{prefix}{k}", what)
+        if eid in seen:
+            raise _Bad(f"question {qid}: {kind} id {eid!r} is used twice")
+        seen.add(eid)
+        out.append((what, eid, _text_field(entry, "text", what), entry))
+    return out
+
+
+def _parse_question(obj: Any) -> tuple[str, str, tuple[GradedAnswer, ...],
+                                        tuple[GradedAnswer, ...], bool]:
+    if not isinstance(obj, dict):
+        raise _Bad("expected a JSON object with id, question and candidates")
+    if "id" not in obj:
+        raise _Bad("no id")
+    qid = _item_id(obj, "", "question")
+    question = _text_field(obj, "question", f"question {qid}")
+    cands_raw = obj.get("candidates")
+    if not isinstance(cands_raw, list) or not cands_raw:
+        raise _Bad(f"question {qid}: 'candidates' must be a non-empty list")
+    cands = []
+    for what, cid, text, c in _entries(cands_raw, qid, "candidate", "c"):
+        grade = _human_grade(c["grade"], what) if c.get("grade") is not None else None
+        cands.append(GradedAnswer(cid, text, grade, c.get("grade")))
+    refs_raw = obj.get("references")
+    if refs_raw is None:
+        refs_raw = []
+    if not isinstance(refs_raw, list):
+        raise _Bad(f"question {qid}: 'references' must be a list")
+    refs, graded = [], []
+    for what, rid, text, r in _entries(refs_raw, qid, "reference", "r"):
+        g = r.get("grade")
+        if g is not None and (isinstance(g, bool) or not isinstance(g, int) or g < 0):
+            raise _Bad(f"{what}: grade must be an integer >= 0 (3 best), got {g!r}")
+        graded.append(g is not None)
+        refs.append((rid, text, g))
+    if any(graded) and not all(graded):
+        raise _Bad(f"question {qid}: give every reference a grade, or none (then the list "
+                   "order is the ranking, best first)")
+    m = len(refs)
+    if all(graded) and refs:
+        refs = sorted(refs, key=lambda t: -t[2])
+        out = tuple(GradedAnswer(rid, text, g, g) for rid, text, g in refs)
+    else:
+        out = tuple(GradedAnswer(rid, text, m - 1 - i, None) for i, (rid, text, _) in enumerate(refs))
+    return qid, question, tuple(cands), out, bool(refs) and all(graded)
+
+
+def parse_linkage_text(text: str, name: str = "<input>", *, limit: int = 0) -> LinkageFile:
+    """Validate every line of a file's text (module docstring); keep the good ones.
+
+    ``limit`` > 0 keeps the first ``limit`` valid questions. Blank lines at
+    the end are ignored; a blank line elsewhere is reported.
+    """
+    if limit < 0:
+        raise NfevalError(f"--limit must be >= 0, got {limit}")
+    lines = text.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    questions: list[FileQuestion] = []
+    skipped: list[str] = []
+    first: dict[str, int] = {}
+    for i, line in enumerate(lines, 1):
+        if limit and len(questions) >= limit:
+            break
+        if not line.strip():
+            skipped.append(f"line {i}: blank line")
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            skipped.append(f"line {i}: invalid JSON: {e.msg} at column {e.colno}")
+            continue
+        try:
+            qid, question, cands, refs, graded = _parse_question(obj)
+        except _Bad as e:
+            skipped.append(f"line {i}: {e}")
+            continue
+        if qid in first:
+            skipped.append(f"line {i}: duplicate question id {qid!r} (first on line "
+                           f"{first[qid]}, kept)")
+            continue
+        first[qid] = i
+        questions.append(FileQuestion(qid, i, question, cands, refs, graded))
+    return LinkageFile(name, sha256_text(text), questions, skipped)
+
+
+def read_linkage_file(path: str | Path, *, limit: int = 0) -> LinkageFile:
+    """:func:`parse_linkage_text` of a file, or of standard input for ``"-"``."""
+    if str(path) == "-":
+        import sys
+
+        return parse_linkage_text(sys.stdin.read(), "<stdin>", limit=limit)
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise NfevalError(f"answers file {p} does not exist; pass a JSON-lines file with one "
+                          'question a line ({"id", "question", "candidates", "references"}; '
+                          "see nfeval linkage --help)")
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NfevalError(f"{p} is not UTF-8 text (byte {e.start}): {e.reason}") from e
+    return parse_linkage_text(text, str(p), limit=limit)
+
+
+# --------------------------------------------------------------------------- reference lists
+
+def reference_plan(lf: LinkageFile, method: str, references: str = "file",
+                   generator: bool = False) -> tuple[dict[str, str], list[str]]:
+    """({qid: "1gt" | "0gt"} for the questions whose list must be generated, reasons for
+    the questions that cannot be scored), without generating anything."""
+    if references not in REFERENCE_SOURCES:
+        raise NfevalError(f"references must be one of {', '.join(REFERENCE_SOURCES)}, "
+                          f"got {references!r}")
+    if not needs_references(method):
+        return {}, []
+    if references != "file" and not generator:
+        raise NfevalError(f"--references {references} writes the reference lists with a "
+                          "generator: pass --generator (e.g. llama:qwen2.5-coder-0.5b-instruct)")
+    need: dict[str, str] = {}
+    skipped: list[str] = []
+    for q in lf.questions:
+        if references == "0gt":
+            need[q.qid] = "0gt"
+        elif references == "1gt":
+            if q.references:
+                need[q.qid] = "1gt"
+            else:
+                skipped.append(f"line {q.line}: question {q.qid} has no reference to serve "
+                               "as the one ground truth of --references 1gt")
+        elif not q.references:
+            if generator:
+                need[q.qid] = "0gt"
+            else:
+                skipped.append(f"line {q.line}: question {q.qid} has no references; add some, "
+                               "or pass --generator to write a LINKAGE-0GT list")
+    return need, skipped
+
+
+def ground_truth(q: FileQuestion) -> GradedAnswer:
+    """LINKAGE-1GT's one ground truth: the first reference of the highest grade."""
+    top = max(r.grade for r in q.references)
+    return next(r for r in q.references if r.grade == top)
+
+
+def generate_missing(lf: LinkageFile, need: dict[str, str], golden_model, degraders: Sequence,
+                     *, seed: int = 0, attempts: int = 2, golden_tokens: int = 256,
+                     degraded_tokens: int = 512, use_cache: bool = True,
+                     progress: bool = True) -> dict[str, Any]:
+    """Generated reference lists (:class:`~nfeval.linkage.generated.GeneratedReferences`)
+    of the questions in ``need``, by qid; cached, so a rerun writes nothing again."""
+    from nfeval.linkage.generated import generate_reference_lists
+
+    out: dict[str, Any] = {}
+    by_qid = {q.qid: q for q in lf.questions}
+    for mode in ("1gt", "0gt"):
+        qs = [by_qid[qid] for qid, m in need.items() if m == mode]
+        if not qs:
+            continue
+        gts = {q.qid: ground_truth(q) for q in qs} if mode == "1gt" else None
+        try:
+            lists = generate_reference_lists(
+                golden_model, list(degraders), [q.graded_question() for q in qs], gts,
+                seed=seed, attempts=attempts, golden_tokens=golden_tokens,
+                degraded_tokens=degraded_tokens, use_cache=use_cache, progress=progress)
+        except KeyboardInterrupt:
+            from nfeval.scoring import Interrupted
+
+            raise Interrupted("interrupted while writing reference lists; the finished ones "
+                              "are cached" + (": rerun the same command to resume"
+                                              if use_cache else "")) from None
+        out.update({r.qid: r for r in lists})
+    return out
+
+
+def build_splits(lf: LinkageFile, method: str, references: str = "file",
+                 generated: dict[str, Any] | None = None, seed: int = 0
+                 ) -> tuple[list[ReferenceSplit], dict[str, str], list[str]]:
+    """(one split per scorable question, the source of each list by qid, reasons for
+    the questions left out). The split's candidates are the file's, in order."""
+    generated = generated or {}
+    need, skipped = reference_plan(lf, method, references, generator=bool(generated))
+    splits, sources = [], {}
+    for q in lf.questions:
+        if not needs_references(method):
+            splits.append(ReferenceSplit(q.qid, "-", seed, (), q.candidates))
+            sources[q.qid] = "none"
+            continue
+        if q.qid in need:
+            g = generated.get(q.qid)
+            if g is None:
+                skipped.append(f"line {q.line}: question {q.qid}: no reference list was "
+                               "generated")
+                continue
+            if not g.ok:
+                skipped.append(f"line {q.line}: question {q.qid}: the generator wrote no "
+                               "golden answer, so there is no reference list")
+                continue
+            refs = g.references()
+            src = need[q.qid]
+        elif q.references:
+            refs, src = q.references, "file"
+        else:
+            continue  # listed by reference_plan
+        pattern = "".join(str(r.grade) for r in refs)
+        splits.append(ReferenceSplit(q.qid, pattern, seed, tuple(refs), q.candidates))
+        sources[q.qid] = f"{src}:{pattern}"
+    return splits, sources, skipped
+
+
+def demonstrations_for(lf: LinkageFile, splits: Sequence[ReferenceSplit],
+                       sources: dict[str, str], shots: int, seed: int = 0
+                       ) -> dict[str, list[J.Demonstration]]:
+    """``shots`` LINKAGE demonstrations per scored question, drawn from the file's other
+    questions (:func:`~nfeval.linkage.judges.select_demonstrations`).
+
+    A question can serve when its reference list has real grades (given in
+    the file, or a generated list) and some candidate has an integer human
+    grade on that scale; only such candidates are shown, at the rank their
+    grade gives them among the references.
+    """
+    if shots <= 0:
+        return {}
+    graded_refs = {q.qid for q in lf.questions if q.graded_references}
+    pool = []
+    for s in splits:
+        real = s.qid in graded_refs or not sources.get(s.qid, "").startswith("file")
+        cands = tuple(c for c in s.candidates
+                      if isinstance(c.grade, int) and not isinstance(c.grade, bool))
+        if real and s.references and cands:
+            pool.append(ReferenceSplit(s.qid, s.pattern, s.seed, s.references, cands))
+    questions = [q.graded_question() for q in lf.questions]
+    out = {}
+    for s in splits:
+        others = sum(p.qid != s.qid for p in pool)
+        if others < shots:
+            raise NfevalError(
+                f"--shots {shots}: question {s.qid} has only {others} other question(s) that "
+                "can serve as a demonstration (graded references and a candidate with an "
+                "integer grade); lower --shots or add graded questions")
+        out[s.qid] = J.select_demonstrations(s.qid, questions, pool, shots, seed)
+    return out
+
+
+# --------------------------------------------------------------------------- scoring
+
+def _model_fields(model) -> dict:
+    info = model.info
+    return {"name": info.name, "source": info.source, "checksum": info.checksum,
+            "dtype": info.dtype, "backend": info.backend, "template": info.chat_template}
+
+
+def _judge_rows(res: J.QuestionScores, split: ReferenceSplit, mode: str) -> list[dict]:
+    """One row per candidate: its score, and its label distribution(s) or reply(ies)."""
+    pairwise = res.config.method == "pairwise"
+
+    def ref_id(j: J.Judgment) -> str:
+        return split.references[j.reference].doc_id
+
+    rows = []
+    for i, c in enumerate(split.candidates):
+        js = [j for j in res.judgments if j.candidate == i]
+        if mode == "prob":
+            dist = (json.dumps([{"reference": ref_id(j), "candidate_first": j.candidate_first,
+                                 "dist": j.dist} for j in js]) if pairwise
+                    else json.dumps(js[0].dist))
+            raw = None
+        else:
+            dist = None
+            raw = (json.dumps([{"reference": ref_id(j), "candidate_first": j.candidate_first,
+                                "reply": j.text} for j in js]) if pairwise else js[0].text)
+        rows.append({"candidate_id": c.doc_id, "score": res.scores[i],
+                     "unparsed": any(not j.parsed for j in js), "n_outputs": len(js),
+                     "dist": dist, "raw": raw, "detail": None})
+    return rows
+
+
+class _Scorer:
+    """What scores one question, and the cache fields that name its settings."""
+
+    def __init__(self, method: str, model, *, mode: str, shots: int, seed: int,
+                 unparsed: str | float, positions: str, embedder: str | None, rouge: str,
+                 demonstrations: dict[str, list[J.Demonstration]], questions: dict[str, str],
+                 max_tokens: int = J.SAMPLING["max_tokens"]):
+        self.method, self.model, self.mode, self.shots = method, model, mode, shots
+        self.kind = method_kind(method)
+        self.demos = demonstrations
+        self.questions = questions
+        self.embedder, self.rouge = embedder, rouge
+        if self.kind == "judge":
+            self.cfg = J.JudgeConfig(method=method, mode=mode, unparsed=unparsed,
+                                     positions=positions, seed=seed, max_tokens=max_tokens)
+            self.templates = {"fewshot": J.load_fewshot_template()} if shots else {}
+            prompt = J.release_template(method)
+            self.prompt_sha = sha256_text(prompt + (self.templates["fewshot"].sha256
+                                                    if shots else ""))
+            self.fields = {"model": _model_fields(model), "config": self.cfg.as_dict(),
+                           "shots": shots, "prompt": self.prompt_sha}
+        elif self.kind == "refppl":
+            from nfeval.linkage.refppl import PROMPT
+            from nfeval.prompts import prompt_text
+
+            self.template = prompt_text(PROMPT)
+            self.prompt_sha = sha256_text(self.template)
+            self.fields = {"model": _model_fields(model), "prompt": self.prompt_sha}
+        else:
+            self.prompt_sha = None
+            self.fields = {"method": method, "rouge": rouge,
+                           "embedder": LX.resolve_name(embedder),
+                           "versions": [LX._version(p) for p in ("rouge-score", "nltk",
+                                                                  "bert-score")]}
+
+    def key(self, s: ReferenceSplit) -> str:
+        key = {"q": self.questions[s.qid],
+               "refs": [[r.doc_id, r.text, r.grade] for r in s.references],
+               "cands": [[c.doc_id, c.text] for c in s.candidates]}
+        if self.shots:
+            key["demos"] = [[d.qid, d.candidate.doc_id, sha256_text(json.dumps(
+                [d.question, d.candidate.text, [[r.text, r.grade] for r in d.references]]))]
+                for d in self.demos.get(s.qid, [])]
+        return json.dumps(key)
+
+    def score(self, s: ReferenceSplit) -> list[dict]:
+        q = self.questions[s.qid]
+        if self.kind == "judge":
+            res = J.judge_candidates(self.model, q, s.references, s.candidates, self.cfg,
+                                     demonstrations=self.demos.get(s.qid, ()), qid=s.qid,
+                                     templates=self.templates)
+            return _judge_rows(res, s, self.mode)
+        if self.kind == "refppl":
+            from nfeval.linkage.refppl import refppl_question
+
+            res = refppl_question(self.model, q, s.references, s.candidates,
+                                  template=self.template)
+            return [{"candidate_id": c.doc_id, "score": r.score, "unparsed": False,
+                     "n_outputs": 1, "dist": None, "raw": None,
+                     "detail": json.dumps({"nll": list(r.nll), "scored_tokens": r.scored_tokens,
+                                           "truncated_tokens": r.truncated_tokens})}
+                    for c, r in zip(s.candidates, res)]
+        df = LX.split_scores([s], [GradedQuestion(s.qid, q, list(s.candidates))],
+                             methods=[self.method], candidates="rest", rouge=self.rouge,
+                             embedder=self.embedder)
+        gt = LX.lexical_ground_truth(s.references)
+        return [{"candidate_id": c.doc_id, "score": float(v), "unparsed": False,
+                 "n_outputs": 1, "dist": None, "raw": None,
+                 "detail": json.dumps({"ground_truth": gt.doc_id})}
+                for c, v in zip(s.candidates, df["score"])]
+
+
+def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], method: str,
+                 model=None, *, mode: str = "prob", shots: int = 0, seed: int = 0,
+                 unparsed: str | float = "drop", positions: str = "random",
+                 embedder: str | None = None, rouge: str = "rouge-score",
+                 demonstrations: dict[str, list[J.Demonstration]] | None = None,
+                 max_tokens: int = J.SAMPLING["max_tokens"],
+                 use_cache: bool = True, progress: bool = True
+                 ) -> tuple[list[dict], str | None]:
+    """Per-candidate rows of every split, and the prompt checksum of the method.
+
+    Each finished question is cached (``use_cache``); on Ctrl-C an
+    :class:`nfeval.scoring.Interrupted` says how many questions are done.
+    ``questions`` maps qid to the question text; ``max_tokens`` bounds a
+    sampled reply (judge methods, ``sample`` mode; the paper's 512 by default).
+    """
+    from tqdm.auto import tqdm
+
+    from nfeval.runcache import RunCache
+    from nfeval.scoring import Interrupted
+
+    kind = method_kind(method)
+    if kind != "lexical" and model is None:
+        raise NfevalError(f"method {method!r} needs a model")
+    if shots and method != "linkage":
+        raise NfevalError("--shots (demonstrations) is for method linkage only")
+    scorer = _Scorer(method, model, mode=mode, shots=shots, seed=seed, unparsed=unparsed,
+                     positions=positions, embedder=embedder, rouge=rouge,
+                     demonstrations=demonstrations or {}, questions=questions,
+                     max_tokens=max_tokens)
+    cache = RunCache(f"linkage-file-{kind}", scorer.fields) if use_cache else None
+    rows: list[dict] = []
+    todo = []
+    for s in splits:
+        key = scorer.key(s)
+        hit = cache.get(s.qid, key) if cache is not None else None
+        if hit is not None:
+            rows += [{"qid": s.qid, **r} for r in hit["rows"]]
+        else:
+            todo.append((s, key))
+    done = len(splits) - len(todo)
+    bar = tqdm(total=len(splits), initial=done, desc=method_label(method, mode, shots),
+               unit="question", disable=not progress)
+    try:
+        for s, key in todo:
+            got = scorer.score(s)
+            if cache is not None:
+                cache.put(s.qid, key, {"rows": got})
+            rows += [{"qid": s.qid, **r} for r in got]
+            done += 1
+            bar.update(1)
+    except KeyboardInterrupt:
+        bar.close()
+        what = ("the finished ones are cached: rerun the same command to resume"
+                if cache is not None else "nothing was cached (caching is off)")
+        raise Interrupted(f"interrupted after {done} of {len(splits)} questions; {what}") from None
+    bar.close()
+    order = {s.qid: i for i, s in enumerate(splits)}
+    rows.sort(key=lambda r: order[r["qid"]])  # stable: candidates keep their order
+    return rows, scorer.prompt_sha
+
+
+# --------------------------------------------------------------------------- results
+
+@dataclass
+class LinkageScores:
+    """A file's scores: the per-candidate table, its signature, the correlation with
+    the human grades (None without grades) and the questions left out."""
+
+    method: str
+    label: str
+    table: pd.DataFrame
+    signature: Any  # nfeval.results.Signature
+    correlations: pd.DataFrame | None
+    skipped: list[str]
+    n_questions: int
+
+    @property
+    def n_candidates(self) -> int:
+        return len(self.table)
+
+    @property
+    def n_scored(self) -> int:
+        return int(self.table["score"].notna().sum())
+
+    @property
+    def n_unparsed(self) -> int:
+        return int(self.table["unparsed"].sum())
+
+    def summary(self, name: str) -> str:
+        """The one-line summary: what was scored, the mean score and the signature."""
+        mean = self.table["score"].mean()
+        extra = f", {self.n_unparsed} unparsed" if self.n_unparsed else ""
+        nan = self.n_candidates - self.n_scored
+        extra += f", {nan} without a score" if nan else ""
+        return (f"File: {name}, {self.label}: {self.n_candidates} candidates of "
+                f"{self.n_questions} questions scored{extra}, mean score {mean:.6g} | "
+                f"{self.signature.as_string()}")
+
+    def correlation_lines(self) -> list[str]:
+        """One line per coefficient: the mean over questions of the per-question
+        correlation with the human grades, with its 95% interval and base."""
+        if self.correlations is None:
+            return []
+        out = []
+        for r in self.correlations.itertuples():
+            ci = ("no interval" if math.isnan(r.ci_low) else
+                  f"95% CI {r.ci_low:.3f} to {r.ci_high:.3f}")
+            out.append(f"{r.coefficient} with the human grades: {r.ours:.3f} ({ci}; "
+                       f"{r.n_questions} questions, {r.n_skipped_undefined} undefined, "
+                       f"{r.n_candidates} candidates)")
+        return out
+
+
+def _signature(method: str, model, *, mode: str, shots: int, seed: int, n: int,
+               n_questions: int, prompt_sha: str | None, references: str,
+               generator: str | None, unparsed, positions: str, embedder: str | None,
+               rouge: str, max_tokens: int = J.SAMPLING["max_tokens"]):
+    from nfeval.results import Signature
+
+    refs = references if method != "pointwise" else "none"
+    if generator and method != "pointwise":
+        refs += f"+{generator}"
+    extra: dict[str, Any] = {"questions": n_questions, "refs": refs}
+    kind = method_kind(method)
+    if kind == "judge":
+        extra["unparsed"] = unparsed
+        if mode == "sample" and max_tokens != J.SAMPLING["max_tokens"]:
+            extra["max_tokens"] = max_tokens
+        if method == "pairwise":
+            extra["positions"] = positions
+        variant = f"{mode}" + (f"-{shots}shot" if method == "linkage" else "")
+        info = model.info.as_dict()
+        return Signature(metric=method, variant=variant, model=info, dtype=info.get("dtype"),
+                         prompt_sha256=prompt_sha, seed=seed, n=n, extra=extra)
+    if kind == "refppl":
+        info = model.info.as_dict()
+        return Signature(metric="refppl", variant="top-grade-mean-nll", model=info,
+                         dtype=info.get("dtype"), prompt_sha256=prompt_sha, seed=seed, n=n,
+                         extra=extra)
+    sig = LX.method_signature(method, pattern="file", seed=seed, n=n, candidates="rest",
+                              rouge=rouge, embedder=embedder)
+    sig.extra = {**{k: v for k, v in sig.extra.items() if k != "pattern"}, **extra}
+    return sig
+
+
+def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
+           sources: dict[str, str], method: str, model, *, mode: str = "prob", shots: int = 0,
+           seed: int = 0, prompt_sha: str | None = None, references: str = "file",
+           generator: str | None = None, unparsed="drop", positions: str = "random",
+           embedder: str | None = None, rouge: str = "rouge-score",
+           skipped: Sequence[str] = (), max_tokens: int = J.SAMPLING["max_tokens"]
+           ) -> LinkageScores:
+    """The table (ranks, grades, list sources), its signature and the correlations."""
+    from nfeval.metrics.correlation import correlation_rows
+
+    grades = {(q.qid, c.doc_id): c.grade for q in lf.questions for c in q.candidates}
+    df = pd.DataFrame(rows)
+    if df.empty:
+        df = pd.DataFrame(columns=COLUMNS)
+    df["method"] = method
+    df["grade"] = [grades.get((q, c)) for q, c in zip(df["qid"], df["candidate_id"])]
+    df["references"] = [sources.get(q) for q in df["qid"]]
+    df["score"] = df["score"].astype(float)
+    df["rank"] = (df.groupby("qid", sort=False)["score"]
+                  .rank(ascending=False, method="min").astype("Int64"))
+    df["unparsed"] = df["unparsed"].astype(bool)
+    df = df[COLUMNS].reset_index(drop=True)
+    graded = df[df["grade"].notna()]
+    corr = None
+    if len(graded):
+        frame = graded.assign(grade=graded["grade"].astype(float))[["method", "qid", "grade",
+                                                                     "score"]]
+        corr = correlation_rows(frame, by=["method"], seed=seed)
+    sig = _signature(method, model, mode=mode, shots=shots, seed=seed,
+                     n=int(df["score"].notna().sum()), n_questions=len(splits),
+                     prompt_sha=prompt_sha, references=references, generator=generator,
+                     unparsed=unparsed, positions=positions, embedder=embedder, rouge=rouge,
+                     max_tokens=max_tokens)
+    return LinkageScores(method, method_label(method, mode, shots), df, sig, corr,
+                         list(lf.skipped) + list(skipped), len(splits))
+
+
+def score_linkage_file(lf: LinkageFile, method: str = "linkage", model=None, *,
+                       mode: str = "prob", shots: int = 0, seed: int = 0,
+                       references: str = "file", generator=None, degraders: Sequence = (),
+                       generation: dict[str, Any] | None = None,
+                       unparsed: str | float = "drop", positions: str = "random",
+                       embedder: str | None = None, rouge: str = "rouge-score",
+                       max_tokens: int = J.SAMPLING["max_tokens"],
+                       use_cache: bool = True, progress: bool = True) -> LinkageScores:
+    """Score a read file (:func:`read_linkage_file`) with one method (module docstring).
+
+    ``model``: the judge (judge methods) or the base LM (``refppl``); None
+    for the lexical methods. ``generator`` / ``degraders``: loaded models
+    that write the reference lists that are needed (``references`` "1gt",
+    "0gt", or lines without references); ``degraders`` defaults to the
+    generator; ``generation`` passes options to
+    :func:`~nfeval.linkage.generated.generate_reference_lists` (``attempts``,
+    ``golden_tokens``, ``degraded_tokens``).
+    """
+    need, _ = reference_plan(lf, method, references, generator=generator is not None)
+    generated = {}
+    if need:
+        generated = generate_missing(lf, need, generator, list(degraders) or [generator],
+                                     seed=seed, use_cache=use_cache, progress=progress,
+                                     **(generation or {}))
+    splits, sources, skipped = build_splits(lf, method, references, generated, seed)
+    demos = demonstrations_for(lf, splits, sources, shots, seed) if method == "linkage" else {}
+    rows, sha = score_splits(splits, {q.qid: q.question for q in lf.questions}, method, model,
+                             mode=mode, shots=shots, seed=seed, unparsed=unparsed,
+                             positions=positions, embedder=embedder, rouge=rouge,
+                             demonstrations=demos, max_tokens=max_tokens,
+                             use_cache=use_cache, progress=progress)
+    gen_name = generator.info.name if generator is not None and need else None
+    return finish(lf, splits, rows, sources, method, model, mode=mode, shots=shots, seed=seed,
+                  prompt_sha=sha, references=references, generator=gen_name,
+                  unparsed=unparsed, positions=positions, embedder=embedder, rouge=rouge,
+                  skipped=skipped, max_tokens=max_tokens)

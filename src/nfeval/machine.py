@@ -1,0 +1,45 @@
+"""What a result records about the machine that computed it (no paths, no host names).
+
+The CPU flags that change numbers or speed: native bf16 (``avx512_bf16``,
+``amx_bf16``), ``avx512f`` and ``avx2``. Scoring runs in float32 on every CPU
+by default (:func:`nfeval.models.hf.default_dtype`), so these flags are a
+record, not a switch.
+"""
+
+from __future__ import annotations
+
+import platform
+from functools import lru_cache
+
+RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+
+
+@lru_cache(maxsize=1)
+def cpu_flags() -> tuple[str, ...]:
+    """The relevant flags this CPU has (Linux ``/proc/cpuinfo``; empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            words = set(fh.read().split())
+    except OSError:
+        return ()
+    return tuple(f for f in RELEVANT_FLAGS if f in words)
+
+
+def native_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX)."""
+    return any(f in cpu_flags() for f in ("avx512_bf16", "amx_bf16"))
+
+
+def machine_tag() -> str:
+    """A short class of this machine, e.g. ``x86_64/avx2`` or ``x86_64/avx2+avx512f+avx512_bf16``."""
+    flags = cpu_flags()
+    return f"{platform.machine() or 'unknown'}/{'+'.join(flags) or 'none'}"
+
+
+def machine_record() -> dict:
+    """The machine fields a result JSON records."""
+    import torch
+
+    return {"machine": machine_tag(), "cpu_flags": list(cpu_flags()),
+            "python": platform.python_version(), "torch": torch.__version__,
+            "torch_threads": torch.get_num_threads()}

@@ -1,0 +1,573 @@
+"""Chat models as judges over ``POST /v1/chat/completions`` (OpenAI, vLLM, llama-cpp-python...).
+
+A hosted chat model (the papers' ChatGPT rows) is reached only through the
+chat endpoint: the server applies the model's chat template, and there is
+no prompt to echo, so what it can give is generated text and the top-k
+log-probabilities of the generated tokens. :class:`ChatModel` implements the
+project's :class:`~nfeval.models.base.LanguageModel` interface on that.
+
+Prompts are serialized messages
+-------------------------------
+The judges build a prompt with ``judge.chat_prompt(user)`` and then treat it
+as a string: LINKAGE and pointwise cut it at the candidate's place and put
+each candidate in (``prefix + candidate + suffix``), ``prob`` mode appends
+the forced ``[[`` to it, a sampled reply that stopped at ``]]`` is continued
+from ``prompt + reply_so_far``. A chat backend needs messages, not a
+rendered string, so :meth:`ChatModel.apply_chat_template` returns the
+messages *serialized* in a form that survives those string operations and
+that :meth:`~ChatModel.generate` and :meth:`~ChatModel.label_logprobs` parse
+back (:func:`parse_chat_prompt`)::
+
+    <|nfeval-chat:system|>...<|nfeval-chat:user|>...<|nfeval-chat:reply|>PREFILL
+
+Each message's content follows its role marker verbatim (no escaping, so a
+candidate spliced into the user text stays the user text). With
+``add_generation_prompt=True`` the string ends with the ``reply`` marker;
+anything appended after it is the beginning of the assistant's reply (an
+**assistant prefill**: ``[[`` in ``prob`` mode, the reply so far when a
+sampled reply is continued). A content holding a marker is refused. A plain
+string that is not a serialized chat prompt is refused too, with a message
+naming what to pass, so a base-model prompt (e.g. D.A.'s ``official`` mode
+on a custom template without a digit) is never silently sent as a user turn.
+``ModelInfo.chat_template`` is ``"server"``: the template is the server's.
+
+What each judge path can do over a chat API
+-------------------------------------------
+* ``sample`` mode (every judge; D.A. ``generate``): messages in, text out,
+  ``temperature``, ``top_p``, ``max_tokens``, ``seed``, ``stop``. Works on any
+  server. A sampled LINKAGE/pointwise reply whose first ``[[...]]`` holds no
+  label is continued from the reply so far, which is an assistant prefill
+  (below); without prefill support that rare case raises.
+* ``prob`` mode reads the top-``k`` log-probabilities of the **first
+  generated token** (``logprobs: true, top_logprobs: k``; OpenAI and vLLM
+  cap ``k`` at 20 by default). A label whose text is one of those tokens
+  gets that log-prob (the largest, if several top-k tokens share the text).
+  **D.A.** (labels ``"0"``/``"1"`` after the chat prompt, no prefill) works.
+  A label outside the top-k gets no number: by default
+  (``missing_label="error"``) the call raises; with ``missing_label="-inf"``
+  it gets ``-inf`` (it is then 0 after renormalizing; if every label is
+  outside the top-k the call raises anyway). A value is never made up.
+* **LINKAGE / pointwise / pairwise** in ``prob`` mode pre-fill the reply with
+  ``[[`` and score labels such as ``"3]]"`` (two tokens). That needs the
+  server to continue an assistant message: ``assistant_prefill=
+  "continue_final_message"`` (vLLM: the last message is the assistant's
+  partial reply, sent with ``continue_final_message: true,
+  add_generation_prompt: false``) or ``"trailing-assistant"`` (a server that
+  continues a final assistant message by itself). With the default
+  ``"none"`` (OpenAI's API; llama-cpp-python, whose chat handler always
+  opens a new assistant turn) a prompt with a prefill raises
+  :class:`~nfeval.NfevalError`: nothing can be checked over HTTP, so the
+  server's support is declared, not detected. With prefill support a
+  multi-token label is scored by continuing: its first token's log-prob
+  from the first request's top-k, then the next token's from a request
+  whose prefill ends with the first token's text, and so on (at each step
+  the longest top-k token that the rest of the label starts with: one
+  tokenization path, as the in-process backends score one tokenization).
+* ``continuation_logprobs`` (P.D., reference perplexity) needs log-probs of
+  *given* text, which no chat API returns: it raises and points to the
+  completions backend (:mod:`nfeval.models.openai_backend`).
+
+Concurrency, retries, caching
+-----------------------------
+Requests go through :class:`nfeval.models.transport.Transport` (``httpx``,
+retries with capped exponential backoff and seeded jitter on connection
+errors, timeouts, 408/409/429 and 5xx, ``Retry-After`` honoured; several
+``base_url`` replicas, least busy first; the API key read from
+``$OPENAI_API_KEY`` or the variable named by ``api_key_env`` and sent only
+as a bearer header, never recorded). :meth:`ChatModel.generate_many` and
+the batch label methods run ``concurrency`` requests at a time and return
+results in input order. :meth:`~ChatModel.generate_many` stores each item
+as it completes: in the active notebook item store
+(:func:`nfeval.store.use_store`; stored items are read, not requested) or,
+for command-line runs, a :class:`nfeval.runcache.RunCache`; a crash loses
+only the requests in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from nfeval import NfevalError
+from nfeval.models.base import (
+    Generation,
+    LanguageModel,
+    Message,
+    ModelInfo,
+    TokenLogprobs,
+    normalize,
+)
+from nfeval.models.transport import (
+    DEFAULT_KEY_ENV,
+    HTTPStatusError,
+    Transport,
+    bounded_map,
+    display_url,
+)
+
+log = logging.getLogger(__name__)
+
+ROLES = ("system", "developer", "user", "assistant")
+PREFILL_MODES = ("none", "continue_final_message", "trailing-assistant")
+MISSING_LABEL = ("error", "-inf")
+#: OpenAI writes -9999.0 for a token outside its top 20 ("very unlikely"): not a value
+UNLIKELY = -9999.0
+_MARK = "<|nfeval-chat:{}|>"
+REPLY = _MARK.format("reply")
+_MARK_RE = re.compile(r"<\|nfeval-chat:(system|developer|user|assistant|reply)\|>")
+_START_HINT = (
+    "Start an OpenAI-compatible server, e.g. `vllm serve MODEL --port 8000` or "
+    "`python -m llama_cpp.server --model FILE.gguf --port 8000`, or give a hosted API's "
+    "base_url (with its key in $OPENAI_API_KEY)."
+)
+
+
+# ----------------------------------------------------------------------------- prompts
+@dataclass(frozen=True)
+class ChatPrompt:
+    """A parsed chat prompt: the messages, and the assistant prefill.
+
+    ``prefill`` is None when the prompt has no reply marker (the messages are
+    sent as they are), ``""`` for a plain generation prompt, else the
+    beginning of the assistant's reply.
+    """
+
+    messages: tuple[Message, ...]
+    prefill: str | None = ""
+
+    def payload_messages(self) -> list[dict]:
+        return [{"role": m.role, "content": m.content} for m in self.messages]
+
+
+def serialize_messages(messages: Sequence[Message], *, add_generation_prompt: bool = True) -> str:
+    """The string form of ``messages`` (module docstring); see :func:`parse_chat_prompt`."""
+    out = []
+    for m in messages:
+        role = getattr(m, "role", None)
+        content = getattr(m, "content", None)
+        if role not in ROLES:
+            raise NfevalError(f"chat message role must be one of {ROLES}, got {role!r}.")
+        if not isinstance(content, str):
+            raise NfevalError("chat message content must be a string, got "
+                              f"{type(content).__name__}.")
+        if _MARK_RE.search(content) or "<|nfeval-chat:" in content:
+            raise NfevalError("a chat message contains the marker '<|nfeval-chat:'; it cannot be "
+                              "serialized unambiguously.")
+        out.append(_MARK.format(role) + content)
+    if not out:
+        raise NfevalError("a chat prompt needs at least one message.")
+    return "".join(out) + (REPLY if add_generation_prompt else "")
+
+
+def is_chat_prompt(text: str) -> bool:
+    return isinstance(text, str) and _MARK_RE.match(text) is not None
+
+
+def parse_chat_prompt(text: str) -> ChatPrompt:
+    """Messages and prefill of a serialized chat prompt (raises on anything else)."""
+    if not is_chat_prompt(text):
+        raise NfevalError(
+            "ChatModel: the prompt is not a chat prompt built by this model (it must come "
+            "from model.chat_prompt(...) or model.apply_chat_template(...)); a chat API takes "
+            f"messages, not raw text (prompt starts {str(text)[:60]!r}). For a base model's raw "
+            "prompt use the completions backend (backend='openai').")
+    parts = _MARK_RE.split(text)
+    # parts: ["", role, content, role, content, ...]
+    msgs: list[Message] = []
+    prefill: str | None = None
+    for j in range(1, len(parts), 2):
+        role, content = parts[j], parts[j + 1]
+        if prefill is not None:
+            raise NfevalError("ChatModel: a chat prompt has text markers after its reply marker; "
+                              "a candidate or reply contains '<|nfeval-chat:'.")
+        if role == "reply":
+            prefill = content
+        else:
+            msgs.append(Message(role, content))
+    if not msgs:
+        raise NfevalError("ChatModel: the chat prompt has no message.")
+    return ChatPrompt(tuple(msgs), prefill)
+
+
+def _token_text(entry: dict) -> str:
+    b = entry.get("bytes")
+    if isinstance(b, list) and b:
+        try:
+            return bytes(int(x) for x in b).decode("utf-8")
+        except (UnicodeDecodeError, ValueError, TypeError):
+            pass
+    return str(entry.get("token", ""))
+
+
+def first_token_top(response: dict) -> dict[str, float] | None:
+    """Top log-probs of the first generated token of a chat completion, by token text.
+
+    None when the response carries no log-probs (the server ignores
+    ``logprobs``). The generated token itself is included; where several
+    entries share a text the largest log-prob is kept; OpenAI's ``-9999``
+    placeholder ("outside the top 20") is left out.
+    """
+    choices = response.get("choices") or []
+    if not choices:
+        return None
+    lp = choices[0].get("logprobs") or {}
+    content = lp.get("content") if isinstance(lp, dict) else None
+    if not content:
+        return None
+    first = content[0]
+    out: dict[str, float] = {}
+    for e in list(first.get("top_logprobs") or []) + [first]:
+        if not isinstance(e, dict) or e.get("logprob") is None:
+            continue
+        t, v = _token_text(e), float(e["logprob"])
+        if v <= UNLIKELY:  # OpenAI's "very unlikely" placeholder, not a measured value
+            continue
+        if t not in out or v > out[t]:
+            out[t] = v
+    return out or None
+
+
+# ----------------------------------------------------------------------------- model
+class ChatModel(LanguageModel):
+    """A chat model behind ``/v1/chat/completions`` (see the module docstring).
+
+    Parameters
+    ----------
+    base_url: server root (``.../v1`` added if missing); several replicas as
+        a list or a comma-separated string.
+    model: served model name; None asks ``/v1/models`` (it must list exactly one).
+    api_key: bearer token; default: the environment variable ``api_key_env``.
+    api_key_env: the variable the key is read from (default ``OPENAI_API_KEY``).
+    concurrency: requests in flight in the batch methods.
+    top_logprobs: ``k`` for ``prob`` mode (OpenAI and vLLM allow at most 20 by default).
+    assistant_prefill: ``"none"`` | ``"continue_final_message"`` (vLLM) |
+        ``"trailing-assistant"``; whether and how the server continues a
+        partial assistant reply.
+    missing_label: ``"error"`` or ``"-inf"`` for a label outside the top-k.
+    max_tokens_param: the request field for the token budget
+        (``"max_tokens"``; newer OpenAI models want ``"max_completion_tokens"``).
+    extra_body: fields added to every request (e.g. vLLM's
+        ``{"chat_template_kwargs": {...}}``).
+    timeout, max_retries, backoff, max_backoff, max_retry_after, seed: the
+        transport's (:class:`nfeval.models.transport.Transport`).
+    transport: an ``httpx`` transport (tests: ``httpx.MockTransport``).
+    """
+
+    def __init__(self, base_url: str | Sequence[str], model: str | None = None, *,
+                 api_key: str | None = None, api_key_env: str | None = DEFAULT_KEY_ENV,
+                 concurrency: int = 4, top_logprobs: int = 20,
+                 assistant_prefill: str = "none", missing_label: str = "error",
+                 max_tokens_param: str = "max_tokens", extra_body: dict | None = None,
+                 timeout: float = 120.0, max_retries: int = 5, backoff: float = 0.5,
+                 max_backoff: float = 30.0, max_retry_after: float = 120.0, seed: int = 0,
+                 transport=None, sleep=None) -> None:
+        if assistant_prefill not in PREFILL_MODES:
+            raise NfevalError(f"ChatModel: assistant_prefill={assistant_prefill!r} is not one of "
+                              f"{PREFILL_MODES}.")
+        if missing_label not in MISSING_LABEL:
+            raise NfevalError(f"ChatModel: missing_label={missing_label!r} is not one of "
+                              f"{MISSING_LABEL}.")
+        if int(top_logprobs) < 1:
+            raise NfevalError("ChatModel: top_logprobs must be >= 1.")
+        kw: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
+        self._http = Transport(base_url, api_key=api_key, api_key_env=api_key_env,
+                               timeout=timeout, max_retries=max_retries, backoff=backoff,
+                               max_backoff=max_backoff, max_retry_after=max_retry_after,
+                               seed=seed, transport=transport, who="ChatModel",
+                               unreachable_hint=_START_HINT, **kw)
+        self.base_urls = [display_url(u) for u in self._http.base_urls]
+        self.concurrency = max(1, int(concurrency))
+        self.top_logprobs = int(top_logprobs)
+        self.assistant_prefill = assistant_prefill
+        self.missing_label = missing_label
+        self.max_tokens_param = str(max_tokens_param)
+        self.extra_body = dict(extra_body or {})
+        self._tls = threading.local()
+        self.model = model or self._discover_model()
+        self.info = ModelInfo(name=self.model, backend="openai-chat",
+                              source=",".join(self.base_urls), checksum=None, dtype=None,
+                              chat_template="server", max_length=None)
+
+    def __repr__(self) -> str:
+        return f"ChatModel({','.join(self.base_urls)!r}, model={getattr(self, 'model', None)!r})"
+
+    @property
+    def retries(self) -> dict[str, int]:
+        """Retried attempts so far, by reason (``"HTTP 429"``, ``"ConnectError"``...)."""
+        return dict(self._http.retries)
+
+    # ---------------------------------------------------------------- HTTP
+    def _discover_model(self) -> str:
+        try:
+            data = self._http.request("GET", "/models")
+        except HTTPStatusError as e:
+            raise NfevalError(
+                f"ChatModel: GET {e.url} answered HTTP {e.status}; is base_url the server's /v1 "
+                "root? Or pass model= explicitly.") from None
+        models = data.get("data") if isinstance(data, dict) else None
+        if not models:
+            raise NfevalError("ChatModel: the server lists no model; pass model= explicitly.")
+        if len(models) > 1:
+            names = [str(m.get("id")) for m in models[:8]]
+            raise NfevalError(f"ChatModel: the server lists {len(models)} models ({names}...); "
+                              "pass model= to say which one judges.")
+        return str(models[0]["id"])
+
+    def _check_prefill(self, cp: ChatPrompt) -> None:
+        pre = cp.prefill or ""
+        if pre and self.assistant_prefill == "none":
+            raise NfevalError(
+                    "ChatModel: this prompt pre-fills the start of the assistant's reply "
+                    f"({pre[:40]!r}: LINKAGE/pointwise/pairwise prob mode forces '[[', and a "
+                    "sampled reply is continued from the reply so far), which the chat API "
+                    "cannot do unless the server continues a partial assistant message. Use "
+                    "sample mode, or, on a server that supports it, assistant_prefill="
+                    "'continue_final_message' (vLLM) or 'trailing-assistant'. OpenAI's API and "
+                "llama-cpp-python's chat endpoint do not.")
+
+    def _chat(self, cp: ChatPrompt, body: dict) -> dict:
+        self._check_prefill(cp)
+        msgs = cp.payload_messages()
+        pre = cp.prefill or ""
+        extra: dict[str, Any] = {}
+        if pre:
+            msgs = msgs + [{"role": "assistant", "content": pre}]
+            if self.assistant_prefill == "continue_final_message":
+                extra = {"continue_final_message": True, "add_generation_prompt": False}
+        payload = {"model": self.model, "messages": msgs, **body, **self.extra_body, **extra}
+        try:
+            out = self._http.request("POST", "/chat/completions", payload)
+        except HTTPStatusError as e:
+            raise NfevalError(
+                f"ChatModel: {e.url} refused the request (HTTP {e.status}: {e.text[:300]})."
+            ) from None
+        if not isinstance(out, dict) or not out.get("choices"):
+            raise NfevalError("ChatModel: the chat completion has no choices.")
+        return out
+
+    # ---------------------------------------------------------- generation
+    def generate(self, prompt: str, *, temperature: float = 0.0, top_p: float = 1.0,
+                 max_tokens: int = 256, seed: int = 0, stop: Sequence[str] = ()) -> Generation:
+        """The assistant's reply to a chat prompt (its prefill, if any, is continued).
+
+        ``text`` is the newly generated text only (without the prefill).
+        """
+        if max_tokens < 1:
+            raise NfevalError(f"ChatModel.generate: max_tokens must be >= 1, got {max_tokens}.")
+        if temperature < 0 or not (0 < top_p <= 1):
+            raise NfevalError(f"ChatModel.generate: need temperature >= 0 and 0 < top_p <= 1, "
+                              f"got {temperature}, {top_p}.")
+        if isinstance(stop, str):
+            stop = [stop]
+        cp = parse_chat_prompt(prompt)
+        body = {"temperature": float(temperature), "top_p": float(top_p),
+                self.max_tokens_param: int(max_tokens), "seed": int(seed)}
+        if stop:
+            body["stop"] = list(stop)
+        held = getattr(self._tls, "store_lock", None)
+        if held is not None:  # see generate_many: no store bookkeeping waits on the network
+            held.release()
+        try:
+            out = self._chat(cp, body)
+        finally:
+            if held is not None:
+                held.acquire()
+        ch = out["choices"][0]
+        msg = ch.get("message") or {}
+        usage = out.get("usage") or {}
+        return Generation(text=msg.get("content") or "", finish_reason=ch.get("finish_reason"),
+                          n_tokens=usage.get("completion_tokens"),
+                          extra={"usage": usage, "model": out.get("model")})
+
+    def generate_many(self, prompts: Sequence[str], *, concurrency: int | None = None,
+                      temperature: float = 0.0, top_p: float = 1.0, max_tokens: int = 256,
+                      seed: int | Sequence[int] = 0, stop: Sequence[str] = (),
+                      cache=None, on_result: Callable[[int, Generation], None] | None = None,
+                      use_store: bool = True) -> list[Generation]:
+        """:meth:`generate` of every prompt, ``concurrency`` requests at a time, in input order.
+
+        ``seed``: one seed for all, or one per prompt. Each item is kept as
+        soon as it completes, so a crash loses only the requests in flight:
+
+        * while a notebook item store is active (and ``use_store``), every
+          item goes through it (:class:`nfeval.store.StoredModel`): stored
+          items are read, missing ones requested and appended;
+        * ``cache`` (a :class:`nfeval.runcache.RunCache` for command-line
+          runs) is read first and each new item is put in it;
+        * ``on_result(i, generation)`` sees each item as it completes.
+        """
+        if isinstance(prompts, str):
+            raise NfevalError("prompts must be a list of strings, not one string.")
+        prompts = list(prompts)
+        seeds = [int(seed)] * len(prompts) if isinstance(seed, int) else [int(s) for s in seed]
+        if len(seeds) != len(prompts):
+            raise NfevalError(f"generate_many: {len(seeds)} seeds for {len(prompts)} prompts.")
+        n = self.concurrency if concurrency is None else max(1, int(concurrency))
+        stop = [stop] if isinstance(stop, str) else list(stop)
+        dec = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "stop": stop}
+        for p in prompts:  # fail before any request on a prompt that cannot be sent
+            self._check_prefill(parse_chat_prompt(p))
+        out: list[Generation | None] = [None] * len(prompts)
+        todo = list(range(len(prompts)))
+        if cache is not None:
+            todo = []
+            for i, p in enumerate(prompts):
+                rec = cache.get(_cache_id(dec, seeds[i]), p)
+                if rec is None:
+                    todo.append(i)
+                else:
+                    out[i] = Generation(text=rec["text"], finish_reason=rec.get("finish_reason"),
+                                        n_tokens=rec.get("n_tokens"), extra={"cached": True})
+
+        gen_one = self._item_generator(dec, use_store)
+
+        def done(j: int, g: Generation) -> None:
+            i = todo[j]
+            out[i] = g
+            if cache is not None:
+                cache.put(_cache_id(dec, seeds[i]), prompts[i],
+                          {"text": g.text, "finish_reason": g.finish_reason,
+                           "n_tokens": g.n_tokens})
+            if on_result is not None:
+                on_result(i, g)
+
+        bounded_map(lambda i: gen_one(prompts[i], seeds[i]), todo, n, on_result=done)
+        return out  # type: ignore[return-value]
+
+    def _item_generator(self, dec: dict, use_store: bool = True
+                        ) -> Callable[[str, int], Generation]:
+        """One item's generate: through the active item store when there is one.
+
+        :class:`nfeval.store.StoredModel` is not written for threads, so its
+        bookkeeping (lookups, appends, counters) runs under one lock, which
+        :meth:`generate` releases while its request is on the network; the
+        requests themselves run concurrently.
+        """
+        from nfeval.store import active_store, stored
+
+        if not use_store or active_store() is None:
+            return lambda p, s: self.generate(p, seed=s, **dec)
+        sm = stored(self)
+        lock = threading.Lock()
+
+        def one(p: str, s: int) -> Generation:
+            with lock:
+                self._tls.store_lock = lock
+                try:
+                    return sm.generate(p, seed=s, **dec)
+                finally:
+                    self._tls.store_lock = None
+
+        return one
+
+    # --------------------------------------------------------------- labels
+    def _top(self, cp: ChatPrompt, cache: dict) -> dict[str, float]:
+        key = cp.prefill or ""
+        if key not in cache:
+            out = self._chat(cp, {self.max_tokens_param: 1, "temperature": 0.0, "logprobs": True,
+                                  "top_logprobs": self.top_logprobs, "seed": 0})
+            top = first_token_top(out)
+            if top is None:
+                raise NfevalError(
+                    "ChatModel: the server returned no log-probabilities on the chat endpoint "
+                    "(it ignores `logprobs`/`top_logprobs`), so prob mode cannot be used with "
+                    "it; use sample mode.")
+            cache[key] = top
+        return cache[key]
+
+    def _label_logprob(self, cp: ChatPrompt, label: str, cache: dict) -> float | None:
+        """log P(label) along one tokenization path; None when a step is outside the top-k."""
+        total, done = 0.0, ""
+        base = cp.prefill or ""
+        while done != label:
+            step = ChatPrompt(cp.messages, base + done)
+            top = self._top(step, cache)
+            rest = label[len(done):]
+            if rest in top:
+                return total + top[rest]
+            heads = [t for t in top if t and rest.startswith(t)]
+            if not heads:
+                return None
+            if self.assistant_prefill == "none":
+                raise NfevalError(
+                    f"ChatModel: label {label!r} is not one token among the server's top "
+                    f"{self.top_logprobs} (its first token would be {max(heads, key=len)!r}); "
+                    "scoring a multi-token label means continuing the reply after its first "
+                    "token, which needs assistant prefill (assistant_prefill="
+                    "'continue_final_message' on vLLM). Use single-token labels or sample mode.")
+            t = max(heads, key=len)
+            total += top[t]
+            done += t
+        return total  # pragma: no cover - the loop returns
+
+    def label_logprobs(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        """log P(label) from the first generated token's top-k (module docstring).
+
+        Labels outside the top-k: an error (``missing_label="error"``) or
+        ``-inf`` (``"-inf"``; still an error when every label is outside).
+        """
+        labels = list(labels)
+        if any(not isinstance(lab, str) or lab == "" for lab in labels):
+            raise NfevalError("ChatModel.label_logprobs: labels must be non-empty strings.")
+        cp = parse_chat_prompt(prompt)
+        cache: dict = {}
+        got = {lab: self._label_logprob(cp, lab, cache) for lab in labels}
+        missing = [lab for lab, v in got.items() if v is None]
+        if missing and (self.missing_label == "error" or len(missing) == len(labels)):
+            seen = sorted(cache.get(cp.prefill or "", {}).items(), key=lambda kv: -kv[1])[:10]
+            raise NfevalError(
+                f"ChatModel: labels {missing!r} are not among the top {self.top_logprobs} "
+                f"first tokens of the reply (most likely: {[t for t, _ in seen]!r}); their "
+                "probability is unknown over a chat API"
+                + (" (missing_label='-inf' gives -inf where at least one label is seen)."
+                   if self.missing_label == "error" else ".")
+                + " Use sample mode, or a prompt whose reply starts with a label.")
+        return {lab: (-math.inf if v is None else float(v)) for lab, v in got.items()}
+
+    def label_distribution(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        if not labels:
+            return {}
+        return normalize(self.label_logprobs(prompt, labels))
+
+    def batch_label_logprobs(self, prompts: Sequence[str], labels: Sequence[str], *,
+                             share_with: str | None = None) -> list[dict[str, float]]:
+        """:meth:`label_logprobs` of every prompt, ``concurrency`` at a time, in order."""
+        if isinstance(prompts, str):
+            raise NfevalError("prompts must be a list of strings, not one string.")
+        labels = list(labels)
+        return bounded_map(lambda p: self.label_logprobs(p, labels), list(prompts),
+                           self.concurrency)
+
+    def prefix_label_logprobs(self, prefix: str, suffixes: Sequence[str],
+                              labels: Sequence[str]) -> list[dict[str, float]]:
+        if isinstance(suffixes, str):
+            raise NfevalError("suffixes must be a list of strings, not one string.")
+        return self.batch_label_logprobs([prefix + s for s in suffixes], labels)
+
+    # -------------------------------------------------------------- scoring
+    def continuation_logprobs(self, context: str, continuations: Sequence[str]
+                              ) -> list[TokenLogprobs]:
+        raise NfevalError(
+            "ChatModel: a chat API returns log-probs of generated tokens only, never of given "
+            "text, so continuation scores (P.D., reference perplexity) cannot be computed over "
+            "it. Use the completions backend (backend='openai') on a server that echoes prompt "
+            "log-probs (vLLM, llama-cpp-python), or an in-process backend.")
+
+    # ------------------------------------------------------------ templates
+    def apply_chat_template(self, messages: Sequence[Message], *,
+                            add_generation_prompt: bool = True) -> str:
+        """The messages serialized for this backend (module docstring), not rendered text."""
+        return serialize_messages(messages, add_generation_prompt=add_generation_prompt)
+
+
+def _cache_id(dec: dict, seed: int) -> str:
+    return "gen:" + json.dumps({**dec, "seed": int(seed)}, sort_keys=True)
+
+
+__all__ = ["ChatModel", "ChatPrompt", "PREFILL_MODES", "first_token_top", "is_chat_prompt",
+           "parse_chat_prompt", "serialize_messages"]

@@ -1,0 +1,73 @@
+"""Figures with their uncertainty: every bar carries its 95% interval and its n.
+
+:func:`interval_bars` draws a results table in long form (``ours``,
+``ci_low``, ``ci_high``, ``n_<unit>``, optionally ``paper``) as grouped bars
+with error bars from the interval, the number of resampled units printed
+under each group, and the paper's value as a black marker where it exists.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["interval_bars"]
+
+
+def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
+                  n: str = "n_questions", paper: str | None = "paper",
+                  order: Sequence | None = None, hue_order: Sequence | None = None,
+                  colors: Sequence[str] | None = None, ylabel: str = "",
+                  paper_label: str = "paper") -> None:
+    """Grouped bars of ``ours`` with ``ci_low``..``ci_high`` error bars (one bar per row).
+
+    ``x`` names the column whose values are the groups on the x axis (in
+    ``order``), ``hue`` the column whose values sit side by side within a group.
+    Each group's tick label gets ``n=`` (the ``n`` column; a range when the
+    bars of a group rest on different n). Rows with a ``paper`` value get a
+    black diamond at it.
+    """
+    order = list(order) if order is not None else list(dict.fromkeys(table[x]))
+    hues = ([None] if hue is None else
+            (list(hue_order) if hue_order is not None else list(dict.fromkeys(table[hue]))))
+    width = 0.8 / len(hues)
+    palette = colors or [f"C{i}" for i in range(len(hues))]
+    labels_done: set = set()
+    for hi, hv in enumerate(hues):
+        part = table if hue is None else table[table[hue] == hv]
+        for xi, xv in enumerate(order):
+            row = part[part[x] == xv]
+            if row.empty:
+                continue
+            r = row.iloc[0]
+            pos = xi - 0.4 + width * (hi + 0.5)
+            est, lo, hi_ = float(r["ours"]), float(r["ci_low"]), float(r["ci_high"])
+            err = None
+            if not (math.isnan(lo) or math.isnan(hi_)):
+                err = np.array([[max(est - lo, 0.0)], [max(hi_ - est, 0.0)]])
+            lab = None if hv in labels_done else (str(hv) if hv is not None else None)
+            labels_done.add(hv)
+            ax.bar(pos, est, width * 0.92, color=palette[hi % len(palette)], label=lab,
+                   yerr=err, capsize=2, error_kw={"lw": 0.8})
+            if paper and paper in row.columns and not pd.isna(r[paper]):
+                pl = paper_label if "paper" not in labels_done else None
+                labels_done.add("paper")
+                ax.plot(pos, float(r[paper]), marker="D", color="black", ms=4, ls="",
+                        label=pl, zorder=5)
+    ticks = []
+    for xv in order:
+        ns = table.loc[table[x] == xv, n].dropna().astype(int) if n in table.columns else []
+        if len(ns) == 0:
+            ticks.append(str(xv))
+        elif ns.min() == ns.max():
+            ticks.append(f"{xv}\nn={ns.min()}")
+        else:
+            ticks.append(f"{xv}\nn={ns.min()}-{ns.max()}")
+    ax.set_xticks(range(len(order)))
+    ax.set_xticklabels(ticks, fontsize=7, rotation=0)
+    ax.axhline(0, color="grey", lw=0.5)
+    if ylabel:
+        ax.set_ylabel(ylabel)

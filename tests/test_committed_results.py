@@ -1,0 +1,125 @@
+"""The committed results: intervals where they estimate, no machine paths, and no drift.
+
+* Every ``results/<id>.json`` says what its intervals resample (or why it has
+  none), and its CSV carries ``ci_low``, ``ci_high`` and ``n_<unit>``.
+* Nothing committed names the machine that ran it (absolute paths) or a
+  commit with uncommitted source changes (``-dirty``).
+* Drift: the artefacts below are rerun at their defaults from the committed
+  item store (``results/<id>/items/``) and must give the committed tables
+  within 1e-4, computing no model output: a change of code that moves a
+  number, or an item missing from the store, fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+
+from nfeval.artefacts import ARTEFACTS, by_id
+from nfeval.paths import RESULTS
+
+COMMITTED = sorted(RESULTS.glob("*.json"))
+TOLERANCE = 1e-4
+#: Rebuilt from the committed store in CI (each a minute or two).
+DRIFT = ("lk_t01", "dq_eq7", "lk_t02")
+#: Artefacts whose committed results predate the interval protocol because the session that
+#: introduced it ran out of CPU time before rerunning them (the README marks them stale).
+#: Strict: once one is rerun its tests pass, the xfail turns into a failure, and it must
+#: leave this set.
+PENDING: frozenset[str] = frozenset({
+    "dq_f04",
+    "dq_f05",
+    "dq_f06",
+    "dq_f07",
+    "dq_f08_f09",
+    "dq_f10",
+    "dq_t05",
+    "dq_t06",
+    "dq_t07",
+    "lk_t03",
+    "lk_t04",
+    "lk_t07_t08",
+})
+
+
+def _committed(test: str):
+    reason = f"committed before the interval protocol; rerun pending ({test})"
+    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=reason))
+            if p.stem in PENDING else p for p in COMMITTED]
+
+
+@pytest.mark.parametrize("path", _committed("intervals"), ids=lambda p: p.stem)
+def test_committed_tables_carry_their_intervals(path):
+    record = json.loads(path.read_text())
+    interval = record.get("interval")
+    assert interval, f"{path.name}: no 'interval' (a unit, or 'none: <why>')"
+    table = pd.read_csv(path.with_suffix(".csv"))
+    if interval.startswith("none: "):
+        return
+    for col in ("ci_low", "ci_high", f"n_{interval}"):
+        assert col in table.columns, f"{path.stem}.csv lacks {col}"
+    cols = list(table.columns)
+    assert cols.index("ci_low") == cols.index("ours") + 1
+
+
+@pytest.mark.parametrize("path", _committed("paths, commit"), ids=lambda p: p.stem)
+def test_committed_results_name_no_machine_path_and_a_clean_commit(path):
+    text = path.read_text()
+    assert not re.search(r'"(/work|/tmp|/root|/home)/', text), f"{path.name}: an absolute path"
+    record = json.loads(text)
+    assert not str(record.get("commit", "")).endswith("-dirty"), f"{path.name}: dirty commit"
+
+
+def test_every_artefact_that_loads_a_model_uses_the_store():
+    import nbformat
+
+    for art in ARTEFACTS:
+        nb = nbformat.read(art.path, as_version=4)
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        if "load_model(" in code or "collect_systems(" in code:
+            assert f'use_store("{art.id}"' in code, f"{art.id} loads a model without its store"
+
+
+def _close(a: float, b: float) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return abs(float(a) - float(b)) <= TOLERANCE
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("artefact_id", DRIFT)
+def test_rerun_from_the_committed_store_gives_the_committed_table(artefact_id, tmp_path, mirror):
+    art = by_id(artefact_id)
+    committed = pd.read_csv(RESULTS / f"{artefact_id}.csv")
+    record = json.loads((RESULTS / f"{artefact_id}.json").read_text())
+    csv_path, json_path = _run_defaults(art, tmp_path)
+    ours = pd.read_csv(csv_path)
+    assert list(ours.columns) == list(committed.columns)
+    assert len(ours) == len(committed)
+    ids = record["id_columns"]
+    for col in ("ours", "ci_low", "ci_high"):
+        if col not in committed.columns:
+            continue
+        keys = ["|".join(str(v) for v in row) for row in committed[ids].itertuples(index=False)]
+        for a, b, key in zip(ours[col], committed[col], keys):
+            assert _close(a, b), f"{artefact_id} {key} {col}: {a} vs committed {b}"
+    rerun = json.loads(json_path.read_text())
+    if rerun.get("store"):
+        assert rerun["store"]["items_computed"] == 0, "the committed store is missing items"
+
+
+def _run_defaults(art, out_dir):
+    """Execute a notebook at its default parameters (the committed sizes) into out_dir."""
+    import papermill as pm
+
+    from nfeval.paths import NOTEBOOKS
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pm.execute_notebook(str(art.path), str(out_dir / art.notebook),
+                        parameters={"output_dir": str(out_dir)}, cwd=str(NOTEBOOKS),
+                        kernel_name="python3", progress_bar=False)
+    return out_dir / "results" / f"{art.id}.csv", out_dir / "results" / f"{art.id}.json"

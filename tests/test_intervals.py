@@ -1,0 +1,124 @@
+"""Intervals: seeded, degenerate cases explicit, paired differences paired."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nfeval.metrics.correlation import correlation_rows, paired_rows, per_question
+from nfeval.metrics.intervals import (
+    cluster_interval,
+    mean_interval,
+    paired_difference,
+    proportion_interval,
+)
+
+
+def test_mean_interval_contains_the_mean_and_is_seeded():
+    vals = [0.65, 0.24, 0.68, 0.44, -0.71, -0.53]  # issue 12's six per-question Spearmans
+    a = mean_interval(vals, seed=0, key="x")
+    b = mean_interval(vals, seed=0, key="x")
+    c = mean_interval(vals, seed=1, key="x")
+    assert a == b and a != c
+    assert a.estimate == pytest.approx(np.mean(vals))
+    assert a.low < a.estimate < a.high and a.n == 6
+    assert 0.4 < a.half_width < 0.8  # "about +-0.6"
+
+
+@pytest.mark.parametrize("values, expect", [
+    ([], (math.nan, math.nan, math.nan, 0)),
+    ([0.3], (0.3, math.nan, math.nan, 1)),
+    ([0.5, 0.5, 0.5], (0.5, 0.5, 0.5, 3)),
+    ([0.2, math.nan, 0.2], (0.2, 0.2, 0.2, 2)),  # NaN left out
+])
+def test_mean_interval_degenerate_cases(values, expect):
+    iv = mean_interval(values)
+    got = (iv.estimate, iv.low, iv.high, iv.n)
+    for g, e in zip(got, expect):
+        assert (math.isnan(g) and math.isnan(e)) or g == pytest.approx(e)
+
+
+def test_paired_difference_uses_only_common_units():
+    a = {"q1": 0.5, "q2": 0.7, "q3": 0.1}
+    b = {"q1": 0.5, "q2": 0.7, "q4": 0.9}
+    iv = paired_difference(a, b)
+    assert (iv.estimate, iv.low, iv.high, iv.n) == (0.0, 0.0, 0.0, 2)
+
+
+def test_paired_interval_is_narrower_than_unpaired_when_units_vary_together():
+    rng = np.random.default_rng(0)
+    base = rng.normal(0, 1, 40)
+    a = {i: b + 0.3 + rng.normal(0, 0.05) for i, b in enumerate(base)}
+    b = {i: v for i, v in enumerate(base)}
+    paired = paired_difference(a, b)
+    assert paired.low > 0.2 and paired.high < 0.4 and paired.excludes(0)
+    alone = mean_interval(list(a.values()))
+    assert alone.half_width > 5 * paired.half_width
+
+
+@pytest.mark.parametrize("hits, n, low, high", [
+    (5, 10, 0.2366, 0.7634),  # Wilson, by hand: (p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)
+    (0, 10, 0.0, 0.2775),
+    (10, 10, 0.7225, 1.0),
+])
+def test_wilson_interval(hits, n, low, high):
+    iv = proportion_interval(hits, n)
+    assert iv.estimate == hits / n and iv.method == "wilson"
+    assert iv.low == pytest.approx(low, abs=1e-4) and iv.high == pytest.approx(high, abs=1e-4)
+
+
+def test_cluster_interval_counts_undefined_resamples():
+    # one cluster holds the only positive label: resamples without it have no AUROC
+    units = [[(0, 0.1)], [(0, 0.2)], [(1, 0.9)], [(0, 0.3)]]
+
+    def auroc(us):
+        from sklearn.metrics import roc_auc_score
+
+        ys = [y for u in us for y, _ in u]
+        ss = [s for u in us for _, s in u]
+        return roc_auc_score(ys, ss) if len(set(ys)) == 2 else math.nan
+
+    iv = cluster_interval(units, auroc, seed=0, key="auroc")
+    assert iv.estimate == 1.0 and iv.n_undefined > 0 and iv.low == iv.high == 1.0
+    assert cluster_interval(units, auroc, seed=0, key="auroc") == iv
+
+
+def _frame():
+    rows = []
+    for q, (grades, good, bad) in enumerate([
+        ([0, 1, 2, 3], [0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]),
+        ([3, 2, 1, 0], [0.9, 0.5, 0.4, 0.1], [0.1, 0.2, 0.3, 0.4]),
+        ([1, 1, 2, 2], [0.1, 0.1, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5]),  # bad: constant, undefined
+    ]):
+        for i, g in enumerate(grades):
+            rows.append({"method": "good", "qid": str(q), "grade": g, "score": good[i]})
+            rows.append({"method": "bad", "qid": str(q), "grade": g, "score": bad[i]})
+    return pd.DataFrame(rows)
+
+
+def test_correlation_rows_schema_and_values():
+    rows = correlation_rows(_frame())
+    good = rows[(rows["method"] == "good") & (rows["coefficient"] == "spearman")].iloc[0]
+    assert good["ours"] == pytest.approx(1.0) and good["n_questions"] == 3
+    bad = rows[(rows["method"] == "bad") & (rows["coefficient"] == "spearman")].iloc[0]
+    assert bad["ours"] == pytest.approx(-1.0) and bad["n_questions"] == 2
+    assert bad["n_skipped_undefined"] == 1
+    assert list(rows.columns[:6]) == ["method", "coefficient", "ours", "ci_low", "ci_high",
+                                      "n_questions"]
+
+
+def test_paired_rows_on_the_questions_both_define():
+    d = paired_rows(_frame(), [("good", "bad")], coefficients=("spearman",)).iloc[0]
+    assert d["method"] == "good - bad" and d["n_questions"] == 2
+    assert d["ours"] == pytest.approx(2.0) and d["a_mean"] == pytest.approx(1.0)
+
+
+def test_per_question_drops_nan_scores():
+    f = _frame()
+    f.loc[0, "score"] = math.nan
+    pq = per_question(f, coefficients=("kendall",))
+    row = pq[(pq["method"] == "good") & (pq["qid"] == "0")].iloc[0]
+    assert row["n_items"] == 3 and row["n_dropped"] == 1 and row["value"] == pytest.approx(1.0)

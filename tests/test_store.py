@@ -1,0 +1,196 @@
+"""The committed per-item store: every model output is read back, never recomputed."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from nfeval import NfevalError
+from nfeval.models.base import Generation, LanguageModel, ModelInfo, TokenLogprobs, normalize
+from nfeval.store import (
+    ItemStore,
+    StoredModel,
+    active_store,
+    cached_steps,
+    close_store,
+    recorded_costs,
+    stored,
+    use_store,
+)
+
+
+class CountingModel(LanguageModel):
+    """A deterministic fake model that counts what it was asked to compute."""
+
+    info = ModelInfo(name="counting/model", backend="test", source="test", dtype="float32")
+
+    def __init__(self):
+        self.calls: list[tuple] = []
+
+    def continuation_logprobs(self, context, continuations):
+        self.calls.append(("cont", context, tuple(continuations)))
+        return [TokenLogprobs(list(range(len(c))), list(c), [-0.5] * len(c), 0)
+                for c in continuations]
+
+    def label_logprobs(self, prompt, labels):
+        self.calls.append(("labels", prompt, tuple(labels)))
+        return {lab: -float(len(prompt) % 7 + i) for i, lab in enumerate(labels)}
+
+    def label_distribution(self, prompt, labels):
+        return normalize(self.label_logprobs(prompt, labels))
+
+    def prefix_label_logprobs(self, prefix, suffixes, labels):
+        self.calls.append(("prefix", prefix, tuple(suffixes)))
+        return [{lab: -float(len(s) + i) for i, lab in enumerate(labels)} for s in suffixes]
+
+    def generate(self, prompt, *, temperature=0.0, top_p=1.0, max_tokens=256, seed=0, stop=()):
+        self.calls.append(("gen", prompt, seed))
+        return Generation(f"reply to {prompt} #{seed}", "stop", 3)
+
+    def apply_chat_template(self, messages, *, add_generation_prompt=True):
+        return "".join(m.content for m in messages)
+
+
+@pytest.fixture(autouse=True)
+def _no_active_store():
+    close_store()
+    yield
+    close_store()
+
+
+def store_at(tmp_path, artefact="t_art"):
+    return ItemStore(artefact, tmp_path / artefact / "items",
+                     sorted((tmp_path).glob("*/items")))
+
+
+def test_every_kind_of_call_is_stored_and_read_back(tmp_path):
+    inner = CountingModel()
+    m = StoredModel(inner, store_at(tmp_path))
+    first = (m.continuation_logprobs("ctx", ["ab", "cde"]),
+             m.label_distribution("prompt", ["0", "1"]),
+             m.prefix_label_logprobs("pre", ["x", "yy"], ["A", "B"]),
+             m.batch_label_logprobs(["p1", "p22"], ["0", "1"]),
+             m.generate("hello", seed=3, stop=["]]"]))
+    n_calls = len(inner.calls)
+    inner2 = CountingModel()
+    again = StoredModel(inner2, store_at(tmp_path))
+    second = (again.continuation_logprobs("ctx", ["ab", "cde"]),
+              again.label_distribution("prompt", ["0", "1"]),
+              again.prefix_label_logprobs("pre", ["x", "yy"], ["A", "B"]),
+              again.batch_label_logprobs(["p1", "p22"], ["0", "1"]),
+              again.generate("hello", seed=3, stop=["]]"]))
+    assert n_calls == 6 and inner2.calls == []  # nothing recomputed (batch: 2 prompts)
+    assert [(t.total, t.n, t.truncated) for t in first[0]] == \
+           [(t.total, t.n, t.truncated) for t in second[0]] == [(-1.0, 2, 0), (-1.5, 3, 0)]
+    assert second[0][1].mean_nll == pytest.approx(0.5)
+    assert first[1] == pytest.approx(second[1])
+    assert first[2] == second[2] and first[3] == second[3]
+    assert second[4].text == first[4].text == "reply to hello #3"
+
+
+def test_only_missing_items_are_computed(tmp_path):
+    inner = CountingModel()
+    m = StoredModel(inner, store_at(tmp_path))
+    m.prefix_label_logprobs("pre", ["a", "b"], ["1", "2"])
+    m.prefix_label_logprobs("pre", ["a", "b", "c"], ["1", "2"])
+    assert inner.calls[-1] == ("prefix", "pre", ("c",))
+    # a different input is a different item: another prefix, other labels, another seed
+    m.prefix_label_logprobs("pre2", ["a"], ["1", "2"])
+    m.prefix_label_logprobs("pre", ["a"], ["1", "3"])
+    m.generate("hello", seed=1)
+    m.generate("hello", seed=2)
+    assert len(inner.calls) == 6
+
+
+def test_a_line_cut_short_is_ignored_and_appends_continue(tmp_path):
+    store = store_at(tmp_path)
+    m = StoredModel(CountingModel(), store)
+    m.label_logprobs("p", ["0", "1"])
+    path = next((tmp_path / "t_art" / "items").glob("*.labels.jsonl"))
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('{"k": "abc", "v": [1.0')  # killed mid-write
+    inner = CountingModel()
+    m2 = StoredModel(inner, store_at(tmp_path))
+    m2.label_logprobs("p", ["0", "1"])
+    assert inner.calls == []
+    rec = json.loads(path.read_text().splitlines()[0])
+    assert set(rec) == {"k", "v", "m", "s"} and "/" in rec["m"]
+
+
+def test_reads_every_artefacts_folder_and_writes_its_own(tmp_path):
+    StoredModel(CountingModel(), store_at(tmp_path, "a1")).generate("shared")
+    inner = CountingModel()
+    b = StoredModel(inner, ItemStore("a2", tmp_path / "a2" / "items",
+                                     sorted(tmp_path.glob("*/items"))))
+    b.generate("shared")
+    b.generate("own")
+    assert [c[1] for c in inner.calls] == ["own"]
+    assert (tmp_path / "a2" / "items").is_dir()
+    assert len(list((tmp_path / "a1" / "items").glob("*.jsonl"))) == 1
+
+
+def test_token_id_kernels_exist_only_when_the_inner_model_has_them(tmp_path):
+    m = StoredModel(CountingModel(), store_at(tmp_path))
+    assert not hasattr(m, "score_ids") and not hasattr(m, "score_labels_ids")
+    assert m.info.name == "counting/model"
+
+
+def test_use_store_off_and_its_errors(tmp_path, monkeypatch):
+    monkeypatch.setenv("NFEVAL_STORE", "off")
+    assert use_store("lk_t02", tmp_path) is None and active_store() is None
+    monkeypatch.delenv("NFEVAL_STORE")
+    with pytest.raises(NfevalError):
+        use_store("../evil", tmp_path)
+    monkeypatch.setenv("NFEVAL_STORE_READ", "own")
+    with pytest.raises(NfevalError):
+        use_store("lk_t02", tmp_path)
+
+
+def test_use_store_wraps_loaded_models_and_disables_runcache(tmp_path):
+    from nfeval.runcache import RunCache
+
+    store = use_store("t_art", tmp_path)
+    assert active_store() is store
+    assert isinstance(stored(CountingModel()), StoredModel)
+    cache = RunCache("x", {"a": 1}, None)
+    cache.put(1, "t", {"v": 1})
+    assert cache.disabled and not cache.path.exists()
+    close_store()
+    assert not isinstance(stored(CountingModel()), StoredModel)
+
+
+def test_cached_steps_compute_once(tmp_path):
+    use_store("t_art", tmp_path)
+    seen = []
+
+    def compute(xs):
+        seen.append(list(xs))
+        return [x * 2 for x in xs]
+
+    assert cached_steps("double", [1, 2], compute) == [2, 4]
+    assert cached_steps("double", [2, 3], compute) == [4, 6]
+    assert seen == [[1, 2], [3]]
+    costs = recorded_costs("t_art", tmp_path)
+    assert costs[0]["items"] == 3 and costs[0]["file"] == "step.double.jsonl"
+    close_store()
+    assert cached_steps("double", [5], compute) == [10]  # no store: computed, not kept
+
+
+def test_real_model_is_not_loaded_when_everything_is_stored(tmp_path):
+    from nfeval.models import load_model
+
+    use_store("t_art", tmp_path)
+    m = load_model("smollm2-135m-instruct")
+    m.label_distribution("Is it? Answer 0 or 1.", ["0", "1"])
+    assert m.inner.loaded
+    close_store()
+    use_store("t_art", tmp_path)
+    m2 = load_model("smollm2-135m-instruct")
+    d = m2.label_distribution("Is it? Answer 0 or 1.", ["0", "1"])
+    assert not m2.inner.loaded and math.isclose(sum(d.values()), 1.0)
+
+
+test_real_model_is_not_loaded_when_everything_is_stored = pytest.mark.slow(
+    test_real_model_is_not_loaded_when_everything_is_stored)
