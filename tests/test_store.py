@@ -194,3 +194,15 @@ def test_real_model_is_not_loaded_when_everything_is_stored(tmp_path):
 
 test_real_model_is_not_loaded_when_everything_is_stored = pytest.mark.slow(
     test_real_model_is_not_loaded_when_everything_is_stored)
+
+
+def test_model_cache_fields_keep_the_cache_keys_of_earlier_runs():
+    """Every run cache keys its outputs on ModelInfo.cache_fields(); a changed field set
+    would silently orphan every cached judgment and generation."""
+    from nfeval.runcache import run_key
+
+    info = ModelInfo(name="m", backend="hf", source="pypi:x==1", checksum="abc",
+                     dtype="float32", chat_template="model", max_length=2048)
+    assert info.cache_fields() == {"name": "m", "source": "pypi:x==1", "checksum": "abc",
+                                   "dtype": "float32", "backend": "hf", "template": "model"}
+    assert run_key({"model": info.cache_fields(), "mode": "prob"}) == "4483cb6e8cba195d3cbf"

@@ -434,11 +434,6 @@ def leave_one_out_references(question: AlignmentQuestion, answer: GradedAnswer, 
     return tuple(pool[i] for i in sorted(rng.sample(range(len(pool)), k)))
 
 
-def _model_fields(model) -> dict:
-    info = model.info
-    return {"name": info.name, "source": info.source, "checksum": info.checksum,
-            "dtype": info.dtype, "backend": info.backend, "template": info.chat_template}
-
 
 def _item_id(q: AlignmentQuestion, a: GradedAnswer) -> str:
     return f"{q.dataset}/{q.qid}/{a.doc_id}"
@@ -461,7 +456,7 @@ def score_pd(model, questions: Sequence[AlignmentQuestion], *, max_references: i
     from nfeval.runcache import RunCache
 
     restate = DEFAULT_RESTATE if restate is None else restate
-    cache = RunCache("dq-align-pd", {"model": _model_fields(model), "variant": variant,
+    cache = RunCache("dq-align-pd", {"model": model.info.cache_fields(), "variant": variant,
                                      "restate": restate if variant == "paper" else None}
                      ) if use_cache else None
     rows = []
@@ -633,7 +628,7 @@ def score_judge(judge, questions: Sequence[AlignmentQuestion], metric: str | Jud
         raise NfevalError(f"unknown judge mode {mode!r}; use one of {', '.join(JUDGE_MODES)}.")
     mode = "prob" if m.prob_only else mode
     template = prompt_text(m.prompt)
-    cache = RunCache("dq-align-judge", {"model": _model_fields(judge), "metric": m.name,
+    cache = RunCache("dq-align-judge", {"model": judge.info.cache_fields(), "metric": m.name,
                                         "labels": list(m.labels), "mode": mode,
                                         "max_tokens": max_tokens if mode == "generate" else None,
                                         "prompt": sha256_text(template)}) if use_cache else None

@@ -71,8 +71,7 @@ def generate_answers(model: LanguageModel, questions: Mapping[int, str] | Iterab
     system = system_prompts()["basic"] if system is None else system
     info = model.info
     cache = RunCache("gen", {
-        "model": {"name": info.name, "source": info.source, "checksum": info.checksum,
-                  "backend": info.backend, "template": info.chat_template, "dtype": info.dtype},
+        "model": info.cache_fields(),
         "system": system, "suffix": suffix, "temperature": float(temperature),
         "top_p": float(top_p), "max_tokens": int(max_tokens), "seed": int(seed),
     }) if use_cache else None

@@ -413,11 +413,8 @@ class StepGenerator:
 
         self.model, self.max_tokens = model, int(max_tokens)
         self.temperature, self.top_p, self.seed = float(temperature), float(top_p), int(seed)
-        info = model.info
         self.cache = RunCache("react", {
-            "model": {"name": info.name, "source": info.source, "checksum": info.checksum,
-                      "backend": info.backend, "template": info.chat_template,
-                      "dtype": info.dtype},
+            "model": model.info.cache_fields(),
             "temperature": self.temperature, "top_p": self.top_p,
             "max_tokens": self.max_tokens, "seed": self.seed, "stop": list(self.STOP),
         }) if use_cache else None

@@ -126,11 +126,6 @@ def prepare_inputs(answers: str | Path, split: str, *, limit: int = 0) -> Scorin
     return inputs
 
 
-def _model_fields(model) -> dict:
-    info = model.info
-    return {"name": info.name, "source": info.source, "checksum": info.checksum,
-            "dtype": info.dtype, "backend": info.backend, "template": info.chat_template}
-
 
 def _run(inputs: ScoringInput, cache: RunCache | None, score_one: Callable[[int, str], dict],
          desc: str, progress: bool,
@@ -177,7 +172,7 @@ def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: st
     from nfeval.metrics.pd import DEFAULT_RESTATE, pd_score
 
     restate = DEFAULT_RESTATE if restate is None else restate
-    cache = RunCache("pd", {"model": _model_fields(model), "variant": variant,
+    cache = RunCache("pd", {"model": model.info.cache_fields(), "variant": variant,
                             "restate": restate if variant == "paper" else None,
                             "questions": inputs.split_sha256}) if use_cache else None
 
@@ -200,7 +195,7 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
     from nfeval.metrics.da import PROB_CHUNK, da_prob_batch, da_score
 
     template = load_prompt("debateqa/dispute_awareness_fewshot")
-    cache = RunCache("da", {"model": _model_fields(judge), "mode": mode, "zero_shot": zero_shot,
+    cache = RunCache("da", {"model": judge.info.cache_fields(), "mode": mode, "zero_shot": zero_shot,
                             "kernel": "shared-prefix-tokens" if mode == "prob" else "per-answer",
                             "prompt": sha256_text(template),
                             "questions": inputs.split_sha256}) if use_cache else None

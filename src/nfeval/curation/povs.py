@@ -344,11 +344,6 @@ def filter_min_povs(povs: Mapping[Any, Sequence[Pov]], min_povs: int = MIN_POVS
 
 # --------------------------------------------------------------------------- LLM calls
 
-def _model_fields(model) -> dict[str, Any]:
-    info = model.info
-    return {"name": info.name, "source": info.source, "checksum": info.checksum,
-            "backend": info.backend, "template": info.chat_template, "dtype": info.dtype}
-
 
 def _render(model, user: str) -> str:
     """The prompt sent: the user turn in the model's chat template (plain text for base models)."""
@@ -364,7 +359,7 @@ def _call_seed(seed: int, key: str) -> int:
 def extraction_cache(model, *, max_tokens: int, temperature: float, seed: int,
                      template: str, max_povs: int = 0) -> RunCache:
     return RunCache("curation-pov", {
-        "model": _model_fields(model), "prompt_sha256": sha256_text(template),
+        "model": model.info.cache_fields(), "prompt_sha256": sha256_text(template),
         "max_tokens": int(max_tokens), "temperature": float(temperature), "seed": int(seed),
         "max_povs": int(max_povs)})
 
@@ -372,7 +367,7 @@ def extraction_cache(model, *, max_tokens: int, temperature: float, seed: int,
 def explanation_cache(model, *, max_tokens: int, temperature: float, seed: int,
                       template: str) -> RunCache:
     return RunCache("curation-explan", {
-        "model": _model_fields(model), "prompt_sha256": sha256_text(template),
+        "model": model.info.cache_fields(), "prompt_sha256": sha256_text(template),
         "max_tokens": int(max_tokens), "temperature": float(temperature), "seed": int(seed)})
 
 

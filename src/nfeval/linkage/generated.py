@@ -260,11 +260,6 @@ def _item_seed(seed: int, qid: str, stage: str, attempt: int) -> int:
     return int(sha256_text(f"refgen/{seed}/{qid}/{stage}/{attempt}")[:8], 16)
 
 
-def _model_fields(model: LanguageModel) -> dict[str, Any]:
-    info = model.info
-    return {"name": info.name, "source": info.source, "checksum": info.checksum,
-            "backend": info.backend, "template": info.chat_template, "dtype": info.dtype}
-
 
 def _generate(model: LanguageModel, user: str, max_tokens: int, seed: int) -> tuple[str, int]:
     g = model.generate(model.chat_prompt(user), temperature=DECODING["temperature"],
@@ -353,10 +348,10 @@ def generate_reference_lists(
     examples = example_answers(degrade_template)
     common = {"seed": int(seed), "attempts": int(attempts), **DECODING}
     g_cache = RunCache("linkage-golden", {
-        "model": _model_fields(golden_model), "mode": mode, "max_tokens": int(golden_tokens),
+        "model": golden_model.info.cache_fields(), "mode": mode, "max_tokens": int(golden_tokens),
         "prompt_sha256": sha256_text(gold_template), **common}) if use_cache else None
     d_caches = [RunCache("linkage-degraded", {
-        "model": _model_fields(m), "max_tokens": int(degraded_tokens),
+        "model": m.info.cache_fields(), "max_tokens": int(degraded_tokens),
         "prompt_sha256": sha256_text(degrade_template), **common}) if use_cache else None
         for m in degraders]
     out: list[GeneratedReferences] = []

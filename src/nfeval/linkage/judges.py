@@ -833,11 +833,8 @@ def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
     if use_cache:
         from nfeval.runcache import RunCache
 
-        info = judge.info
         cache = RunCache("linkage-judge", {
-            "model": {"name": info.name, "source": info.source, "checksum": info.checksum,
-                      "dtype": info.dtype, "backend": info.backend,
-                      "template": info.chat_template},
+            "model": judge.info.cache_fields(),
             "config": cfg.as_dict(), "shots": shots, **_prompt_fields(cfg, shots)})
     out: list[QuestionScores] = []
     for s in tqdm(splits, desc=f"LINKAGE judge ({cfg.method}, {cfg.mode})",

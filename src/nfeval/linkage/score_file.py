@@ -479,11 +479,6 @@ def demonstrations_for(lf: LinkageFile, splits: Sequence[ReferenceSplit],
 
 # --------------------------------------------------------------------------- scoring
 
-def _model_fields(model) -> dict:
-    info = model.info
-    return {"name": info.name, "source": info.source, "checksum": info.checksum,
-            "dtype": info.dtype, "backend": info.backend, "template": info.chat_template}
-
 
 def _judge_rows(res: J.QuestionScores, split: ReferenceSplit, mode: str) -> list[dict]:
     """One row per candidate: its score, and its label distribution(s) or reply(ies)."""
@@ -529,7 +524,7 @@ class _Scorer:
             prompt = J.release_template(method)
             self.prompt_sha = sha256_text(prompt + (self.templates["fewshot"].sha256
                                                     if shots else ""))
-            self.fields = {"model": _model_fields(model), "config": self.cfg.as_dict(),
+            self.fields = {"model": model.info.cache_fields(), "config": self.cfg.as_dict(),
                            "shots": shots, "prompt": self.prompt_sha}
         elif self.kind == "refppl":
             from nfeval.linkage.refppl import PROMPT
@@ -537,7 +532,7 @@ class _Scorer:
 
             self.template = prompt_text(PROMPT)
             self.prompt_sha = sha256_text(self.template)
-            self.fields = {"model": _model_fields(model), "prompt": self.prompt_sha}
+            self.fields = {"model": model.info.cache_fields(), "prompt": self.prompt_sha}
         else:
             self.prompt_sha = None
             self.fields = {"method": method, "rouge": rouge,

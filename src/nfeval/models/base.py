@@ -43,6 +43,15 @@ class ModelInfo:
     def as_dict(self) -> dict:
         return dict(self.__dict__)
 
+    def cache_fields(self) -> dict:
+        """The fields that identify this model's outputs in a run cache key.
+
+        Every cache of model outputs (judgments, generations, scores) keys on
+        these; changing them orphans every cached and committed output.
+        """
+        return {"name": self.name, "source": self.source, "checksum": self.checksum,
+                "dtype": self.dtype, "backend": self.backend, "template": self.chat_template}
+
 
 @dataclass
 class TokenLogprobs:
