@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from nfeval.data.loaders import GradedQuestion
@@ -43,6 +44,7 @@ from nfeval.linkage.judges import (
     release_template,
 )
 from nfeval.linkage.references import DEFAULT_PATTERN
+from nfeval.metrics.correlation import correlation_rows, paired_rows
 from nfeval.results import Signature
 
 __all__ = [
@@ -50,11 +52,14 @@ __all__ = [
     "JUDGE_ROWS",
     "LEXICAL_ROWS",
     "MODE_ROWS",
+    "TABLE_COLUMNS",
     "comparisons",
     "judge_frame",
     "judged_items",
     "lexical_frame",
     "refppl_frame",
+    "same_items_subset",
+    "table_rows",
 ]
 
 #: Table 2's judge rows: row name -> (judge method, demonstrations; None = the run's ``shots``).
@@ -159,3 +164,69 @@ def comparisons(shots_row: str = "linkage-fewshot") -> dict[str, list[tuple[str,
     same += [(shots_row, "linkage-0shot")]
     mode = [("linkage-0shot", "pointwise-noref"), ("linkage-0shot", "pointwise-ref")]
     return {"same items": same, "mode subset": mode}
+
+
+def same_items_subset(frames: Sequence[pd.DataFrame], *, dataset: str, methods: Sequence[str],
+                      qids, label: str) -> pd.DataFrame:
+    """The ``same items`` rows of ``methods`` on the questions ``qids``, relabelled ``label``.
+
+    A subset sample (``mode subset``, ``pilot``) compares its judge with the
+    default judge's rows on the same questions: this copies those rows in.
+    """
+    same = pd.concat(frames)
+    same = same[(same["dataset"] == dataset) & (same["sample"] == "same items")
+                & same["method"].isin(list(methods)) & same["qid"].isin(set(qids))]
+    return same.assign(sample=label)
+
+
+#: Column order of the committed table.
+TABLE_COLUMNS = ["dataset", "sample", "mode", "method", "judge", "coefficient", "ours", "ci_low",
+                 "ci_high", "n_questions", "paper", "gap", "paper_in_ci", "our_judge",
+                 "n_skipped_undefined", "n_candidates", "n_unparsed", "sd", "a_mean", "b_mean"]
+_SAMPLE_ORDER = {"all": 0, "same items": 1, "mode subset": 2, "pilot": 3}
+
+
+def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: str,
+               pilot_judge: str = "", seed: int = 0) -> pd.DataFrame:
+    """Every row of the table from the per-candidate ``frame`` (:data:`FRAME_COLUMNS`).
+
+    Correlation rows per dataset, sample, mode, method and judge with their
+    unparsed counts; the paired differences of :func:`comparisons` (``same
+    items`` in ``mode``, ``mode subset`` per decoding); the pilot's judge
+    difference (``pilot_judge`` minus ``judge``). ``paper`` (dataset, method,
+    coefficient, judge, paper) is joined to the rows it measures: the
+    automatic metrics on all items and the judge rows on the same items in
+    ``mode``; ``gap`` and ``paper_in_ci`` compare with it.
+    """
+    by = ["dataset", "sample", "mode", "method", "our_judge"]
+    rows = correlation_rows(frame, by=by, seed=seed)
+    unparsed = frame.groupby(by, sort=False)["unparsed"].sum().rename("n_unparsed").reset_index()
+    rows = rows.merge(unparsed, on=by, how="left")
+    pairs = comparisons()
+    same = frame[frame["sample"] == "same items"]  # one decoding (the automatic metrics have none)
+    diffs = [paired_rows(same, pairs["same items"], by=["dataset", "sample"], seed=seed)
+             .assign(mode=mode, our_judge=judge)]
+    both = frame[frame["sample"] == "mode subset"]
+    if len(both):
+        diffs.append(paired_rows(both, pairs["mode subset"], by=["dataset", "sample", "mode"],
+                                 seed=seed).assign(our_judge=judge))
+    pilot = frame[frame["sample"] == "pilot"]
+    if len(pilot):
+        d = paired_rows(pilot, [(pilot_judge, judge)], by=["dataset", "sample", "mode"],
+                        method="our_judge", seed=seed)
+        diffs.append(d.rename(columns={"our_judge": "method"}).assign(
+            method="linkage-0shot: " + d["our_judge"], our_judge=d["our_judge"]))
+    ours = pd.concat([rows, *diffs], ignore_index=True)
+    paper = pd.concat([paper, paper[paper["method"] == "bertscore"].assign(method="bertscore-cls")])
+    eligible = (((ours["sample"] == "all") & ours["method"].isin(LEXICAL_ROWS))
+                | ((ours["sample"] == "same items") & (ours["mode"] == mode)
+                   & ours["method"].isin(list(JUDGE_ROWS))))
+    joined = ours[eligible].merge(paper, on=["dataset", "method", "coefficient"], how="left")
+    table = pd.concat([joined, ours[~eligible].assign(judge="")], ignore_index=True)
+    table["judge"] = table["judge"].fillna("")
+    table["gap"] = table["ours"] - table["paper"]
+    inside = (table["paper"] >= table["ci_low"]) & (table["paper"] <= table["ci_high"])
+    table["paper_in_ci"] = np.where(table["paper"].isna(), "", np.where(inside, "yes", "no"))
+    table = table.sort_values(["dataset", "sample"], kind="stable",
+                              key=lambda c: c.map(_SAMPLE_ORDER) if c.name == "sample" else c)
+    return table.reset_index(drop=True)[TABLE_COLUMNS]
