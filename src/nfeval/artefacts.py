@@ -7,7 +7,7 @@ README's artefact table lists the same rows (a test keeps them in sync).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from nfeval.paths import NOTEBOOKS
 
@@ -19,7 +19,6 @@ class Artefact:
     item: str  # the paper's table / figure / equation
     notebook: str  # file name under notebooks/
     figure: bool = False  # writes figures/<id>.png
-    test_parameters: dict = field(default_factory=dict)  # smallest parameters, for the tests
 
     @property
     def path(self):
@@ -30,111 +29,69 @@ class Artefact:
         return f"results/{self.id}.csv"
 
 
-_SMOL = "smollm2-135m-instruct"  # the fastest embedded model, for the notebook tests
-_SMALL_PAIR = {"limit": 1, "max_tokens": 16, "generators": _SMOL, "backbone": _SMOL,
-               "judge": _SMOL}
-
-# LINKAGE 1GT / 0GT: one question, a few candidates, tiny generation budgets
-_SMALL_GT = {"limit": 2, "max_candidates": 3, "datasets": "antique", "shots": 1,
-             "golden_tokens": 24, "degraded_tokens": 48, "attempts": 1, "judge": _SMOL,
-             "generator": f"llama:{_SMOL}", "degraders": f"llama:{_SMOL}"}
-
-# DebateQA curation pipeline: one question, SmolLM2, tiny generation budgets
-_SMALL_CURATION = {"limit": 1, "model": _SMOL, "pov_tokens": 64, "explanation_tokens": 32}
-
 ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_t01", "linkage", "Table 1: dataset statistics (answers per grade)",
-             "lk_t01_dataset_stats.ipynb", figure=True, test_parameters={"limit": 5}),
+             "lk_t01_dataset_stats.ipynb", figure=True),
     Artefact("lk_t02", "linkage", "Table 2: correlation with human grades, every evaluator",
-             "lk_t02_correlations.ipynb", figure=True,
-             test_parameters={"limit": 1, "lexical_limit": 3, "max_candidates": 2,
-                              "judge": _SMOL, "shots": 1, "sample_limit": 1,
-                              "pilot_judge": "", "refppl_lm": _SMOL}),
+             "lk_t02_correlations.ipynb", figure=True),
     Artefact("lk_t05", "linkage", "Table 5: WebGLM Acc(best) and Acc(best+worst)",
-             "lk_t05_webglm.ipynb", figure=True,
-             test_parameters={"limit": 1, "lexical_limit": 3, "judge": _SMOL, "subset_size": 2}),
+             "lk_t05_webglm.ipynb", figure=True),
     Artefact("lk_t09_t10_f02", "linkage", "Tables 9-10, Figure 2: three reference draws",
-             "lk_t09_t10_f02_reference_draws.ipynb", figure=True,
-             test_parameters={"limit": 2, "seeds": "0,1", "max_candidates": 2, "judge": _SMOL,
-                              "shots": 1}),
+             "lk_t09_t10_f02_reference_draws.ipynb", figure=True),
     Artefact("lk_f03", "linkage", "Figure 3: case study, every method on one question (0-10)",
-             "lk_f03_case_study.ipynb", figure=True,
-             test_parameters={"max_candidates": 2, "judge": _SMOL, "shots": 1}),
+             "lk_f03_case_study.ipynb", figure=True),
     Artefact("dq_eq7", "debateqa", "Equation 7: probability ratio implied by a P.D. change",
              "dq_eq7_pd_probability_ratio.ipynb", figure=True),
     Artefact("dq_t03", "debateqa", "Table 3: D.A., D.A.-ZS and Acknowledge against labels",
-             "dq_t03_da_validity.ipynb", figure=True,
-             test_parameters={"limit": 1, "judges": "smollm2-135m-instruct"}),
+             "dq_t03_da_validity.ipynb", figure=True),
     Artefact("dq_t04", "debateqa", "Table 4: P.D. and D.A. of answering systems, normalized rank",
-             "dq_t04_main_results.ipynb", figure=True,
-             test_parameters={"limit": 1, "max_tokens": 16, "generators": _SMOL,
-                              "backbones": _SMOL, "judges": _SMOL}),
+             "dq_t04_main_results.ipynb", figure=True),
     Artefact("dq_f03", "debateqa", "Figure 3: P.D. ranking stability across backbones",
-             "dq_f03_pd_backbone_stability.ipynb", figure=True,
-             test_parameters={"limit": 1, "max_tokens": 16, "generators": _SMOL,
-                              "backbones": f"{_SMOL},gemma3-270m"}),
+             "dq_f03_pd_backbone_stability.ipynb", figure=True),
     Artefact("dq_f04", "debateqa", "Figure 4: P.D. ranking stability across restate prompts",
-             "dq_f04_pd_restate_stability.ipynb", figure=True,
-             test_parameters={"limit": 1, "max_tokens": 16, "generators": _SMOL,
-                              "backbone": _SMOL}),
+             "dq_f04_pd_restate_stability.ipynb", figure=True),
     Artefact("dq_f05", "debateqa", "Figure 5: D.A. agreement across judges",
-             "dq_f05_da_judge_agreement.ipynb", figure=True,
-             test_parameters={"limit": 1, "max_tokens": 16, "generators": _SMOL,
-                              "judges": f"{_SMOL},gemma3-270m"}),
+             "dq_f05_da_judge_agreement.ipynb", figure=True),
     Artefact("dq_f06", "debateqa", "Figure 6: P.D. vs D.A. over systems",
-             "dq_f06_pd_vs_da.ipynb", figure=True, test_parameters=_SMALL_PAIR),
+             "dq_f06_pd_vs_da.ipynb", figure=True),
     Artefact("dq_f07", "debateqa", "Figure 7: ranking by k * Z(P.D.) + Z(D.A.)",
-             "dq_f07_combined_ranking.ipynb", figure=True, test_parameters=_SMALL_PAIR),
+             "dq_f07_combined_ranking.ipynb", figure=True),
     Artefact("dq_t05", "debateqa", "Table 5: system prompts basic / comprehensive / detailed",
-             "dq_t05_system_prompts.ipynb", figure=True,
-             test_parameters={**_SMALL_PAIR, "generators": _SMOL}),
+             "dq_t05_system_prompts.ipynb", figure=True),
     Artefact("dq_f08_f09", "debateqa", "Figures 8-9: P.D. and D.A. vs temperature and top-p",
-             "dq_f08_f09_sampling_sweeps.ipynb", figure=True,
-             test_parameters={"limit": 1, "max_tokens": 16, "generator": _SMOL,
-                              "backbone": _SMOL, "judge": _SMOL, "temperatures": "0.5,1.0",
-                              "top_ps": "0.5"}),
+             "dq_f08_f09_sampling_sweeps.ipynb", figure=True),
     Artefact("dq_f10", "debateqa", "Figure 10: metrics vs actual answer length",
-             "dq_f10_answer_length.ipynb", figure=True,
-             test_parameters={"limit": 1, "generators": _SMOL, "backbone": _SMOL,
-                              "judge": _SMOL, "lengths": "8,16"}),
+             "dq_f10_answer_length.ipynb", figure=True),
     Artefact("lk_t03", "linkage", "Table 3: single ground truth (1GT), generated references",
-             "lk_t03_single_ground_truth.ipynb", figure=True, test_parameters=_SMALL_GT),
+             "lk_t03_single_ground_truth.ipynb", figure=True),
     Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
-             "lk_t04_no_ground_truth.ipynb", figure=True, test_parameters=_SMALL_GT),
+             "lk_t04_no_ground_truth.ipynb", figure=True),
     Artefact("lk_t06", "linkage", "Table 6: reference-list length and grade composition",
-             "lk_t06_reference_composition.ipynb", figure=True,
-             test_parameters={"limit": 2, "max_candidates": 3, "datasets": "antique",
-                              "patterns": "3210,33221100", "shots": "0,1", "judge": _SMOL}),
+             "lk_t06_reference_composition.ipynb", figure=True),
     Artefact("lk_t07_t08", "linkage", "Tables 7-8: LINKAGE with n = 0, 1, 3, 5 demonstrations",
-             "lk_t07_t08_fewshot.ipynb", figure=True,
-             test_parameters={"limit": 2, "max_candidates": 3, "datasets": "antique",
-                              "shots": "0,1", "judge": _SMOL}),
+             "lk_t07_t08_fewshot.ipynb", figure=True),
     Artefact("dq_t02", "debateqa", "Table 2: metric alignment with human judgement (ANTIQUE / TREC-DL-NF grades)",
-             "dq_t02_metric_alignment.ipynb", figure=True,
-             test_parameters={"limit": 1, "max_answers": 3, "backbone": _SMOL, "judge": _SMOL}),
+             "dq_t02_metric_alignment.ipynb", figure=True),
     Artefact("dq_f02", "debateqa", "Figure 2: agreement of pseudo-annotators (disjoint parts of the grades)",
-             "dq_f02_annotator_agreement.ipynb", figure=True,
-             test_parameters={"limit": 2, "max_answers": 4}),
+             "dq_f02_annotator_agreement.ipynb", figure=True),
     Artefact("dq_t08_t09", "debateqa", "Tables 8-9: question sources before and after dedup",
-             "dq_t08_t09_question_sources.ipynb", figure=True,
-             test_parameters={"limit": 5, "sweep": "0.85"}),
+             "dq_t08_t09_question_sources.ipynb", figure=True),
     Artefact("dq_t10", "debateqa", "Table 10: trusted TLDs and the filter on the collection",
-             "dq_t10_trusted_tlds.ipynb", figure=True, test_parameters={"limit": 5}),
+             "dq_t10_trusted_tlds.ipynb", figure=True),
     Artefact("dq_f11", "debateqa", "Figure 11: question-to-chunk cosine similarity",
-             "dq_f11_chunk_similarity.ipynb", figure=True, test_parameters={"limit": 5}),
+             "dq_f11_chunk_similarity.ipynb", figure=True),
     Artefact("dq_f01", "debateqa", "Figure 1: curation pipeline funnel",
-             "dq_f01_curation_pipeline.ipynb", figure=True, test_parameters=_SMALL_CURATION),
+             "dq_f01_curation_pipeline.ipynb", figure=True),
     Artefact("dq_f12_f13", "debateqa", "Figures 12-13: documents and POVs per question",
-             "dq_f12_f13_docs_povs_per_question.ipynb", figure=True,
-             test_parameters=_SMALL_CURATION),
+             "dq_f12_f13_docs_povs_per_question.ipynb", figure=True),
     Artefact("dq_t01", "debateqa", "Table 1: one dataset entry (question, POVs, truncated explanations)",
-             "dq_t01_dataset_entry.ipynb", test_parameters={"limit": 1}),
+             "dq_t01_dataset_entry.ipynb"),
     Artefact("dq_f14", "debateqa", "Figure 14: topic distribution of the questions (BERTopic)",
              "dq_f14_topics.ipynb", figure=True),
     Artefact("dq_t06", "debateqa", "Table 6: no retrieval vs vanilla RAG vs ReAct (P.D., D.A.)",
-             "dq_t06_rag.ipynb", figure=True, test_parameters=_SMALL_PAIR),
+             "dq_t06_rag.ipynb", figure=True),
     Artefact("dq_t07", "debateqa", "Table 7: vanilla RAG on all vs trusted-TLD documents",
-             "dq_t07_rag_trusted.ipynb", figure=True, test_parameters=_SMALL_PAIR),
+             "dq_t07_rag_trusted.ipynb", figure=True),
 )
 
 

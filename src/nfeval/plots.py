@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["interval_bars"]
+__all__ = ["interval_bars", "interval_errors"]
 
 
 def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
@@ -71,3 +71,11 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     ax.axhline(0, color="grey", lw=0.5)
     if ylabel:
         ax.set_ylabel(ylabel)
+
+
+def interval_errors(centre: pd.Series, low: pd.Series, high: pd.Series) -> list[pd.Series]:
+    """``yerr``/``xerr`` for ``ax.errorbar``: the lengths below and above ``centre``.
+
+    An undefined interval (one question: NaN bounds) draws no bar.
+    """
+    return [(centre - low).fillna(0).clip(lower=0), (high - centre).fillna(0).clip(lower=0)]
