@@ -435,7 +435,7 @@ def test_label_logprobs_single_token_labels():
 
 
 def test_da_prob_mode_through_the_chat_backend():
-    from nfeval.metrics.da import da_prob_batch, da_score
+    from nfeval.debateqa.da import da_prob_batch, da_score
 
     srv = Server(default="chat_logprobs")
     m = chat_model(srv, concurrency=2)

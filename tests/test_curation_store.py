@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval.curation import documents
-from nfeval.curation.chunking import similarity_summary
-from nfeval.curation.dedup import dedup_questions, similarity_edges, stored_similarity_edges
-from nfeval.curation.pipeline import PipelineResult, distribution_table
-from nfeval.curation.topics import STEP, fit_topics, topic_spec
+from nfeval.debateqa.experiments.curation import documents
+from nfeval.debateqa.experiments.curation.chunking import similarity_summary
+from nfeval.debateqa.experiments.curation.dedup import dedup_questions, similarity_edges, stored_similarity_edges
+from nfeval.debateqa.experiments.curation.pipeline import PipelineResult, distribution_table
+from nfeval.debateqa.experiments.curation.topics import STEP, fit_topics, topic_spec
 from nfeval.store import close_store, use_store
 
 TEXTS = ["Should zoos exist?", "Are zoos ethical?", "Is coffee healthy?", "Does coffee harm?",

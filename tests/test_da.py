@@ -1,4 +1,4 @@
-"""Dispute Awareness (nfeval.metrics.da): prompt, modes, Acknowledge rule, metrics."""
+"""Dispute Awareness (nfeval.debateqa.da): prompt, modes, Acknowledge rule, metrics."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from nfeval import NfevalError
-from nfeval.metrics.da import (
+from nfeval.debateqa.da import (
     ACKNOWLEDGE_PHRASES_FILE,
     DAResult,
     acknowledge_baseline,
@@ -282,7 +282,7 @@ def _toy_frame(methods, n_questions=10, seed=0, nan_share=0.0):
     ([0, 0, 0, 0], [0.1, 0.2, 0.9, 0.3]),           # one label: AUROC NaN, F1 0
 ])
 def test_binary_statistic_equals_da_metrics(labels, scores):
-    from nfeval.debateqa_tables import DA_STATISTICS, binary_statistic
+    from nfeval.debateqa.experiments.tables import DA_STATISTICS, binary_statistic
 
     want = da_metrics(labels, scores)
     for name in DA_STATISTICS:
@@ -291,7 +291,7 @@ def test_binary_statistic_equals_da_metrics(labels, scores):
 
 
 def test_binary_statistic_rejects():
-    from nfeval.debateqa_tables import binary_statistic
+    from nfeval.debateqa.experiments.tables import binary_statistic
 
     with pytest.raises(NfevalError, match="statistic"):
         binary_statistic("precision", [1, 0], [1.0, 0.0])
@@ -303,7 +303,7 @@ def test_binary_statistic_rejects():
 def test_question_units_group_answers_by_question():
     import pandas as pd
 
-    from nfeval.debateqa_tables import question_units
+    from nfeval.debateqa.experiments.tables import question_units
 
     frame = pd.DataFrame({
         "judge": ["a", "a", "a", "b", "b"], "method": ["p"] * 5,
@@ -321,7 +321,7 @@ def test_question_units_group_answers_by_question():
 
 
 def test_da_rows_estimates_equal_da_metrics_and_are_seeded():
-    from nfeval.debateqa_tables import da_rows
+    from nfeval.debateqa.experiments.tables import da_rows
 
     frame = _toy_frame(["p", "q"], n_questions=12, nan_share=0.1)
     rows = da_rows(frame, seed=3)
@@ -344,7 +344,7 @@ def test_da_rows_estimates_equal_da_metrics_and_are_seeded():
 def test_cluster_interval_is_wider_than_answers_are_independent():
     # four identical answers per question: the cluster bootstrap resamples 10 units,
     # not 40 independent answers, so its interval is about twice as wide as Wilson's
-    from nfeval.debateqa_tables import da_rows
+    from nfeval.debateqa.experiments.tables import da_rows
     from nfeval.metrics.intervals import proportion_interval
 
     frame = _toy_frame(["p"], n_questions=10)
@@ -357,7 +357,7 @@ def test_cluster_interval_is_wider_than_answers_are_independent():
 
 
 def test_paired_difference_of_identical_scores_is_zero():
-    from nfeval.debateqa_tables import da_paired_rows
+    from nfeval.debateqa.experiments.tables import da_paired_rows
 
     frame = _toy_frame(["p"], n_questions=8)
     frame = _concat([frame, frame.assign(method="same")])
@@ -369,7 +369,7 @@ def test_paired_difference_of_identical_scores_is_zero():
 
 
 def test_paired_difference_estimate_and_answers_scored_by_both():
-    from nfeval.debateqa_tables import binary_statistic, da_paired_rows
+    from nfeval.debateqa.experiments.tables import binary_statistic, da_paired_rows
 
     frame = _toy_frame(["p", "q"], n_questions=12, nan_share=0.15, seed=1)
     rows = da_paired_rows(frame, [("q", "p")], seed=0).set_index("statistic")
@@ -388,7 +388,7 @@ def test_paired_difference_estimate_and_answers_scored_by_both():
 
 
 def test_paired_rows_label_only_the_columns_that_differ():
-    from nfeval.debateqa_tables import da_paired_rows
+    from nfeval.debateqa.experiments.tables import da_paired_rows
 
     frame = _toy_frame(["p", "r"], n_questions=5)
     frame["judge"] = "big"
@@ -399,7 +399,7 @@ def test_paired_rows_label_only_the_columns_that_differ():
 
 
 def test_one_question_gives_the_estimate_without_an_interval():
-    from nfeval.debateqa_tables import da_rows
+    from nfeval.debateqa.experiments.tables import da_rows
 
     rows = da_rows(_toy_frame(["p"], n_questions=1), statistics=["accuracy"])
     assert rows["n_questions"].tolist() == [1]
@@ -407,7 +407,7 @@ def test_one_question_gives_the_estimate_without_an_interval():
 
 
 def test_da_comparisons_judges_and_the_acknowledge_rule():
-    from nfeval.debateqa_tables import da_comparisons
+    from nfeval.debateqa.experiments.tables import da_comparisons
 
     pairs = da_comparisons(["small", "big"])
     assert pairs[:2] == [(("big", "da_prob"), ("small", "da_prob")),
@@ -420,7 +420,7 @@ def test_da_comparisons_judges_and_the_acknowledge_rule():
 
 
 def test_da_frame_rows():
-    from nfeval.debateqa_tables import da_frame
+    from nfeval.debateqa.experiments.tables import da_frame
 
     res = [DAResult("a:1", 0.7, 1, "prob", p_one=0.7), DAResult("b:1", math.nan, None,
                                                                  "generate", raw="yes")]
@@ -473,7 +473,7 @@ def test_prob_mode_matches_label_distribution(mirror, smol):
 
 def test_prob_batch_shares_prefix_and_matches_single(tiny_gpt2):
     """The shared-prefix batch gives the per-answer prob-mode values (same split tokens)."""
-    from nfeval.metrics.da import _shared_split, da_prob_batch
+    from nfeval.debateqa.da import _shared_split, da_prob_batch
 
     pairs = [("Is tea better than coffee?", "Some say yes; it is debated."),
              ("Should cities ban cars?", "No."),
@@ -494,7 +494,7 @@ def test_prob_batch_shares_prefix_and_matches_single(tiny_gpt2):
 def test_prob_batch_equals_single_on_a_real_tokenizer(mirror, smol):
     """Token-level prefix sharing gives exactly the per-prompt values (BPE merges
     across the text boundary cannot change them)."""
-    from nfeval.metrics.da import da_prob_batch
+    from nfeval.debateqa.da import da_prob_batch
 
     pairs = _short_answers(3)
     batch = da_prob_batch(smol, pairs)

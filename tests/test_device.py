@@ -120,7 +120,7 @@ def test_bertscore_and_cls_encoder_use_the_asked_device(fake_gpu, monkeypatch):
 def test_sentence_embedder_uses_the_asked_device(fake_gpu, monkeypatch):
     import sentence_transformers
 
-    from nfeval.curation import documents
+    from nfeval.debateqa.experiments.curation import documents
 
     rec = Recorder()
 
@@ -142,7 +142,7 @@ def test_bertopic_embeds_through_the_same_encoder():
     """BERTopic gets its embedding model from documents._encoder (so the device above)."""
     import inspect
 
-    from nfeval.curation import topics
+    from nfeval.debateqa.experiments.curation import topics
 
     assert "_encoder(" in inspect.getsource(topics)
 

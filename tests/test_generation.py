@@ -1,4 +1,4 @@
-"""Answer collection (nfeval.generation), the project's prompts, answer systems."""
+"""Answer collection (nfeval.debateqa.generation), the project's prompts, answer systems."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval.generation import (
+from nfeval.debateqa.generation import (
     answer_prompt,
     clean_answer,
     generate_answers,
@@ -23,7 +23,7 @@ from nfeval.prompts import (
     system_prompts,
 )
 from nfeval.runcache import RunCache
-from nfeval.systems import (kendall_matrix, load_questions, normalized_rank, pd_validity_rows,
+from nfeval.debateqa.systems import (kendall_matrix, load_questions, normalized_rank, pd_validity_rows,
                             system_ranks, znorm_ranking)
 
 

@@ -1,6 +1,6 @@
 """Ctrl-C during scoring: a real SIGINT to a real `nfeval` process exits with 130.
 
-Before, ``nfeval.scoring`` turned the KeyboardInterrupt into an ordinary
+Before, ``nfeval.debateqa.scoring`` turned the KeyboardInterrupt into an ordinary
 error, so the command exited with 2. Each test starts the command in a
 subprocess through a small driver that slows the scoring kernel down (and,
 for `linkage`, uses the fake judge of ``test_linkage_file``), waits until the
@@ -54,7 +54,7 @@ cli._load = lambda name, args, backend=None: FakeJudge()
 """
 
 PATCH_PD = """
-import nfeval.metrics.pd as P
+import nfeval.debateqa.pd as P
 from nfeval.models.base import ModelInfo
 class Tiny:
     info = ModelInfo(name="tiny", backend="test", source="test", dtype="float32")

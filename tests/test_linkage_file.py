@@ -322,7 +322,7 @@ def test_generated_reference_lists_are_made_once(mirror, cache, tmp_path):
 
 
 def test_interrupted_run_resumes_without_recomputing(mirror, cache, answers, monkeypatch):
-    from nfeval.scoring import Interrupted
+    from nfeval.debateqa.scoring import Interrupted
 
     real = J.judge_candidates
     calls = []

@@ -14,7 +14,7 @@ from nfeval.linkage.evaluation import JudgeSample, judge_sample
 from nfeval.linkage.generated import GeneratedReferences
 from nfeval.linkage.judges import JudgeConfig, Judgment, QuestionScores
 from nfeval.linkage.references import ReferenceSplit, sample_references
-from nfeval.linkage.settings import (
+from nfeval.linkage.experiments.settings import (
     ITEM_COLUMNS,
     judge_setting,
     references_among,

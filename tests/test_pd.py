@@ -16,7 +16,7 @@ import torch
 from conftest import TINY_TEXTS, release_formula
 
 from nfeval import NfevalError
-from nfeval.metrics.pd import pd_context, pd_score, pd_scores
+from nfeval.debateqa.pd import pd_context, pd_score, pd_scores
 
 TEXTS = TINY_TEXTS
 

@@ -1,4 +1,4 @@
-"""RAG retrieval, the ReAct loop and its parser, prompt assembly (nfeval.rag).
+"""RAG retrieval, the ReAct loop and its parser, prompt assembly (nfeval.debateqa.experiments.rag).
 
 Model-free: a bag-of-words "embedder" over a fixed vocabulary stands in for
 MiniLM, and a fake language model returns canned text, so every expected
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from nfeval import NfevalError
-from nfeval.curation.documents import Document
+from nfeval.debateqa.experiments.curation.documents import Document
 from nfeval.data import DebateItem, PartialAnswer
 from nfeval.models.base import Generation, ModelInfo
-from nfeval.rag import (
+from nfeval.debateqa.experiments.rag import (
     NO_DOCUMENTS,
     Chunk,
     ChunkIndex,
@@ -404,7 +404,7 @@ def test_custom_embed_without_a_store_name_is_not_stored(tmp_path):
 def test_rag_table_rows_and_intervals():
     import pandas as pd
 
-    from nfeval.rag import rag_table
+    from nfeval.debateqa.experiments.rag import rag_table
 
     rows, scores = [], []
     for strategy, chunks, trusted, pd_base in (("none", 0, 0, 100.0), ("vanilla", 4, 3, 90.0),

@@ -11,7 +11,7 @@ from conftest import TINY_TEXTS, release_formula
 
 from nfeval import NfevalError
 from nfeval.cli import main
-from nfeval.scoring import Interrupted, NothingScored, prepare_inputs, score_pd
+from nfeval.debateqa.scoring import Interrupted, NothingScored, prepare_inputs, score_pd
 
 QUESTIONS = [
     {"id": 1, "question": "Should animal research continue?",
@@ -96,7 +96,7 @@ def test_no_valid_line_is_an_error(files, tiny_gpt2_dir):
 
 
 def test_interrupted_run_resumes_without_recomputing(files, tiny_gpt2, monkeypatch):
-    import nfeval.metrics.pd as pdmod
+    import nfeval.debateqa.pd as pdmod
 
     q, a = files
     inputs = prepare_inputs(a, str(q))
@@ -131,7 +131,7 @@ def test_changed_answer_text_is_rescored(files, tiny_gpt2):
 
 def test_answers_input_lists_what_it_cannot_score():
     from nfeval.data import load_debateqa
-    from nfeval.scoring import answers_input, question_file
+    from nfeval.debateqa.scoring import answers_input, question_file
 
     path = question_file("sample")
     items = {it.id: it for it in load_debateqa(path)}

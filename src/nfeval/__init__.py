@@ -5,13 +5,29 @@ Reproduces two methods and makes them usable on your own answers:
 * DebateQA (EACL 2026): Perspective Diversity (P.D.) and Dispute Awareness (D.A.).
 * LINKAGE (EMNLP 2024): listwise ranking of a candidate among graded references.
 
-The package is thin on purpose: ``nfeval.data`` finds and loads the public
-release files, ``nfeval.models`` gives every metric one language-model
-interface, ``nfeval.metrics`` holds the kernels, ``nfeval.results`` writes the
-tables with their signatures.
+Layout (arrows point one way: experiments use kernels, kernels use models,
+models use nothing of the metrics):
+
+* shared infrastructure: ``nfeval.models`` (one language-model interface over
+  transformers, llama.cpp and OpenAI-compatible servers), ``nfeval.data``
+  (the public release files: mirror, cache, checksums), ``nfeval.results``
+  (tables with intervals and signatures), ``nfeval.store`` (committed per-item
+  outputs), ``nfeval.cli`` (the ``nfeval`` command);
+* ``nfeval.metrics``: generic kernels (correlation protocol, intervals, Elo);
+* ``nfeval.debateqa``: P.D., D.A., answer files and answering systems, with
+  the paper's experiments in ``nfeval.debateqa.experiments``;
+* ``nfeval.linkage``: reference lists, lexical baselines, LLM judges,
+  refppl, ``nfeval linkage`` on one's own files, with the paper's experiments
+  in ``nfeval.linkage.experiments``.
+
+Modules that moved keep their old import path for one release (``nfeval._moved``).
 """
 
 __version__ = "0.1.0"
+
+from nfeval import _moved
+
+_moved.install()
 
 
 class NfevalError(Exception):

@@ -303,7 +303,7 @@ def _bench_pd(model, args, dtype, csv_path) -> None:
 def _pd_workload(model, args, dtype, csv_path, answers, items, workload) -> None:
     import math
 
-    from nfeval.metrics.pd import pd_context, pd_scores
+    from nfeval.debateqa.pd import pd_context, pd_scores
 
     reqs = [(pd_context(model, a), items[k]) for k, a in answers.items()]
     enc = [(model.encode_context(c), [model.encode_continuation(x) for x in conts])
@@ -640,7 +640,7 @@ def _bench_peer(model, args, csv_path) -> None:
     import lm_eval
 
     from nfeval.data import load_answers, load_debateqa
-    from nfeval.metrics.pd import pd_context
+    from nfeval.debateqa.pd import pd_context
     from nfeval.models import registry
     from nfeval.paths import ROOT
 

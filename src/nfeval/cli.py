@@ -141,7 +141,7 @@ def _default_out(name, metric: str) -> str:
 def _report(args: argparse.Namespace, inputs, table, column: str, label: str,
             signature) -> int:
     from nfeval.metrics.intervals import mean_interval
-    from nfeval.scoring import NothingScored, mean_score
+    from nfeval.debateqa.scoring import NothingScored, mean_score
 
     for line in inputs.skipped:
         print(f"nfeval: skipped {line}", file=sys.stderr)
@@ -162,7 +162,7 @@ def _report(args: argparse.Namespace, inputs, table, column: str, label: str,
 
 
 def _pd(args: argparse.Namespace) -> int:
-    from nfeval.scoring import pd_signature, prepare_inputs, score_pd
+    from nfeval.debateqa.scoring import pd_signature, prepare_inputs, score_pd
 
     inputs = prepare_inputs(args.answers, args.split, limit=args.limit)
     model = _load(args.model, args)
@@ -174,7 +174,7 @@ def _pd(args: argparse.Namespace) -> int:
 
 
 def _da(args: argparse.Namespace) -> int:
-    from nfeval.scoring import da_signature, prepare_inputs, score_da
+    from nfeval.debateqa.scoring import da_signature, prepare_inputs, score_da
 
     inputs = prepare_inputs(args.answers, args.split, limit=args.limit)
     judge = _load(args.judge, args)
@@ -196,7 +196,7 @@ def _unparsed(value: str) -> str | float:
 
 def _linkage(args: argparse.Namespace) -> int:
     from nfeval.linkage import score_file as SF
-    from nfeval.scoring import NothingScored
+    from nfeval.debateqa.scoring import NothingScored
 
     method = args.method
     kind = SF.method_kind(method)
@@ -552,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             configure(device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens)
         return args.func(args)
     except KeyboardInterrupt as err:
-        # nfeval.scoring.Interrupted says what is cached; a bare Ctrl-C (loading,
+        # nfeval.debateqa.scoring.Interrupted says what is cached; a bare Ctrl-C (loading,
         # reading) has no message.
         print(f"nfeval: {err}" if str(err) else
               "nfeval: interrupted; finished items are cached: run the same command again "

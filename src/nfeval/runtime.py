@@ -5,7 +5,7 @@ A profile (:func:`nfeval.profiles.get_profile`) or a command's ``--device``
 load then uses them unless it is given its own: the transformers backend
 (:class:`nfeval.models.hf.HFModel`), BERTScore and the [CLS] encoder
 (:mod:`nfeval.linkage.lexical`), the sentence embedders of retrieval, dedup
-and BERTopic (:mod:`nfeval.curation`). The environment variables
+and BERTopic (:mod:`nfeval.debateqa.experiments.curation`). The environment variables
 ``NFEVAL_DEVICE``, ``NFEVAL_DTYPE`` and ``NFEVAL_BATCH_TOKENS`` override the
 profile (and are what ``make PROFILE=paper`` on a GPU machine relies on).
 

@@ -57,7 +57,7 @@ Reference lists (``references``, :data:`REFERENCE_SOURCES`):
 Generated lists are cached (:func:`~nfeval.linkage.generated.generate_reference_lists`),
 and so is every scored question (:class:`nfeval.runcache.RunCache`, keyed by
 the model, the method's settings, the prompts and the question's own
-inputs): a run stopped by Ctrl-C (:class:`nfeval.scoring.Interrupted`)
+inputs): a run stopped by Ctrl-C (:class:`nfeval.debateqa.scoring.Interrupted`)
 resumes where it stopped when the same command is run again.
 
 Usage::
@@ -399,7 +399,7 @@ def generate_missing(lf: LinkageFile, need: dict[str, str], golden_model, degrad
                 seed=seed, attempts=attempts, golden_tokens=golden_tokens,
                 degraded_tokens=degraded_tokens, use_cache=use_cache, progress=progress)
         except KeyboardInterrupt:
-            from nfeval.scoring import Interrupted
+            from nfeval.debateqa.scoring import Interrupted
 
             raise Interrupted("interrupted while writing reference lists; the finished ones "
                               "are cached" + (": rerun the same command to resume"
@@ -588,14 +588,14 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
     """Per-candidate rows of every split, and the prompt checksum of the method.
 
     Each finished question is cached (``use_cache``); on Ctrl-C an
-    :class:`nfeval.scoring.Interrupted` says how many questions are done.
+    :class:`nfeval.debateqa.scoring.Interrupted` says how many questions are done.
     ``questions`` maps qid to the question text; ``max_tokens`` bounds a
     sampled reply (judge methods, ``sample`` mode; the paper's 512 by default).
     """
     from tqdm.auto import tqdm
 
     from nfeval.runcache import RunCache
-    from nfeval.scoring import Interrupted
+    from nfeval.debateqa.scoring import Interrupted
 
     kind = method_kind(method)
     if kind != "lexical" and model is None:

@@ -1,4 +1,8 @@
-"""Metric kernels: correlation protocol, Elo, and the papers' metrics."""
+"""Generic metric kernels: the correlation protocol, intervals, Elo.
+
+The papers' own metrics live with their paper: :mod:`nfeval.debateqa` (P.D., D.A.)
+and :mod:`nfeval.linkage` (judges, references, lexical baselines, refppl).
+"""
 
 from nfeval.metrics.correlation import (
     COEFFICIENTS,

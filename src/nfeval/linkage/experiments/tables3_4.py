@@ -8,7 +8,7 @@ row differs from Table 2's on the same items only by the references:
 
 * ``generated`` rows -- the method judged against the LLM-written list
   (:mod:`nfeval.linkage.generated`): golden answer (grade 3) from the one
-  ground truth (1GT, :func:`nfeval.linkage.settings.single_ground_truth`,
+  ground truth (1GT, :func:`nfeval.linkage.experiments.settings.single_ground_truth`,
   a highest-grade answer that is not a candidate) or from the question
   alone (0GT), then three degraded answers (grades 2, 1, 0);
 * ``none`` -- Pointwise without references, lk_t02's own judgments (the
@@ -33,7 +33,7 @@ import pandas as pd
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.linkage.generated import GeneratedReferences, generated_split
 from nfeval.linkage.references import ReferenceSplit
-from nfeval.linkage.settings import single_ground_truth
+from nfeval.linkage.experiments.settings import single_ground_truth
 
 __all__ = [
     "GENERATED_ROWS",

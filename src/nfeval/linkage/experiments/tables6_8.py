@@ -10,7 +10,7 @@ answers are the same for each setting"):
   TREC-DL-NF) keeps lk_t02's reference list, so its 0- and 3-shot rows are
   lk_t02's LINKAGE judgments (read from lk_t02's item store);
 * every other pattern draws its list from the question's non-candidate
-  answers (:func:`nfeval.linkage.settings.references_among`; short grades
+  answers (:func:`nfeval.linkage.experiments.settings.references_among`; short grades
   keep what there is, as lk_t02's lists do). Conditional on the candidates
   both lists are drawn alike, so a difference between two patterns is the
   composition's, not the candidates'.
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from nfeval.data.loaders import GradedQuestion
 from nfeval.linkage.references import DEFAULT_PATTERN, ReferenceSplit, sample_all
-from nfeval.linkage.settings import references_among
+from nfeval.linkage.experiments.settings import references_among
 
 __all__ = ["PATTERNS", "composition_pairs", "demonstration_pool", "pattern_splits", "shot_pairs"]
 
@@ -42,7 +42,7 @@ def pattern_splits(questions: Sequence[GradedQuestion], judged: Sequence[Referen
 
     The dataset's own pattern (:data:`~nfeval.linkage.references.DEFAULT_PATTERN`)
     keeps ``judged`` as they are (lk_t02's lists); the others are drawn with
-    :func:`~nfeval.linkage.settings.references_among`.
+    :func:`~nfeval.linkage.experiments.settings.references_among`.
     """
     by_qid = {q.qid: q for q in questions}
     out = {}

@@ -12,7 +12,7 @@ candidates:
   judgments are read from lk_t02's item store;
 * every further draw (``seed`` 1, 2, ...) keeps the questions and the
   candidates and draws a new list from the non-candidate answers
-  (:func:`nfeval.linkage.settings.references_among`); its seed also draws
+  (:func:`nfeval.linkage.experiments.settings.references_among`); its seed also draws
   the pairwise positions, the demonstrations (from that seed's lists of the
   other questions, :func:`draw_splits`) and, in ``sample`` mode, the sampling.
 
@@ -38,7 +38,7 @@ import pandas as pd
 from nfeval.data.loaders import GradedQuestion
 from nfeval.linkage.evaluation import JudgeSample
 from nfeval.linkage.references import DEFAULT_PATTERN, ReferenceSplit, sample_all
-from nfeval.linkage.settings import references_among
+from nfeval.linkage.experiments.settings import references_among
 from nfeval.metrics.correlation import per_question
 from nfeval.metrics.intervals import mean_interval
 

@@ -17,15 +17,15 @@ The paper tests two RAG strategies (its Table 6) and a trusted-source variant
 
 Here, offline, the web is replaced by the project's own small document
 collection (``data/debateqa_docs/documents.jsonl``, see
-:mod:`nfeval.curation.documents`), searched in two stages that mirror the
+:mod:`nfeval.debateqa.experiments.curation.documents`), searched in two stages that mirror the
 paper's: a BM25 search over whole documents stands in for the search engine
 (its top ``k_docs`` documents play the top 10 URLs), then those documents'
-~2,000-character chunks (:func:`nfeval.curation.chunking.chunk_chars`, which
+~2,000-character chunks (:func:`nfeval.debateqa.experiments.curation.chunking.chunk_chars`, which
 splits at paragraph, sentence and word boundaries as the recursive splitter
 does) are ranked by cosine similarity of the profile's embedder (the
 embedded MiniLM, not gte-Qwen2; MiniLM reads only the first 256 word pieces
 of a chunk). ``trusted_only`` drops documents whose URL fails
-:func:`nfeval.curation.tld.is_trusted` before the search, as the paper keeps
+:func:`nfeval.debateqa.experiments.curation.tld.is_trusted` before the search, as the paper keeps
 only trusted pages from the search results.
 
 Table 16's text is not in our copy of the paper: the answer prompt
@@ -38,7 +38,7 @@ takes a default action (search with the question itself if nothing was
 gathered yet, else stop). Every such step is counted (:class:`ReactResult`),
 so the notebooks can say how often it happened.
 
-Answers are generated through :func:`nfeval.generation.generate_answers`
+Answers are generated through :func:`nfeval.debateqa.generation.generate_answers`
 (cached per model, prompt and decoding; the no-retrieval answers are those of
 dq_t04), ReAct's intermediate steps through :class:`StepGenerator` (cached
 the same way), so reruns regenerate nothing. While a notebook's item store is
@@ -48,7 +48,7 @@ written from, and so its prompt, do not depend on the float rounding of the
 embedder on another CPU.
 
 :func:`rag_table` assembles Tables 6-7 with their 95% intervals over
-questions (:mod:`nfeval.system_intervals`).
+questions (:mod:`nfeval.debateqa.system_intervals`).
 """
 
 from __future__ import annotations
@@ -101,10 +101,10 @@ class Retrieved:
 
 
 def chunk_documents(documents: Sequence, max_chars: int = CHUNK_CHARS) -> list[Chunk]:
-    """Split every document (``nfeval.curation.documents.Document``) into chunks,
+    """Split every document (``nfeval.debateqa.experiments.curation.documents.Document``) into chunks,
     marking each as trusted or not by its document's URL (Table 10's TLDs)."""
-    from nfeval.curation.chunking import chunk_chars
-    from nfeval.curation.tld import is_trusted
+    from nfeval.debateqa.experiments.curation.chunking import chunk_chars
+    from nfeval.debateqa.experiments.curation.tld import is_trusted
 
     seen: set[str] = set()
     out: list[Chunk] = []
@@ -123,7 +123,7 @@ class ChunkIndex:
     """Two-stage retrieval over a document collection (see the module docstring).
 
     ``embed`` maps texts to L2-normalised rows (default: the profile's embedder
-    through :func:`nfeval.curation.documents.embed_texts`); tests pass a fake.
+    through :func:`nfeval.debateqa.experiments.curation.documents.embed_texts`); tests pass a fake.
     ``k_docs=0`` skips the document stage and ranks every chunk. Chunk
     embeddings are computed on first use and kept, so a query embeds only the
     chunks it has not met before.
@@ -158,7 +158,7 @@ class ChunkIndex:
             ensure_ascii=False))
 
     def _default_embed(self, texts: Sequence[str]) -> np.ndarray:
-        from nfeval.curation.documents import embed_texts
+        from nfeval.debateqa.experiments.curation.documents import embed_texts
 
         return embed_texts(texts, model=self.embedder)
 
@@ -171,14 +171,14 @@ class ChunkIndex:
 
     def candidate_documents(self, query: str, *, trusted_only: bool = False) -> list[int]:
         """Indices into ``documents`` that the search stage returns, best first."""
-        from nfeval.curation.tld import is_trusted
+        from nfeval.debateqa.experiments.curation.tld import is_trusted
 
         allowed = [i for i, d in enumerate(self.documents)
                    if not trusted_only or is_trusted(d.url)]
         if not self.k_docs:
             return allowed
         if self._bm25 is None:
-            from nfeval.curation.documents import BM25Index
+            from nfeval.debateqa.experiments.curation.documents import BM25Index
 
             self._bm25 = BM25Index([d.text for d in self.documents])
         ok = set(allowed)
@@ -420,7 +420,7 @@ class StepGenerator:
         }) if use_cache else None
 
     def __call__(self, item_id, prompt: str) -> str:
-        from nfeval.generation import question_seed
+        from nfeval.debateqa.generation import question_seed
 
         hit = self.cache.get(item_id, prompt) if self.cache is not None else None
         if hit is None:
@@ -436,7 +436,7 @@ class StepGenerator:
 def react_step_prompt(model, question: str, scratchpad: str, *, system: str | None = None) -> str:
     """The prompt of one ReAct step: the model's answer prompt for the ReAct
     instructions, then the trace so far, ending at ``Thought:``."""
-    from nfeval.generation import answer_prompt
+    from nfeval.debateqa.generation import answer_prompt
 
     base = answer_prompt(model, react_user_prompt(question), system=system)
     sep = "\n" if getattr(model, "template", "model") == "none" else ""
@@ -495,7 +495,7 @@ def rag_answers(model, items: Sequence, index: ChunkIndex | None, strategy: str,
                 step_tokens: int = REACT_STEP_TOKENS, progress: bool = True) -> pd.DataFrame:
     """Answers of ``model`` under a strategy ("none", "vanilla" or "react").
 
-    "none" is exactly :func:`nfeval.generation.generate_answers` on the
+    "none" is exactly :func:`nfeval.debateqa.generation.generate_answers` on the
     question (dq_t04's answers, cached); the others answer the filled
     ``rag_answer`` prompt as the user turn, with the same system prompt and
     decoding. One row per question: ``id, strategy, trusted_only, answer,
@@ -505,7 +505,7 @@ def rag_answers(model, items: Sequence, index: ChunkIndex | None, strategy: str,
     again for the action, the action taken, its query, whether it was the
     default action, and the new chunk ids).
     """
-    from nfeval.generation import generate_answers
+    from nfeval.debateqa.generation import generate_answers
     from nfeval.prompts import system_prompts
 
     system = system_prompts()["basic"] if system is None else system
@@ -550,12 +550,12 @@ def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
 
     ``answers``: :func:`rag_answers` rows with a ``generator`` column and the
     ``arm`` column (``strategy`` in dq_t06, ``documents`` in dq_t07);
-    ``scores``: :func:`nfeval.systems.score_systems` rows with the same two
+    ``scores``: :func:`nfeval.debateqa.systems.score_systems` rows with the same two
     columns added. Rows, by ``quantity``:
 
     * ``mean`` -- P.D. and D.A. per evaluator, ``length_words`` and
       ``chunks_per_answer``: the mean over questions, percentile bootstrap over
-      questions (:func:`nfeval.system_intervals.mean_rows`);
+      questions (:func:`nfeval.debateqa.system_intervals.mean_rows`);
     * ``difference`` -- for each ``(a, b)`` in ``pairs``, arm ``a`` minus arm
       ``b`` for the same generator, metric and questions, paired bootstrap
       (``arm`` holds ``"a - b"``);
@@ -570,8 +570,8 @@ def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
     ci_high, n_questions``, sorted by generator, metric, quantity and ``order``
     (the arms' order).
     """
-    from nfeval.system_intervals import difference_rows, mean_rows, ratio_rows
-    from nfeval.systems import word_count
+    from nfeval.debateqa.system_intervals import difference_rows, mean_rows, ratio_rows
+    from nfeval.debateqa.systems import word_count
 
     keys = ["generator", arm, "id"]
     per_answer = answers.assign(length_words=answers["answer"].map(word_count),

@@ -30,7 +30,7 @@ LINKAGE release, :func:`nfeval.data.load_linkage`).
   Direct-Score, G-Eval and Num-of-POVs (:func:`score_judge`) from the
   project's prompts ``prompts/dq_direct_score.txt``, ``dq_geval.txt``,
   ``dq_num_povs.txt`` (the paper's Table 12 text is not in our copy). The
-  Acknowledge rule of :mod:`nfeval.metrics.da` stands in for "DELPHI's
+  Acknowledge rule of :mod:`nfeval.debateqa.da` stands in for "DELPHI's
   metric" (:func:`score_acknowledge`).
 * **Alignment** (:func:`alignment_rows`): per question, Spearman and Kendall
   between the Elo ratings and the metric's scores (lower P.D. is better, so
@@ -452,7 +452,7 @@ def score_pd(model, questions: Sequence[AlignmentQuestion], *, max_references: i
     """
     from tqdm.auto import tqdm
 
-    from nfeval.metrics.pd import DEFAULT_RESTATE, pd_score
+    from nfeval.debateqa.pd import DEFAULT_RESTATE, pd_score
     from nfeval.runcache import RunCache
 
     restate = DEFAULT_RESTATE if restate is None else restate
@@ -672,12 +672,12 @@ def score_judge(judge, questions: Sequence[AlignmentQuestion], metric: str | Jud
 
 
 def score_acknowledge(questions: Sequence[AlignmentQuestion]) -> pd.DataFrame:
-    """The Acknowledge phrase rule (:func:`nfeval.metrics.da.acknowledge_baseline`), 1/0.
+    """The Acknowledge phrase rule (:func:`nfeval.debateqa.da.acknowledge_baseline`), 1/0.
 
     The project's stand-in for "DELPHI's metric" of Table 2 (a phrase rule,
     not DELPHI's code); model-free.
     """
-    from nfeval.metrics.da import acknowledge_baseline
+    from nfeval.debateqa.da import acknowledge_baseline
 
     rows = [{"dataset": q.dataset, "qid": q.qid, "doc_id": a.doc_id, "grade": a.grade,
              "metric": "acknowledge", "score": acknowledge_baseline(a.text).score}

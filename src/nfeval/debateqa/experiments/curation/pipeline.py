@@ -3,11 +3,11 @@
 One function per stage, each taking the previous stage's output:
 
 1. :func:`source_questions` -- questions from named sources (Section 3.1,
-   :mod:`nfeval.curation.sources`);
+   :mod:`nfeval.debateqa.experiments.curation.sources`);
 2. :func:`dedup_stage` -- similarity graph and greedy vertex cover (A.1,
-   :mod:`nfeval.curation.dedup`);
+   :mod:`nfeval.debateqa.experiments.curation.dedup`);
 3. :func:`search_documents` -- document search over the local collection
-   (:mod:`nfeval.curation.documents`). The paper turned each question into
+   (:mod:`nfeval.debateqa.experiments.curation.documents`). The paper turned each question into
    search queries with GPT-4, searched Google, and reranked with
    Bge-Reranker-v2-Gemma (A.2). Offline, ``method="linked"`` (the default)
    takes the pages the collection holds for the question (its "search
@@ -16,12 +16,12 @@ One function per stage, each taking the previous stage's output:
    compete, and keep hits scoring at least ``min_relative_score`` times the
    question's best hit;
 4. :func:`filter_trusted` -- keep URLs under the trusted TLDs of Table 10
-   (:mod:`nfeval.curation.tld`);
+   (:mod:`nfeval.debateqa.experiments.curation.tld`);
 5. :func:`select_documents` -- "We discard questions that have fewer than
    three documents ... each supported by 3-5 of the most relevant
    documents" (Section 3.2): at least ``min_docs``, the best ``max_docs``;
 6. :func:`extract_stage` -- POV extraction with an LLM (p_POV,
-   :mod:`nfeval.curation.povs`), on the first ``limit`` questions kept;
+   :mod:`nfeval.debateqa.experiments.curation.povs`), on the first ``limit`` questions kept;
 7. :func:`min_povs_stage` -- drop questions with fewer than three POVs (A.2);
 8. :func:`explanation_stage` -- one explanation per POV (p_Explan) from that
    POV's documents; the items come out in the DebateQA release format
@@ -44,14 +44,14 @@ import numpy as np
 import pandas as pd
 
 from nfeval import NfevalError
-from nfeval.curation.documents import (
+from nfeval.debateqa.experiments.curation.documents import (
     DOCS_FILE,
     BM25Index,
     DenseIndex,
     Document,
     load_documents,
 )
-from nfeval.curation.povs import (
+from nfeval.debateqa.experiments.curation.povs import (
     MIN_POVS,
     Pov,
     PovExtraction,
@@ -61,8 +61,8 @@ from nfeval.curation.povs import (
     extraction_cache,
     filter_min_povs,
 )
-from nfeval.curation.sources import SourcedQuestion, load_sources
-from nfeval.curation.tld import TRUSTED_TLDS, is_trusted
+from nfeval.debateqa.experiments.curation.sources import SourcedQuestion, load_sources
+from nfeval.debateqa.experiments.curation.tld import TRUSTED_TLDS, is_trusted
 from nfeval.prompts import prompt_text
 
 __all__ = [
@@ -117,7 +117,7 @@ def dedup_stage(questions: Sequence[SourcedQuestion], *, threshold: float | None
 
     ``embeddings`` (one L2-normalised row per question) skips the encoder.
     """
-    from nfeval.curation.dedup import DEFAULT_THRESHOLD, dedup_questions
+    from nfeval.debateqa.experiments.curation.dedup import DEFAULT_THRESHOLD, dedup_questions
 
     res = dedup_questions(questions, threshold=DEFAULT_THRESHOLD if threshold is None
                           else threshold, seed=seed, model=model, embeddings=embeddings)

@@ -199,7 +199,7 @@ def dedup_questions(questions: Sequence[Sequence[str]], *, threshold: float = DE
         raise NfevalError(f"question ids occur twice: {sorted(dup)[:5]}")
     texts = [t for _, _, t in triples]
     if embeddings is None:
-        from nfeval.curation.documents import embed_texts
+        from nfeval.debateqa.experiments.curation.documents import embed_texts
 
         embeddings = (embed_texts(texts, model, stored=True) if texts
                       else np.zeros((0, 1), np.float32))

@@ -14,7 +14,7 @@ keyed by the questions and every setting that decides the topics (embedder,
 UMAP and HDBSCAN settings, vectorizer, seed): a rerun with an item store
 reads the committed assignments instead of refitting, and refits only when
 one of them changes. The embeddings go through the store too
-(:func:`nfeval.curation.documents.embed_texts` with ``stored=True``).
+(:func:`nfeval.debateqa.experiments.curation.documents.embed_texts` with ``stored=True``).
 Library versions are recorded with the result, not in the key.
 """
 
@@ -57,7 +57,7 @@ def topic_spec(texts: Sequence[str], *, embedder: str = "minilm-l6", n_neighbors
     ``n_neighbors`` is capped at ``len(texts) - 1`` (UMAP needs fewer neighbours
     than points), and the cap is what the key records.
     """
-    from nfeval.curation.documents import embedder_key
+    from nfeval.debateqa.experiments.curation.documents import embedder_key
 
     texts = [str(t) for t in texts]
     if len(texts) < 2 * min_cluster_size:
@@ -83,7 +83,7 @@ def _fit_bertopic(spec: dict[str, Any], embedder: str) -> dict[str, Any]:
     from sklearn.feature_extraction.text import CountVectorizer
     from umap import UMAP
 
-    from nfeval.curation.documents import _encoder, embed_texts
+    from nfeval.debateqa.experiments.curation.documents import _encoder, embed_texts
 
     texts = spec["questions"]
     embeddings = embed_texts(texts, embedder, stored=True)

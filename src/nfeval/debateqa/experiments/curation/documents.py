@@ -240,7 +240,7 @@ def embed_texts(texts: Sequence[str], model: str = "minilm-l6", batch_size: int 
     """L2-normalised float32 embeddings, one row per text (model cached per process).
 
     MiniLM reads at most 256 word pieces: longer texts are truncated (see
-    :func:`nfeval.curation.chunking.embed_long_texts` for a windowed mean).
+    :func:`nfeval.debateqa.experiments.curation.chunking.embed_long_texts` for a windowed mean).
 
     ``stored=True``: the call's embeddings are read from / written to the active
     item store (step ``embed-batch.<embedder_key>``, exact float32), keyed by the
@@ -320,7 +320,7 @@ def embedder_info(model: str = "minilm-l6") -> dict:
 
 def trusted_documents(docs: Sequence[Document], tlds: Sequence[str] | None = None) -> list[Document]:
     """The documents whose URL lies under a trusted TLD (Table 10; see :mod:`.tld`)."""
-    from nfeval.curation.tld import TRUSTED_TLDS, is_trusted
+    from nfeval.debateqa.experiments.curation.tld import TRUSTED_TLDS, is_trusted
 
     tlds = TRUSTED_TLDS if tlds is None else tlds
     return [d for d in docs if is_trusted(d.url, tlds)]
@@ -333,7 +333,7 @@ def suffix_counts(docs: Sequence[Document], tlds: Sequence[str] | None = None):
     """
     import pandas as pd
 
-    from nfeval.curation.tld import TRUSTED_TLDS, is_trusted, url_suffix
+    from nfeval.debateqa.experiments.curation.tld import TRUSTED_TLDS, is_trusted, url_suffix
 
     tlds = TRUSTED_TLDS if tlds is None else tlds
     rows = [{"suffix": url_suffix(d.url) or "(bad url)", "trusted": is_trusted(d.url, tlds)}
@@ -355,7 +355,7 @@ def documents_per_question(docs: Sequence[Document], question_ids: Sequence[int]
     of the most relevant documents". Documents are linked by their ``question_id``."""
     import pandas as pd
 
-    from nfeval.curation.tld import TRUSTED_TLDS, is_trusted
+    from nfeval.debateqa.experiments.curation.tld import TRUSTED_TLDS, is_trusted
 
     tlds = TRUSTED_TLDS if tlds is None else tlds
     if min_docs < 0 or max_docs < max(min_docs, 1):

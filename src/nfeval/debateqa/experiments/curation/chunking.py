@@ -141,9 +141,9 @@ def embed_long_texts(texts: Sequence[str], tokenizer, model: str = "minilm-l6",
     (:func:`chunk_tokens`) and averages, a stand-in for the long-context
     gte-Qwen2-1.5B of Appendix A.2 (our choice, not the paper's). ``stored``: the
     windows' embeddings go through the active item store
-    (:func:`nfeval.curation.documents.embed_texts`).
+    (:func:`nfeval.debateqa.experiments.curation.documents.embed_texts`).
     """
-    from nfeval.curation.documents import embed_texts
+    from nfeval.debateqa.experiments.curation.documents import embed_texts
 
     windows: list[str] = []
     owner: list[int] = []
@@ -169,7 +169,7 @@ def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequenc
     Appendix A.2 / Figure 11: "We segment each document into 1000-token chunks
     and average the cosine similarities for each question and corresponding
     trunks, computed by gte-Qwen2-1.5B-instruct". ``docs`` maps a question id
-    to its :class:`~nfeval.curation.documents.Document` list. ``modes``: how a
+    to its :class:`~nfeval.debateqa.experiments.curation.documents.Document` list. ``modes``: how a
     chunk longer than the embedder's window is embedded: ``"truncate"`` (the
     model reads its first tokens, MiniLM 256) or ``"window-mean"``
     (:func:`embed_long_texts`). One row per (mode, question, document, chunk),
@@ -179,7 +179,7 @@ def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequenc
     """
     import pandas as pd
 
-    from nfeval.curation.documents import embed_texts
+    from nfeval.debateqa.experiments.curation.documents import embed_texts
 
     bad = [m for m in modes if m not in EMBEDDING_MODES]
     if bad:

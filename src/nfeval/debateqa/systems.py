@@ -1,9 +1,9 @@
 """Answer "systems" and their P.D./D.A. scores, shared by the DebateQA notebooks.
 
 A system is a named set of answers ``{question id: answer}``: a model's
-generations (:mod:`nfeval.generation`) or one of the sample's written answer
+generations (:mod:`nfeval.debateqa.generation`) or one of the sample's written answer
 sets. :func:`score_systems` scores every answer with P.D. and/or D.A.
-through :mod:`nfeval.scoring`, so results are cached per answer on disk and
+through :mod:`nfeval.debateqa.scoring`, so results are cached per answer on disk and
 several notebooks scoring the same answers compute them once.
 """
 
@@ -17,7 +17,7 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data import DebateItem, load_debateqa
-from nfeval.scoring import answers_input, question_file, score_da, score_pd
+from nfeval.debateqa.scoring import answers_input, question_file, score_da, score_pd
 
 Systems = Mapping[str, Mapping[int, str]]
 
@@ -51,9 +51,9 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
                     system: str | None = None, suffix: str = "", temperature: float = 0.0,
                     top_p: float = 1.0, max_tokens: int = 256, seed: int = 0,
                     progress: bool = True) -> dict[str, dict[int, str]]:
-    """Answers of each generator (cached, see :mod:`nfeval.generation`) and, on the
+    """Answers of each generator (cached, see :mod:`nfeval.debateqa.generation`) and, on the
     project's sample, its four written answer sets as ``written:<set>`` systems."""
-    from nfeval.generation import generate_answers
+    from nfeval.debateqa.generation import generate_answers
     from nfeval.models import load_model
 
     systems: dict[str, dict[int, str]] = {}

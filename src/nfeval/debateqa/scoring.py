@@ -169,7 +169,7 @@ def _run(inputs: ScoringInput, cache: RunCache | None, score_one: Callable[[int,
 def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: str | None = None,
              use_cache: bool = True, progress: bool = True) -> pd.DataFrame:
     """Per-answer P.D. (columns ``id, pd, n_partial, scored_tokens, truncated_tokens, ...``)."""
-    from nfeval.metrics.pd import DEFAULT_RESTATE, pd_score
+    from nfeval.debateqa.pd import DEFAULT_RESTATE, pd_score
 
     restate = DEFAULT_RESTATE if restate is None else restate
     cache = RunCache("pd", {"model": model.info.cache_fields(), "variant": variant,
@@ -192,7 +192,7 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
     """Per-answer D.A. (columns ``id, da, label, mode, raw``); da is NaN when unparsed."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
-    from nfeval.metrics.da import PROB_CHUNK, da_prob_batch, da_score
+    from nfeval.debateqa.da import PROB_CHUNK, da_prob_batch, da_score
 
     template = load_prompt("debateqa/dispute_awareness_fewshot")
     cache = RunCache("da", {"model": judge.info.cache_fields(), "mode": mode, "zero_shot": zero_shot,
@@ -225,7 +225,7 @@ def pd_signature(model, *, variant: str = "paper", restate: str | None = None,
     """The :class:`~nfeval.results.Signature` of P.D. scores (prompt: the restate
     instruction of the paper variant; the official variant has none)."""
     from nfeval.hashing import sha256_text
-    from nfeval.metrics.pd import DEFAULT_RESTATE
+    from nfeval.debateqa.pd import DEFAULT_RESTATE
     from nfeval.results import Signature
 
     restate = DEFAULT_RESTATE if restate is None else restate

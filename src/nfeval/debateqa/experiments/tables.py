@@ -13,7 +13,7 @@ and the statistic is recomputed on the answers drawn.
 
 * :func:`binary_statistic` -- one of the four statistics on labels and
   scores, in numpy (the bootstrap evaluates it thousands of times), equal to
-  :func:`nfeval.metrics.da.da_metrics` (scikit-learn) on the same answers:
+  :func:`nfeval.debateqa.da.da_metrics` (scikit-learn) on the same answers:
   predicted label ``score >= 0.5``; F1 of class 1 (0 where undefined); AUROC
   from the scores (ties count one half; NaN with one class); MCC (0 where
   undefined, as scikit-learn).
@@ -59,7 +59,7 @@ __all__ = [
 DA_STATISTICS = ("accuracy", "f1", "auroc", "mcc")
 #: The judges of Table 3's evidence run in the embedded profile (both ship as GGUF).
 DA_VALIDITY_JUDGES = ("qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct")
-#: The rows a judge model scores: method -> :func:`nfeval.metrics.da.da_scores` arguments.
+#: The rows a judge model scores: method -> :func:`nfeval.debateqa.da.da_scores` arguments.
 DA_JUDGE_RUNS = {
     "da_prob": {"mode": "prob", "zero_shot": False},
     "da_zs_prob": {"mode": "prob", "zero_shot": True},
@@ -71,7 +71,7 @@ MODEL_FREE = "none"
 
 
 def da_frame(results, **columns) -> pd.DataFrame:
-    """:class:`nfeval.metrics.da.DAResult` objects as rows ``key, score, raw`` plus
+    """:class:`nfeval.debateqa.da.DAResult` objects as rows ``key, score, raw`` plus
     ``columns`` (constants such as ``judge``, ``method``, ``backend``) in front."""
     rows = [{**columns, "key": r.id, "score": float(r.score), "raw": r.raw} for r in results]
     return pd.DataFrame(rows, columns=[*columns, "key", "score", "raw"])
@@ -97,7 +97,7 @@ def binary_statistic(name: str, labels: Sequence[int], scores: Sequence[float]) 
     """``accuracy``, ``f1``, ``auroc`` or ``mcc`` of 0/1 ``labels`` against ``scores``.
 
     Answers whose score is NaN are left out. NaN when no answer is left (and
-    AUROC when only one class is). Equal to :func:`nfeval.metrics.da.da_metrics`
+    AUROC when only one class is). Equal to :func:`nfeval.debateqa.da.da_metrics`
     on the same answers (tests compare the two).
     """
     y = np.asarray(labels, dtype=float)
