@@ -191,7 +191,7 @@ test-fast: $(STAMP) ## Tests without model loading or servers
 	$(PY) -m pytest -m "not slow"
 
 bench: $(STAMP) ## Benchmarks: throughput and ratios, written to results/bench.csv
-	$(PY) -m nfeval.bench
+	$(PY) benchmarks/bench.py
 
 lab: $(STAMP) ## Open JupyterLab on the notebooks
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks

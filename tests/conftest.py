@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from pathlib import Path
 
 import pytest
 import torch
+
+# benchmarks/ is not part of the package: its tests import it as the top-level module `bench`.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 
 @pytest.fixture(scope="session")

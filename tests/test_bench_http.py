@@ -1,4 +1,4 @@
-"""The HTTP and peer kernels of ``python -m nfeval.bench`` (server_rps, peer_lm_eval)."""
+"""The HTTP and peer kernels of ``python benchmarks/bench.py`` (server_rps, peer_lm_eval)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from nfeval import bench
+import bench
 
 
 def test_saturation_level():

@@ -359,7 +359,7 @@ def test_prepared_folder_and_info(m16, tmp_path):
 
 # --------------------------------------------------------------------------- bench
 def test_bench_csv_update_or_append(tmp_path):
-    from nfeval.bench import COLUMNS, write_row
+    from bench import COLUMNS, write_row
 
     path = tmp_path / "bench.csv"
     row = dict(kernel="k", model="m", workload="w", tokens_per_s="1",
@@ -376,7 +376,7 @@ def test_bench_csv_update_or_append(tmp_path):
 @pytest.mark.slow
 @needs_model
 def test_bench_quick_smoke(tmp_path, capsys):
-    from nfeval.bench import main
+    from bench import main
 
     out = tmp_path / "bench.csv"
     assert main(["--quick", "--csv", str(out)]) == 0

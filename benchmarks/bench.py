@@ -1,4 +1,4 @@
-"""Throughput of the continuation-scoring kernel (``python -m nfeval.bench``).
+"""Throughput of the continuation-scoring kernel (``python benchmarks/bench.py``).
 
 Workload (P.D.-like, deterministic from ``--seed``): 40 contexts of ~450
 tokens, each with 4 continuations of ~150 tokens, made of words drawn from a
@@ -100,7 +100,7 @@ OPTIONAL_COLUMNS = ["seconds", "naive_seconds", "tokens_encoded", "naive_tokens_
                     "requests_per_s", "concurrency", "ratio_to_c1", "peer_seconds",
                     "speedup_vs_peer", "max_abs_diff", "max_abs_diff_same_split"]
 KERNEL = "hf-shared-kv"
-#: every kernel, as ``make bench`` runs them (``python -m nfeval.bench --kernels all``)
+#: every kernel, as ``make bench`` runs them (``python benchmarks/bench.py --kernels all``)
 BENCH_ALL = "hf-shared-kv,pd,linkage_prob,server_rps,peer_lm_eval"
 
 _WORDS = (
@@ -700,7 +700,7 @@ def _bench_peer(model, args, csv_path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m nfeval.bench", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python benchmarks/bench.py", description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--dtype", default="auto",
                     help="auto (bf16 where the CPU has native bf16, else float32), bfloat16, float32")
