@@ -54,6 +54,40 @@ def test_release_rouge_matches_the_package(cand, ref, r1, r2, rl):
     assert got == pytest.approx({"rouge1": r1, "rouge2": r2, "rougeL": rl}, abs=1e-12)
 
 
+# rouge-score (the default) against the `rouge` package the release called: the same F1,
+# up to the package's 1e-8 epsilon, where their rules coincide (lower-case words without
+# punctuation, one sentence, no repeated word) ...
+PARITY_SAME = [
+    ("the cat sat on a mat", "a cat lay on the mat"),
+    ("w1 w2 w3 w4 w5", "w1 w3 w5 w7"),
+    ("one two three four", "four three two one"),
+]
+# ... and apart where they part: n-gram counts vs sets, case, punctuation glued to a word.
+PARITY_APART = [
+    ("a a a", "a", 0.5, 1.0),
+    ("The Cat sat", "the cat sat", 1.0, 1 / 3),
+    ("the cat sat, then ran", "the cat sat", 0.75, 0.5),
+]
+
+
+@pytest.mark.parametrize("cand,ref", PARITY_SAME)
+def test_rouge_score_and_the_release_package_agree_where_their_rules_do(cand, ref):
+    ours, release = rouge_f1(cand, ref), rouge_release(cand, ref)
+    assert ours == pytest.approx(release, abs=1e-7)
+
+
+@pytest.mark.parametrize("cand,ref,default_r1,release_r1", PARITY_APART)
+def test_rouge_score_and_the_release_package_part_where_their_rules_do(cand, ref, default_r1,
+                                                                       release_r1):
+    assert rouge_f1(cand, ref)["rouge1"] == pytest.approx(default_r1)
+    assert rouge_release(cand, ref)["rouge1"] == pytest.approx(release_r1, abs=1e-7)
+
+
+def test_release_rouge_scores_a_sentence_longer_than_the_recursion_limit():
+    long = " ".join(f"w{i}" for i in range(3000))
+    assert rouge_release(long, long)["rougeL"] == pytest.approx(1.0, abs=1e-7)
+
+
 def test_release_rouge_empty_text_scores_zero():
     assert rouge_release("...", CAT) == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
 

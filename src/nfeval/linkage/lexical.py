@@ -23,8 +23,8 @@ commit 097fdc5) does, and where we differ:
   with its defaults (``RougeScorer(["rouge1", "rouge2", "rougeL"])``:
   lower-cased alphanumeric tokens, n-gram counts, no stemming, ROUGE-L as the
   LCS of the whole token sequences), F1 of each. The release used the
-  ``rouge`` package (pltrdy, 1.0.x) instead; ``rouge="release"`` is our
-  re-statement of its arithmetic (:func:`rouge_release`): the text is cut into
+  ``rouge`` package (pltrdy, 1.0.1) instead; ``rouge="release"`` calls that
+  package (:func:`rouge_release`). Its rules: the text is cut into
   "sentences" at every ``.``, tokens are the case-kept pieces between single
   spaces, n-grams are counted as **sets** (a repeated n-gram counts once), and
   ROUGE-L is the summary-level union LCS over those sentences, divided by the
@@ -56,6 +56,7 @@ device gives the same scores to within 1e-6.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -123,67 +124,37 @@ def rouge_f1(candidate: str, reference: str) -> dict[str, float]:
     return {name: float(s.fmeasure) for name, s in scores.items()}
 
 
-def _release_sentences(text: str) -> list[str]:
-    # pltrdy's rule: pieces between periods; a whitespace-only piece stays as ""
-    return [" ".join(piece.split()) for piece in text.split(".") if piece]
+@lru_cache(maxsize=1)
+def _release_rouge():
+    from rouge import Rouge
 
-
-def _release_words(sentences: Sequence[str]) -> list[str]:
-    return [w for s in sentences for w in s.split(" ")]
-
-
-def _ngram_set(words: Sequence[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
-
-
-def _f1(overlap: int, n_hyp: int, n_ref: int) -> float:
-    p = overlap / n_hyp if n_hyp else 0.0
-    r = overlap / n_ref if n_ref else 0.0
-    return 2.0 * p * r / (p + r + 1e-8)  # the package's epsilon
-
-
-def _lcs_words(ref: Sequence[str], hyp: Sequence[str]) -> set[str]:
-    """Words of one LCS of ``ref`` and ``hyp``, back-tracked with the package's tie rule."""
-    n, m = len(ref), len(hyp)
-    table = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(1, n + 1):
-        row, prev, word = table[i], table[i - 1], ref[i - 1]
-        for j in range(1, m + 1):
-            row[j] = prev[j - 1] + 1 if word == hyp[j - 1] else max(prev[j], row[j - 1])
-    out: set[str] = set()
-    i, j = n, m
-    while i and j:
-        if ref[i - 1] == hyp[j - 1]:
-            out.add(ref[i - 1])
-            i, j = i - 1, j - 1
-        elif table[i - 1][j] > table[i][j - 1]:
-            i -= 1
-        else:
-            j -= 1
-    return out
+    return Rouge()
 
 
 def rouge_release(candidate: str, reference: str) -> dict[str, float]:
-    """ROUGE-1/2/L F1 with the rules of the ``rouge`` package the release used.
+    """ROUGE-1/2/L F1 from the ``rouge`` package (pltrdy, 1.0.1) the release called.
 
-    Our statement of that package's arithmetic (see the module docstring);
-    where the package raises on a text without words we return 0.
+    Where the package raises on a text without words we return 0. Its LCS
+    back-tracking recurses once per word of a sentence; a sentence too long for
+    Python's recursion limit is scored again under a raised limit.
     """
-    hyp, ref = _release_sentences(candidate), _release_sentences(reference)
-    if not hyp or not ref:
+    def scores() -> dict:
+        return _release_rouge().get_scores(candidate, reference)[0]
+
+    try:
+        try:
+            s = scores()
+        except RecursionError:
+            limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(limit, 100_000))
+            try:
+                s = scores()
+            finally:
+                sys.setrecursionlimit(limit)
+    except ValueError:  # "Collections must contain at least 1 sentence."
         return {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
-    hyp_words, ref_words = _release_words(hyp), _release_words(ref)
-    out = {}
-    for n in (1, 2):
-        h, r = _ngram_set(hyp_words, n), _ngram_set(ref_words, n)
-        out[f"rouge{n}"] = _f1(len(h & r), len(h), len(r))
-    union: set[str] = set()
-    for ref_sentence in ref:  # summary-level union LCS, words counted once overall
-        ref_sentence_words = ref_sentence.split(" ")
-        for hyp_sentence in hyp:
-            union |= _lcs_words(ref_sentence_words, hyp_sentence.split(" "))
-    out["rougeL"] = _f1(len(union), len(set(hyp_words)), len(set(ref_words)))
-    return out
+    return {"rouge1": float(s["rouge-1"]["f"]), "rouge2": float(s["rouge-2"]["f"]),
+            "rougeL": float(s["rouge-l"]["f"])}
 
 
 def bleu(candidate: str, reference: str) -> float:
