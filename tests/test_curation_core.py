@@ -36,7 +36,9 @@ URLS = [
     ("https://www.service-public.gouv.fr/", "gouv.fr", True),
     ("https://www.anu.edu.au/", "edu.au", True),
     ("https://example.com.au/", "com.au", False),
-    ("https://x.gov.zz/", "zz", False),  # unknown country: last label only
+    ("https://x.gov.zz/", None, False),  # under no listed suffix
+    ("https://x.k12.ca.us/", "k12.ca.us", False),  # three-label suffixes are read whole
+    ("https://x.blogspot.com/", "com", False),  # private suffixes are not suffixes here
     ("https://wikipedia.org/wiki/X", "org", True),
     ("https://example.pro/", "pro", True),
     ("https://example.info/", "info", True),

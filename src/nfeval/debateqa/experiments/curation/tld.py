@@ -11,11 +11,11 @@ more, they are not known to us.
 The paper does not say how it matched country-level forms such as
 ``gov.uk`` or ``ac.uk``. We decide (and test):
 
-* the *suffix* of a host is its public suffix: the last label, or the last two
-  labels when they form one of the second-level registries in
-  :data:`SECOND_LEVEL` (a compact, hand-kept subset of the Public Suffix
-  List covering the large country-code registries; an unknown second level
-  falls back to the last label, so ``x.gov.zz`` gives ``zz``);
+* the *suffix* of a host is its public suffix under the ICANN section of the
+  Public Suffix List, as ``tldextract`` reads it from the snapshot bundled
+  with the package (no network, no cache; private suffixes such as
+  ``blogspot.com`` are not suffixes here); a host under no listed suffix
+  (``x.gov.zz``) has none and is never trusted;
 * a URL is trusted for a TLD ``t`` when its suffix is ``t``, or is ``t.<cc>``
   (``www.gov.uk`` is trusted for ``gov``, ``bbc.org.uk`` for ``org``), or
   is a country form that only institutions of that kind can register, listed
@@ -34,11 +34,11 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 __all__ = [
     "COUNTRY_EQUIVALENTS",
-    "SECOND_LEVEL",
     "TRUSTED_TLDS",
     "is_trusted",
     "normalize_tlds",
@@ -48,53 +48,6 @@ __all__ = [
 
 #: DebateQA Table 10, as the paper's text names the TLDs (Appendix A.2).
 TRUSTED_TLDS: tuple[str, ...] = ("gov", "edu", "org", "pro", "info")
-
-_COMMON = frozenset({"ac", "co", "com", "edu", "gov", "net", "org"})
-
-#: Country-code TLD -> second-level labels that are public suffixes under it
-#: (a subset of the Public Suffix List, written for this project).
-SECOND_LEVEL: dict[str, frozenset[str]] = {
-    "uk": frozenset({"ac", "co", "gov", "ltd", "me", "net", "nhs", "org", "plc", "police",
-                     "sch", "mod"}),
-    "au": frozenset({"asn", "com", "csiro", "edu", "gov", "id", "net", "org"}),
-    "nz": frozenset({"ac", "co", "cri", "geek", "gen", "govt", "health", "iwi", "maori",
-                     "mil", "net", "org", "parliament", "school"}),
-    "jp": frozenset({"ac", "ad", "co", "ed", "go", "gr", "lg", "ne", "or"}),
-    "kr": frozenset({"ac", "co", "go", "ne", "or", "re", "pe", "mil"}),
-    "in": _COMMON | frozenset({"ernet", "firm", "gen", "ind", "mil", "nic", "res"}),
-    "cn": _COMMON | frozenset({"ah", "bj", "mil", "sh"}),
-    "br": _COMMON | frozenset({"art", "blog", "jus", "leg", "mil", "mp"}),
-    "za": _COMMON | frozenset({"law", "mil", "nom", "school"}),
-    "fr": frozenset({"asso", "com", "gouv", "nom", "prd", "tm"}),
-    "mx": frozenset({"com", "edu", "gob", "net", "org"}),
-    "ar": frozenset({"com", "edu", "gob", "gov", "int", "mil", "net", "org", "tur"}),
-    "es": frozenset({"com", "edu", "gob", "nom", "org"}),
-    "il": frozenset({"ac", "co", "gov", "idf", "k12", "muni", "net", "org"}),
-    "sg": frozenset({"com", "edu", "gov", "net", "org", "per"}),
-    "hk": frozenset({"com", "edu", "gov", "idv", "net", "org"}),
-    "tw": frozenset({"club", "com", "ebiz", "edu", "game", "gov", "idv", "mil", "net", "org"}),
-    "ca": frozenset({"ab", "bc", "mb", "nb", "nf", "nl", "ns", "nt", "nu", "on", "pe",
-                     "qc", "sk", "yk"}),
-    "us": frozenset({"ak", "al", "ca", "co", "fl", "ma", "ny", "tx", "wa", "k12"}),
-    "ru": frozenset({"ac", "com", "edu", "gov", "int", "mil", "net", "org", "pp"}),
-    "ua": frozenset({"com", "edu", "gov", "in", "net", "org"}),
-    "tr": frozenset({"av", "bel", "biz", "com", "edu", "gen", "gov", "info", "k12", "mil",
-                     "net", "org", "pol", "tsk", "web"}),
-    "eg": frozenset({"com", "edu", "eun", "gov", "mil", "name", "net", "org", "sci"}),
-    "ng": _COMMON | frozenset({"mil", "mobi", "name", "sch"}),
-    "ke": frozenset({"ac", "co", "go", "info", "me", "mobi", "ne", "or", "sc"}),
-    "pk": _COMMON | frozenset({"biz", "fam", "gob", "gok", "gon", "gop", "gos", "info", "web"}),
-    "my": frozenset({"com", "edu", "gov", "mil", "name", "net", "org"}),
-    "ph": frozenset({"com", "edu", "gov", "i", "mil", "net", "ngo", "org"}),
-    "th": frozenset({"ac", "co", "go", "in", "mi", "net", "or"}),
-    "id": frozenset({"ac", "biz", "co", "desa", "go", "mil", "my", "net", "or", "sch", "web"}),
-    "vn": frozenset({"ac", "biz", "com", "edu", "gov", "health", "info", "int", "name",
-                     "net", "org", "pro"}),
-    "pl": frozenset({"com", "edu", "gov", "info", "net", "org"}),
-    "it": frozenset({"gov", "edu"}),
-    "be": frozenset({"ac"}),
-    "at": frozenset({"ac", "co", "gv", "or"}),
-}
 
 #: Second-level labels that only institutions of a TLD's kind can register.
 COUNTRY_EQUIVALENTS: dict[str, str] = {
@@ -109,6 +62,15 @@ COUNTRY_EQUIVALENTS: dict[str, str] = {
 _SCHEMES = ("http", "https")
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 _OTHER_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(?!\d)", re.IGNORECASE)  # not host:port
+
+
+@lru_cache(maxsize=1)
+def _public_suffixes():
+    import tldextract
+
+    # suffix_list_urls=() and cache_dir=None: the bundled snapshot, never a download
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None,
+                                 include_psl_private_domains=False)
 
 
 def url_host(url: str) -> str | None:
@@ -159,17 +121,16 @@ def url_host(url: str) -> str | None:
 def url_suffix(url: str) -> str | None:
     """The public suffix of the URL's host, lower-case (``"gov"``, ``"gov.uk"``, ``"com"``).
 
-    None for a bad URL, an IP address, or a host that is only a suffix
-    (``http://gov.uk``: nothing is registered under it).
+    None for a bad URL, an IP address, a host that is only a suffix
+    (``http://gov.uk``: nothing is registered under it) or one under no listed suffix.
     """
     host = url_host(url)
     if host is None:
         return None
-    labels = host.split(".")
-    n = 2 if len(labels) >= 2 and labels[-2] in SECOND_LEVEL.get(labels[-1], ()) else 1
-    if len(labels) <= n:
+    parts = _public_suffixes()(host)
+    if not parts.suffix or not parts.domain:
         return None
-    return ".".join(labels[-n:])
+    return parts.suffix
 
 
 def normalize_tlds(tlds: Sequence[str]) -> frozenset[str]:
