@@ -6,9 +6,9 @@ baselines (Section 5.4) use dense retrieval with gte-Qwen2-1.5B. None of that
 runs offline, so this module stands in for it with a local collection given
 as files and two searchers:
 
-* :class:`BM25Index`: Okapi BM25 (Robertson et al.) over lower-cased word
-  tokens, with the non-negative idf ``log(1 + (N - df + 0.5) / (df + 0.5))``
-  (the Lucene form);
+* :class:`BM25Index`: Okapi BM25 (Robertson et al., scored by ``bm25s``) over
+  lower-cased word tokens, with the non-negative idf
+  ``log(1 + (N - df + 0.5) / (df + 0.5))`` (the Lucene form);
 * :class:`DenseIndex`: cosine similarity of sentence embeddings, by default
   the embedded all-MiniLM-L6-v2 (:func:`nfeval.models.registry.minilm_path`)
   instead of the paper's gte-Qwen2-1.5B.
@@ -31,7 +31,6 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -153,36 +152,34 @@ def _top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
 class BM25Index:
     """Okapi BM25 over ``texts``; ``search`` gives the k best (index, score).
 
-    Every text gets a score (0 when it shares no term with the query), so
-    ``search`` returns ``min(k, len(texts))`` results.
+    Scored by ``bm25s`` (Lucene's idf and term weight, float64) on the tokens of
+    :func:`tokenize`, times ``k1 + 1`` (the Robertson form's constant, which
+    Lucene drops), so a score reads as in the BM25 literature. Every text gets
+    a score (0 when it shares no term with the query), so ``search`` returns
+    ``min(k, len(texts))`` results.
     """
 
     def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75):
         if k1 < 0 or not 0 <= b <= 1:
             raise NfevalError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, not k1={k1}, b={b}")
         self.k1, self.b = float(k1), float(b)
-        self._tf = [Counter(tokenize(t)) for t in texts]
-        self._len = np.array([sum(c.values()) for c in self._tf], dtype=float)
-        self.n = len(self._tf)
-        self.avgdl = float(self._len.mean()) if self.n else 0.0
-        df: Counter[str] = Counter()
-        for c in self._tf:
-            df.update(c.keys())
-        self.idf = {t: math.log(1.0 + (self.n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+        self.n = len(texts)
+        self._index = None
+        if self.n:
+            import bm25s
+
+            self._index = bm25s.BM25(k1=self.k1, b=self.b, method="lucene",
+                                     idf_method="lucene", dtype="float64")
+            self._index.index([tokenize(t) for t in texts], show_progress=False)
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every text for ``query`` (repeated query terms count once each)."""
-        out = np.zeros(self.n)
         if not self.n:
-            return out
-        norm = self.k1 * (1.0 - self.b + self.b * self._len / (self.avgdl or 1.0))
-        for term, qtf in Counter(tokenize(query)).items():
-            idf = self.idf.get(term)
-            if idf is None:
-                continue
-            tf = np.array([c.get(term, 0) for c in self._tf], dtype=float)
-            out += qtf * idf * tf * (self.k1 + 1.0) / (tf + norm)
-        return out
+            return np.zeros(0)
+        terms = [t for t in tokenize(query) if t in self._index.vocab_dict]
+        if not terms:
+            return np.zeros(self.n)
+        return np.asarray(self._index.get_scores(terms), dtype=float) * (self.k1 + 1.0)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The k best (index into texts, score), best first, ties by index."""
