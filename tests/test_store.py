@@ -206,3 +206,13 @@ def test_model_cache_fields_keep_the_cache_keys_of_earlier_runs():
     assert info.cache_fields() == {"name": "m", "source": "pypi:x==1", "checksum": "abc",
                                    "dtype": "float32", "backend": "hf", "template": "model"}
     assert run_key({"model": info.cache_fields(), "mode": "prob"}) == "4483cb6e8cba195d3cbf"
+
+
+def test_derived_seeds_keep_their_values():
+    """Seeds derived before derived_seed existed must not move (committed draws rest on them)."""
+    from nfeval.hashing import derived_seed, sha256_text
+
+    for name in ("refgen/0/q1/golden/1", "0:17", "curation/0/povs"):
+        assert derived_seed(name) == int(sha256_text(name)[:8], 16)
+    assert derived_seed("interval/0/x", 16) == int(sha256_text("interval/0/x")[:16], 16)
+    assert derived_seed("0:17") == 1834861385

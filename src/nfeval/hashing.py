@@ -1,4 +1,4 @@
-"""SHA-256 of files and text, shared by the data and model registries.
+"""SHA-256 of files and text (the data and model registries), and derived seeds.
 
 File digests are memoized per process by (path, size, mtime_ns, inode), so a
 large file is hashed once however often it is resolved.
@@ -15,6 +15,17 @@ _HASHES: dict[tuple[str, int, int, int], str] = {}
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def derived_seed(name: str, digits: int = 8) -> int:
+    """A seed derived from a name that spells the run seed and what it is for.
+
+    The first ``digits`` hex digits of the name's SHA-256 (8: a 32-bit seed, as
+    samplers take; 16: 64 bits for numpy generators). Every derived seed in the
+    project comes from here; the names (``"refgen/0/q1/golden/1"``) keep the
+    draws of different purposes independent.
+    """
+    return int(sha256_text(name)[:digits], 16)
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 import pandas as pd
 
 from nfeval import NfevalError
-from nfeval.hashing import sha256_text
+from nfeval.hashing import derived_seed
 from nfeval.models.base import LanguageModel
 from nfeval.prompts import prompt_text, system_prompts
 from nfeval.runcache import RunCache
@@ -48,7 +48,7 @@ def stop_strings(model: LanguageModel) -> list[str]:
 
 
 def question_seed(seed: int, qid: int) -> int:
-    return int(sha256_text(f"{seed}:{qid}")[:8], 16)
+    return derived_seed(f"{seed}:{qid}")
 
 
 def generate_answers(model: LanguageModel, questions: Mapping[int, str] | Iterable, *,

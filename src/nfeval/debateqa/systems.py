@@ -39,9 +39,9 @@ def load_questions(split: str = "sample", limit: int = 0, *,
         return items
     if seed is None:
         return items[:limit]
-    from nfeval.hashing import sha256_text
+    from nfeval.hashing import derived_seed
 
-    rng = np.random.default_rng(int(sha256_text(f"questions/{int(seed)}")[:16], 16))
+    rng = np.random.default_rng(derived_seed(f"questions/{int(seed)}", 16))
     chosen = sorted(rng.permutation(len(items))[:limit])
     return [items[i] for i in chosen]
 

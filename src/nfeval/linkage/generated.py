@@ -52,7 +52,7 @@ from typing import Any
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.hashing import sha256_text
+from nfeval.hashing import derived_seed, sha256_text
 from nfeval.linkage.judges import fill_slots
 from nfeval.linkage.references import ReferenceSplit
 from nfeval.models.base import LanguageModel
@@ -257,7 +257,7 @@ def generated_split(question: GradedQuestion, refs: GeneratedReferences,
 # --------------------------------------------------------------------------- generation
 
 def _item_seed(seed: int, qid: str, stage: str, attempt: int) -> int:
-    return int(sha256_text(f"refgen/{seed}/{qid}/{stage}/{attempt}")[:8], 16)
+    return derived_seed(f"refgen/{seed}/{qid}/{stage}/{attempt}")
 
 
 

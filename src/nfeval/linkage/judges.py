@@ -106,7 +106,7 @@ from typing import Any, Protocol
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.hashing import sha256_text
+from nfeval.hashing import derived_seed, sha256_text
 from nfeval.models.base import LanguageModel
 
 __all__ = [
@@ -549,7 +549,7 @@ def candidate_first(seed: int, qid: str, candidate_key: object, reference_key: o
 
 
 def _output_seed(seed: int, qid: str, *parts: object) -> int:
-    return int(sha256_text("sample/" + _key(seed, qid, *parts))[:8], 16)
+    return derived_seed("sample/" + _key(seed, qid, *parts))
 
 
 def _answer_key(a: Answer, i: int) -> str:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from nfeval.hashing import sha256_text
+from nfeval.hashing import derived_seed
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 2000
@@ -80,7 +80,7 @@ class Interval:
 
 def interval_rng(seed: int, key: str) -> np.random.Generator:
     """A generator seeded by ``seed`` and the number's name (independent of other rows)."""
-    return np.random.default_rng(int(sha256_text(f"interval/{seed}/{key}")[:16], 16))
+    return np.random.default_rng(derived_seed(f"interval/{seed}/{key}", 16))
 
 
 def _finite(values: Sequence[float]) -> np.ndarray:

@@ -63,7 +63,7 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.hashing import sha256_text
+from nfeval.hashing import derived_seed, sha256_text
 from nfeval.metrics.correlation import (correlation, correlation_rows, paired_rows,
                                         question_correlations)
 from nfeval.metrics.elo import Comparison, elo_ratings
@@ -119,7 +119,7 @@ def parse_metrics(text: str) -> list[str]:
 
 def _subseed(seed: int, *parts: object) -> int:
     """A 32-bit seed derived from ``seed`` and a path of names (stable across runs)."""
-    return int(sha256_text("/".join(map(str, (seed, *parts))))[:8], 16)
+    return derived_seed("/".join(map(str, (seed, *parts))))
 
 
 # --------------------------------------------------------------------------- questions

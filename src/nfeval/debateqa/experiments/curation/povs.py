@@ -44,7 +44,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from nfeval import NfevalError
-from nfeval.hashing import sha256_text
+from nfeval.hashing import derived_seed, sha256_text
 from nfeval.prompts import prompt_text
 from nfeval.runcache import RunCache
 
@@ -353,7 +353,7 @@ def _render(model, user: str) -> str:
 
 
 def _call_seed(seed: int, key: str) -> int:
-    return int(sha256_text(f"curation/{seed}/{key}")[:8], 16)
+    return derived_seed(f"curation/{seed}/{key}")
 
 
 def extraction_cache(model, *, max_tokens: int, temperature: float, seed: int,
