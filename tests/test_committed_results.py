@@ -30,20 +30,7 @@ DRIFT = ("lk_t01", "dq_eq7", "lk_t02")
 #: introduced it ran out of CPU time before rerunning them (the README marks them stale).
 #: Strict: once one is rerun its tests pass, the xfail turns into a failure, and it must
 #: leave this set.
-PENDING: frozenset[str] = frozenset({
-    "dq_f04",
-    "dq_f05",
-    "dq_f06",
-    "dq_f07",
-    "dq_f08_f09",
-    "dq_f10",
-    "dq_t05",
-    "dq_t06",
-    "dq_t07",
-    "lk_t03",
-    "lk_t04",
-    "lk_t07_t08",
-})
+PENDING: frozenset[str] = frozenset()
 
 
 def _committed(test: str):
