@@ -40,3 +40,15 @@ def test_nothing_in_the_project_imports_an_old_path():
             for old in olds:
                 for stmt in (f"from {old} import", f"import {old}\n", f"import {old} "):
                     assert stmt not in text, f"{path.relative_to(ROOT)} imports {old}"
+
+
+def test_docs_pages_named_in_docstrings_exist():
+    import re
+
+    from nfeval.paths import ROOT
+
+    named = set()
+    for path in (ROOT / "src").rglob("*.py"):
+        named |= set(re.findall(r"docs/([\w-]+\.md)", path.read_text(encoding="utf-8")))
+    assert named, "no module points to docs/"
+    assert all((ROOT / "docs" / page).is_file() for page in named), sorted(named)

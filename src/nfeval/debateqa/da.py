@@ -1,35 +1,7 @@
 """Dispute Awareness (DebateQA, EACL 2026, Section 4.3): kernel, variants, baseline.
 
-D.A. asks a judge LLM whether an answer *explicitly states* that the question
-it answers is debatable or controversial. The judge prompt is the release's
-few-shot template (three demonstrations, one digit 0/1 expected), read from the
-release copy with ``load_prompt("debateqa/dispute_awareness_fewshot")`` and
-filled by :func:`da_prompt`; D.A.-ZS (paper Table 3) is the same prompt without
-its demonstrations, derived from the template text.
-
-Three modes (:func:`da_score`):
-
-* ``prob`` (default, the project's method) -- the filled prompt as the user
-  turn of the judge's chat template; score = P("1") over the two labels
-  {"0", "1"} at the first position of the judge's reply
-  (:meth:`LanguageModel.label_distribution`); label = score >= 0.5. A
-  probability makes AUROC meaningful (paper Table 3 reports it).
-* ``generate`` -- greedy decoding from the same chat prompt; the label is the
-  first '0' or '1' character of the *generated* text only. A reply with no
-  such digit scores NaN (label None) and is counted by :func:`da_metrics`
-  (the paper notes Phi-3 mini sometimes answers without a digit).
-* ``official`` -- what the released ``scripts/eval_DA.py`` computes (FACTS.md):
-  no chat template, greedy generation, and the first '0'/'1' searched in the
-  *whole decoded sequence, prompt included*. The template's first
-  demonstration reads "Response: 1", so this mode returns 1 for every answer
-  (with the zero-shot prompt the instruction line 'Respond with "1"' decides
-  it the same way). It exists to show that bug.
-
-:func:`acknowledge_baseline` stands in for DELPHI's "Acknowledge" metric (the
-"Ack." row of Table 3): a phrase rule written by the project (DELPHI's code is
-not used), its regular expressions in ``prompts/da_acknowledge_phrases.txt``.
-:func:`da_metrics` computes Table 3's accuracy, F1, AUROC and MCC against
-human labels.
+What it computes, where it departs from the release and why:
+``docs/debateqa.md`` (Dispute Awareness).
 """
 
 from __future__ import annotations

@@ -1,57 +1,7 @@
 """Perspective Diversity (DebateQA, EACL 2026): the kernel and what it means.
 
-P.D. (paper Equation 1) scores an answer A to a debatable question by how
-well a backbone language model can recover the question's reference partial
-answers PA_i = POV_i + explanation_i from it:
-
-    P.D.(A) = sum_i PPL(PA_i | chatTemplate(A + "Please restate."))
-
-Lower is better. Two named variants:
-
-* ``paper`` -- as Equation 1 states: the sum over partial answers of the
-  perplexity of ``f"{point_of_view}. {explanation}"`` over its own tokens,
-  conditioned on the backbone's chat template applied to one user turn
-  holding the answer, a newline and a restate instruction ("Please
-  restate." by default; the stability study's prompts are a parameter),
-  followed by the template's generation prompt (the model is about to
-  answer the restate request). The answer's tokens are shared by all its
-  partial answers (encoded once).
-* ``official`` -- what the authors' released script computes (FACTS.md):
-  the chat template applied to the answer alone (no restate instruction, no
-  generation prompt; GPT-2 uses the legacy "content + EOS" template),
-  context and partial answer joined and **right-truncated** at the model's
-  maximum length, the summed NLL of the partial answer's tokens divided by
-  the number of all positions minus one (context + continuation - 1, the
-  "diluted normaliser"), exponentiated, then the **mean** over partial
-  answers. Here context and partial answer are tokenized separately and
-  concatenated; with the legacy EOS template (and with chat templates that
-  end in a special token and a newline) this is the same token sequence as
-  the release's joint tokenization.
-
-Truncation policy (``paper``): scored tokens are never dropped silently. If
-answer + partial answer exceed the window, the *answer* is cut from the left
-(its most recent tokens are kept) and ``context_truncated_tokens`` says by
-how much; only a partial answer longer than the window on its own loses its
-tail, counted in ``truncated_tokens``. The ``official`` variant cuts the
-scored text on the right as the release does, and counts what it cut in
-``truncated_tokens`` instead of hiding it.
-
-Equation 7 of the paper reads a change of P.D. as a change in the
-probability of recovering a partial answer. With n partial answers and the
-(log-)perplexity of each written as its per-token negative log-likelihood
-(the paper's simplification, stated in its footnote), P.D. is the sum of the
-n per-token NLLs, so a change of ``delta`` in P.D. spread evenly over the n
-partial answers changes each one's per-token log-probability by
-``-delta / n``. The ratio of per-token probabilities between the two answers
-is therefore
-
-    P1(A2) / P1(A1) = exp(-delta / n)
-
-For n = 3 and delta = -2 this gives exp(2/3) = 1.948, the paper's "1.95
-times". If P.D. is instead summed over true perplexities (what the metric
-computes), the same ratio depends on the starting perplexity:
-``ppl / (ppl + delta / n)``; :func:`exact_perplexity_ratio` gives it so the
-approximation can be judged.
+What it computes, where it departs from the release and why:
+``docs/debateqa.md`` (Perspective Diversity).
 """
 
 from __future__ import annotations

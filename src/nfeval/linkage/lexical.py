@@ -1,57 +1,7 @@
 """LINKAGE's reference-based baselines: ROUGE-1/2/L, BLEU and BERTScore (Table 2).
 
-Each candidate answer is scored against **one** ground truth drawn from the
-reference list (see :func:`lexical_ground_truth`), and the per-question
-correlation of those scores with the human grades is averaged over questions
-(:func:`correlation_table`, the protocol of :mod:`nfeval.metrics.correlation`).
-
-What the release's script (``baseline_method/baseline_bert_rouge_bleu.py``,
-commit 097fdc5) does, and where we differ:
-
-* **Ground truth**: the second grade-3 reference if the list holds two, else
-  the first; without grade 3, the same rule on grade 2, then grade 1. Same here.
-* **Candidates**: the release scores the answers in its reference file's
-  ``doc_list`` after dropping those whose text equals the ground truth. That
-  file was never published, but dropping the ground truth only makes sense if
-  ``doc_list`` holds the references too, i.e. every answer of the question.
-  ``candidates="all-but-ground"`` (default here) scores every answer whose text
-  differs from the ground truth, the other references included;
-  ``candidates="rest"`` scores only the answers that are not references
-  (:attr:`ReferenceSplit.candidates`). On the release data the default lands
-  much nearer the paper's ROUGE rows; "rest" nearer its ANTIQUE BLEU row.
-* **ROUGE**: ``rouge="rouge-score"`` (default) is Google's ``rouge_score``
-  with its defaults (``RougeScorer(["rouge1", "rouge2", "rougeL"])``:
-  lower-cased alphanumeric tokens, n-gram counts, no stemming, ROUGE-L as the
-  LCS of the whole token sequences), F1 of each. The release used the
-  ``rouge`` package (pltrdy, 1.0.1) instead; ``rouge="release"`` calls that
-  package (:func:`rouge_release`). Its rules: the text is cut into
-  "sentences" at every ``.``, tokens are the case-kept pieces between single
-  spaces, n-grams are counted as **sets** (a repeated n-gram counts once), and
-  ROUGE-L is the summary-level union LCS over those sentences, divided by the
-  numbers of *distinct* words.
-* **BLEU**: as the release, NLTK's ``sentence_bleu`` on whitespace tokens
-  (case kept), one reference, default weights (0.25, 0.25, 0.25, 0.25) and no
-  smoothing. Without a 2/3/4-gram match NLTK's method-0 puts the smallest float
-  in place of that precision, so such scores are tiny (about 1e-77) but still
-  ordered by their other precisions: the rank coefficients see them.
-* **BERTScore**, two variants, labelled by method name:
-
-  - ``bertscore``: BERTScore F1 (Zhang et al., 2020) from the ``bert-score``
-    package, no idf, no baseline rescaling, on a local model given by path
-    and ``num_layers`` (embedded profile: all-MiniLM-L6-v2, layer 6 of 6, the
-    last: no layer was tuned for this model).
-  - ``bertscore-cls``: what the release computes under that name: the cosine
-    of the last layer's first-position ([CLS]) vectors of candidate and ground
-    truth (the release: ``bert-base-uncased``). Its input ids are built as the
-    release's are: the text is encoded with special tokens, re-tokenized, cut
-    to 510 tokens and wrapped again, so a short text reads
-    ``[CLS] [CLS] ... [SEP] [SEP]`` (we skip the release's decode/re-tokenize
-    round trip, which gives the same ids up to whitespace clean-up).
-
-Nothing here reaches the network: models load from local folders. The
-embedding scores run on the runtime's device (:mod:`nfeval.runtime`; the CPU
-unless a profile, ``--device`` or ``NFEVAL_DEVICE`` says otherwise); a CUDA
-device gives the same scores to within 1e-6.
+What it computes, where it departs from the release and why:
+``docs/linkage.md`` (Lexical and embedding baselines).
 """
 
 from __future__ import annotations
