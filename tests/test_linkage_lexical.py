@@ -155,7 +155,8 @@ def test_lexical_scores_frame_and_candidate_sets():
     table = correlation_table(full)
     assert list(table.method.unique()) == methods and len(table) == 6
     # longer texts overlap more with the (long) grade-3 ground truth: positive correlation
-    assert (table.ours > 0).all() and (table.n_used == 2).all()
+    assert (table.ours > 0).all() and (table.n_questions == 2).all()
+    assert (table.n_skipped_undefined == 0).all()
 
 
 def test_lexical_scores_release_rouge_and_unknown_method():

@@ -340,8 +340,10 @@ def correlation_table(scores: pd.DataFrame,
 
     ``scores`` has the columns of :func:`lexical_scores` (any other per-candidate
     scores in that shape work too). Returns ``method, coefficient, ours,
-    n_used, n_skipped``; undefined per-question coefficients are skipped and
-    counted, as :func:`~nfeval.metrics.correlation.question_correlations` does.
+    n_questions, n_skipped_undefined`` (the column names of
+    :func:`nfeval.metrics.correlation.correlation_rows`, without its interval);
+    undefined per-question coefficients are skipped and counted, as
+    :func:`~nfeval.metrics.correlation.question_correlations` does.
     """
     rows = []
     for method, df in scores.groupby("method", sort=False):
@@ -349,8 +351,10 @@ def correlation_table(scores: pd.DataFrame,
         values = {q: g["score"].tolist() for q, g in df.groupby("qid", sort=False)}
         for coef, summary in question_correlations(grades, values, coefficients).items():
             rows.append({"method": method, "coefficient": coef, "ours": summary.mean,
-                         "n_used": summary.n_used, "n_skipped": summary.n_skipped})
-    return pd.DataFrame(rows, columns=["method", "coefficient", "ours", "n_used", "n_skipped"])
+                         "n_questions": summary.n_used,
+                         "n_skipped_undefined": summary.n_skipped})
+    return pd.DataFrame(rows, columns=["method", "coefficient", "ours", "n_questions",
+                                       "n_skipped_undefined"])
 
 
 def method_signature(method: str, *, pattern: str, seed: int, n: int,
