@@ -113,6 +113,12 @@ def test_notebook_runs_and_writes_results(artefact, tmp_path, mirror):
     assert record["id"] == artefact.id
     assert record["signatures"] and all("string" in s for s in record["signatures"])
     assert record["parameters"]["seed"] == 0
+    # write_table records every parameter of the notebook itself, with the value it ran at
+    nb = nbformat.read(artefact.path, as_version=4)
+    declared = [line.split(":", 1)[0] for line in
+                next(c for c in nb.cells if "parameters" in c.metadata.get("tags", [])).source.splitlines()
+                if ":" in line and line.split(":", 1)[0].isidentifier()]
+    assert set(declared) - {"output_dir"} <= set(record["parameters"])
     if artefact.figure:
         assert (tmp_path / "figures" / f"{artefact.id}.png").stat().st_size > 1000
 

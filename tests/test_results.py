@@ -101,3 +101,35 @@ def test_companion_frames_live_in_the_artefact_folder(tmp_path):
     assert path == tmp_path / "results" / "xx_t01" / "scores.csv"
     assert path.read_text() == "id,score\n1,0.5\n2,0.333333\n"
     assert not (tmp_path / "results" / "xx_t01.csv").exists()  # the table's name stays free
+
+
+def test_a_notebook_records_its_parameters_itself(tmp_path):
+    """The parameters cell's annotated names are recorded with papermill's injected values;
+    what the notebook passes adds resolved values and wins; the output folder is not recorded."""
+    import nbformat
+    import papermill as pm
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('limit: int = 6  # size\njudge: str = ""  # empty: the profile\'s\n'
+                                       'output_dir: str = ""  # where results go')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(
+        "import pandas as pd\nfrom nfeval.results import write_table\n"
+        "shown: int = 3  # an annotation below the parameters cell is recorded too\n"
+        "write_table('t', pd.DataFrame({'method': ['a'], 'ours': [1]}), id_columns=['method'],\n"
+        "            interval='none: a test table', parameters={'judge': 'resolved'},\n"
+        "            output_dir=output_dir)")]
+    path = tmp_path / "t.ipynb"
+    nbformat.write(nb, path)
+    pm.execute_notebook(str(path), str(tmp_path / "out.ipynb"), kernel_name="python3",
+                        language="python", parameters={"limit": 60, "output_dir": str(tmp_path)},
+                        progress_bar=False)
+    record = json.loads((tmp_path / "results" / "t.json").read_text())
+    assert record["parameters"] == {"limit": 60, "judge": "resolved", "shown": 3}
+
+
+def test_outside_a_notebook_only_the_given_parameters_are_recorded(tmp_path):
+    limit: int = 6  # noqa: F841 (a local annotation is no notebook parameter)
+    _, json_path = write_table("t", pd.DataFrame({"method": ["a"], "ours": [1]}), id_columns=["method"],
+                               interval=NONE, parameters={"seed": 2}, output_dir=tmp_path)
+    assert json.loads(json_path.read_text())["parameters"] == {"seed": 2}

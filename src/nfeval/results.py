@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+import sys
 import time
 from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import asdict, dataclass, field
@@ -177,6 +178,13 @@ def write_table(
     Rows keep their given order. The CSV holds no timestamps, so the same
     inputs give a byte-identical file. Absolute paths among ``parameters``
     are written relative to the repository.
+
+    Called from a notebook, the JSON records the notebook's parameters itself
+    (:func:`notebook_parameters`: every annotated name of its parameters cell,
+    with the value it has now, papermill's injections included);
+    ``parameters`` adds what the notebook resolved from them (the judge a
+    profile picked, a size that ``-1`` stood for) and wins where a name is in
+    both.
     """
     if "ours" not in table.columns:
         raise NfevalError(f"{artefact_id}: a results table needs an 'ours' column")
@@ -215,7 +223,8 @@ def write_table(
         "interval": interval,
         "rows": [{k: _clean(v) for k, v in row.items()} for row in table.to_dict("records")],
         "signatures": [s.as_dict() for s in signatures],
-        "parameters": {k: _relative(v) for k, v in dict(parameters or {}).items()},
+        "parameters": {k: _relative(v) for k, v in
+                       {**notebook_parameters(depth=2), **dict(parameters or {})}.items()},
         "nfeval_version": __version__,
         "commit": git_commit(),
         **machine_record(),
@@ -226,6 +235,27 @@ def write_table(
     }
     _atomic_write(json_path, json.dumps(record, indent=2, sort_keys=False, default=str) + "\n")
     return csv_path, json_path
+
+
+#: Notebook parameters that say where outputs go, not what they are: never recorded.
+LOCATION_PARAMETERS = frozenset({"output_dir"})
+
+
+def notebook_parameters(depth: int = 1) -> dict[str, Any]:
+    """The parameters of the notebook that called (``depth`` frames up), with their values now.
+
+    A notebook's parameters cell declares each parameter with an annotation
+    (``limit: int = 6  # ...``); IPython keeps those in the namespace's
+    ``__annotations__``, and papermill's injected cell rebinds the values. Outside
+    an IPython namespace (a script, a module, a test) this is empty, as is any
+    name in :data:`LOCATION_PARAMETERS`.
+    """
+    frame = sys._getframe(depth)
+    namespace = frame.f_globals
+    if "get_ipython" not in namespace or "__annotations__" not in namespace:
+        return {}
+    return {name: namespace[name] for name in namespace["__annotations__"]
+            if name in namespace and name not in LOCATION_PARAMETERS}
 
 
 def results_dir(output_dir: str | Path | None = None) -> Path:
