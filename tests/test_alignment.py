@@ -200,7 +200,7 @@ def test_perfect_and_inverted_metrics(metric, fn, expected):
     assert set(table["coefficient"]) == {"spearman", "kendall"}
     for _, row in table.iterrows():
         assert row["ours"] == pytest.approx(expected)
-        assert row["n_questions"] == 2 and row["n_skipped"] == 0
+        assert row["n_questions"] == 2 and row["n_skipped_undefined"] == 0
 
 
 def test_constant_metric_is_skipped_and_nan_scores_are_counted():
@@ -208,7 +208,7 @@ def test_constant_metric_is_skipped_and_nan_scores_are_counted():
     human = human_rankings(qs, seed=0)
     scores = _fake_scores(qs, lambda a: 1.0, "acknowledge")
     row = alignment_table(scores, human).iloc[0]
-    assert math.isnan(row["ours"]) and row["n_questions"] == 0 and row["n_skipped"] == 2
+    assert math.isnan(row["ours"]) and row["n_questions"] == 0 and row["n_skipped_undefined"] == 2
     scores = _fake_scores(qs, lambda a: math.nan if a.doc_id == "d4" else a.grade, "num_povs")
     row = alignment_table(scores, human).iloc[0]
     assert row["ours"] == pytest.approx(1.0) and row["n_unscored"] == 2
@@ -249,7 +249,7 @@ def test_alignment_rows_match_the_table_and_carry_intervals():
         assert (math.isnan(r["ours"]) and math.isnan(r["ours_t"])) or \
             r["ours"] == pytest.approx(r["ours_t"])
         assert r["n_questions"] == r["n_questions_t"]
-        assert r["n_skipped_undefined"] == r["n_skipped"]
+        assert r["n_skipped_undefined"] == r["n_skipped_undefined_t"]
     ack = rows[rows["metric"] == "acknowledge"]
     assert (ack["n_questions"] == 0).all() and (ack["n_skipped_undefined"] == 6).all()
     pd_row = rows[(rows["metric"] == "pd") & (rows["coefficient"] == "spearman")].iloc[0]

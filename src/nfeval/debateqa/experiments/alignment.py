@@ -376,7 +376,7 @@ def agreement_rows(result: AgreementResult, *, seed: int = 0) -> pd.DataFrame:
     repeating the pair with the smallest mean (the paper's "rho > 0.8 among
     three annotators" bounds every pair).
 
-    Columns: ``dataset, pair, ours, ci_low, ci_high, n_questions, n_skipped,
+    Columns: ``dataset, pair, ours, ci_low, ci_high, n_questions, n_skipped_undefined,
     games_per_part, min_of`` (the pair a ``min_pair`` row repeats; empty
     otherwise).
     """
@@ -392,12 +392,12 @@ def agreement_rows(result: AgreementResult, *, seed: int = 0) -> pd.DataFrame:
             ok = vals[~np.isnan(vals)]
             iv = mean_interval(ok, seed=seed, key=f"dq_f02/{result.dataset}/{a}-{b}")
             rows.append({"dataset": result.dataset, "pair": f"{a}-{b}", **iv.columns(),
-                         "n_skipped": int(vals.size - ok.size),
+                         "n_skipped_undefined": int(vals.size - ok.size),
                          "games_per_part": float(games), "min_of": ""})
     low = min(rows, key=lambda r: r["ours"] if not math.isnan(r["ours"]) else math.inf)
     rows.append({**low, "pair": "min_pair", "min_of": low["pair"]})
     return pd.DataFrame(rows, columns=["dataset", "pair", "ours", "ci_low", "ci_high",
-                                       "n_questions", "n_skipped", "games_per_part", "min_of"])
+                                       "n_questions", "n_skipped_undefined", "games_per_part", "min_of"])
 
 
 # --------------------------------------------------------------------------- P.D.
@@ -769,7 +769,7 @@ def alignment_table(scores: pd.DataFrame, human: pd.DataFrame,
     where lower is better (:data:`HIGHER_IS_BETTER`) are negated first, so a
     metric that orders answers as the humans do gets +1. Rows: ``dataset,
     metric, coefficient, ours`` (mean over questions), ``std``,
-    ``n_questions`` (questions with a defined coefficient), ``n_skipped``
+    ``n_questions`` (questions with a defined coefficient), ``n_skipped_undefined``
     (undefined: the metric gave a question's candidates one score),
     ``n_unscored`` (answers with a NaN score, left out of their question).
     """
@@ -781,6 +781,6 @@ def alignment_table(scores: pd.DataFrame, human: pd.DataFrame,
         sc = {q: gg["score"].tolist() for q, gg in per_q}
         for coef, s in question_correlations(elo, sc, coefficients).items():
             rows.append({"dataset": ds, "metric": metric, "coefficient": coef, "ours": s.mean,
-                         "std": s.std, "n_questions": s.n_used, "n_skipped": s.n_skipped,
+                         "std": s.std, "n_questions": s.n_used, "n_skipped_undefined": s.n_skipped,
                          "n_unscored": s.n_dropped_items})
     return pd.DataFrame(rows)
