@@ -8,6 +8,7 @@ against a real HTTP server on 127.0.0.1; nothing touches the real cache.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -90,22 +91,28 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def server(tmp_path):
-    """A real HTTP server on 127.0.0.1 serving tmp_path/www; yields (base URL, root)."""
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = functools.partial(_Quiet, directory=str(root))
+@contextlib.contextmanager
+def serving(handler):
+    """A real HTTP server on 127.0.0.1 with ``handler``; yields its base URL."""
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02},
                               daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", root
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
+
+
+@pytest.fixture
+def server(tmp_path):
+    """A real HTTP server on 127.0.0.1 serving tmp_path/www; yields (base URL, root)."""
+    root = tmp_path / "www"
+    root.mkdir()
+    with serving(functools.partial(_Quiet, directory=str(root))) as base:
+        yield base, root
 
 
 def publish(root: Path, entry: registry.ReleaseFile, data: bytes | None = None,
@@ -365,6 +372,29 @@ def test_http_404_and_connection_refused_are_clear(server, fake_registry, tmp_pa
                        match=r"download of http://127\.0\.0\.1:\d+/.*failed: .*refused"):
         resolve("trec-dl-nf", base_url=f"http://127.0.0.1:{port}", timeout=5)
     assert cache_files(tmp_path) == []
+
+
+class _CutShort(http.server.BaseHTTPRequestHandler):
+    """Sends a valid DebateQA split but promises 100 bytes more than it sends."""
+
+    def do_GET(self):
+        body = (FIX / "debateqa" / "test.jsonl").read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body) + 100))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_download_cut_short_fails_and_leaves_nothing(fake_registry, tmp_path):
+    # The split has no pinned sum and the part that arrives is well formed, so
+    # only the transfer itself can notice that bytes are missing.
+    with serving(_CutShort) as base, pytest.raises(NfevalError, match=r"download of .*failed"):
+        resolve("debateqa/dev", base_url=base)
+    assert cache_files(tmp_path) == []
+    assert [p.name for p in (tmp_path / "cache" / "data" / "debateqa").iterdir()] == []
 
 
 def test_offline_mode_fails_clearly(server, fake_registry, monkeypatch, tmp_path):

@@ -15,8 +15,9 @@ this order and returns the first hit:
    (for entries without a known sum: against the sum recorded at download
    time in ``<file>.sha256``, if present).
 4. a download from the pinned URL (``$NFEVAL_BASE_URL`` or the ``base_url``
-   argument replaces ``https://raw.githubusercontent.com``), streamed into a
-   temporary file in the cache folder, verified, then moved into place with
+   argument replaces ``https://raw.githubusercontent.com``) by
+   :func:`pooch.retrieve` into a private folder in the cache folder, verified
+   (pooch checks a pinned SHA-256), then moved into place with
    :func:`os.replace`; a failed or corrupted download leaves nothing behind.
    Downloads are off when ``NFEVAL_OFFLINE`` is set to ``1``/``true``/``yes``
    or ``download=False`` is passed.
@@ -34,12 +35,12 @@ same large file repeatedly costs one hash.
 from __future__ import annotations
 
 import ast
-import hashlib
+import functools
 import os
+import re
+import shutil
 import sys
 import tempfile
-import urllib.error
-import urllib.request
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -52,9 +53,6 @@ from nfeval.paths import MIRROR_ENV, cache_dir, mirror_dir
 from .registry import BASE_URL_ENV, REGISTRY, ReleaseFile, get
 
 OFFLINE_ENV = "NFEVAL_OFFLINE"
-#: Downloads at least this large show a progress bar (when tqdm is installed).
-PROGRESS_MIN_BYTES = 1 << 20
-_CHUNK = 1 << 16
 _LFS_PREFIX = b"version https://git-lfs.github.com/spec/"
 
 __all__ = [
@@ -136,7 +134,8 @@ def resolve(
     ``download=None`` downloads unless ``$NFEVAL_OFFLINE`` is set; ``base_url``
     overrides the download host (else ``$NFEVAL_BASE_URL``, else raw GitHub);
     ``strict`` makes an explicit file with a different sum an error;
-    ``progress`` forces the progress bar on or off (default: files >= 1 MiB).
+    ``progress`` forces pooch's progress bar on or off (default: on when stderr
+    is a terminal).
     """
     entry = get(name)
 
@@ -219,146 +218,118 @@ def _verify_cached(entry: ReleaseFile, cp: Path) -> None:
 
 
 # --------------------------------------------------------------------------- download
-
-def _open(url: str, timeout: float):
-    req = urllib.request.Request(url, headers={"User-Agent": f"nfeval/{__version__}"})
-    try:
-        return urllib.request.urlopen(req, timeout=timeout)
-    except urllib.error.HTTPError as e:
-        raise NfevalError(f"download of {url} failed: HTTP {e.code} {e.reason}.") from e
-    except urllib.error.URLError as e:
-        raise NfevalError(f"download of {url} failed: {e.reason}.") from e
-    except OSError as e:  # timeouts and other socket errors
-        raise NfevalError(f"download of {url} failed: {e}.") from e
-
-
-def _stream(url: str, out, timeout: float, progress: bool | None, label: str) -> tuple[str, int]:
-    """Copy ``url`` into the open binary file ``out``; return (sha256, size)."""
-    h = hashlib.sha256()
-    size = 0
-    with _open(url, timeout) as resp:
-        length = resp.headers.get("Content-Length")
-        total = int(length) if length and length.isdigit() else None
-        show = progress if progress is not None else (total or 0) >= PROGRESS_MIN_BYTES
-        bar = _progress_bar(total, label) if show else None
-        try:
-            while True:
-                try:
-                    chunk = resp.read(_CHUNK)
-                except OSError as e:
-                    raise NfevalError(f"download of {url} failed after {size} bytes: {e}.") from e
-                if not chunk:
-                    break
-                out.write(chunk)
-                h.update(chunk)
-                size += len(chunk)
-                if bar is not None:
-                    bar.update(len(chunk))
-        finally:
-            if bar is not None:
-                bar.close()
-    if total is not None and size != total:
-        raise NfevalError(f"download of {url} was cut short: got {size} of {total} bytes.")
-    return h.hexdigest(), size
-
-
-def _progress_bar(total: int | None, label: str):
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # the bar is a nicety, not a requirement
-        return None
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=label,
-                leave=False, file=sys.stderr)
-
+#
+# pooch does the transfer: HTTP, streaming, the progress bar, and the SHA-256
+# check of a pinned file (a download that fails it is deleted). The registry's
+# logic stays here: which sum a file is checked against, the Git LFS pointer of
+# the unpinned splits, the extracted D.A. prompt, the format check, and errors
+# that say what is missing and how to provide it.
 
 def _download(entry: ReleaseFile, dest: Path, *, base_url: str | None, timeout: float,
               progress: bool | None) -> None:
+    """Fetch ``entry`` into a private folder next to ``dest``, check it, move it into place."""
     url = entry.url_for(base_url)
+    kind, _, variable = (entry.extract or "").partition(":")
+    if entry.extract and (kind != "python-string" or not variable):
+        raise NfevalError(f"registry entry {entry.name!r} has an unknown extract rule "
+                          f"{entry.extract!r}.")
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".part",
+                                        dir=dest.parent))
     except OSError as e:
         raise NfevalError(f"cannot write the download of {url} into {dest.parent}: "
                           f"{e.strerror or e}. Set NFEVAL_CACHE to a writable folder.") from e
-    tmp = Path(tmp_name)
+    get = functools.partial(_retrieve, folder=staging, timeout=timeout, progress=progress)
     record = None
     try:
-        with os.fdopen(fd, "wb") as out:
-            if entry.extract:
-                _download_extract(entry, url, out, timeout)
-            else:
-                record = _download_plain(entry, url, out, timeout, progress, base_url, tmp)
+        if entry.extract:
+            # The .py itself is not pinned; the text taken out of it is.
+            got = get(url, processor=functools.partial(_extract_string, variable, url))
+            actual = sha256_file(got)
+            if entry.sha256 is not None and actual != entry.sha256:
+                raise NfevalError(
+                    f"the {variable!r} string extracted from {url} for {entry.name!r} has the "
+                    f"wrong SHA-256: expected {entry.sha256}, got {actual}; nothing was saved.")
+        elif entry.sha256 is not None:
+            got = get(url, sha256=entry.sha256)
+        else:
+            got = get(url, processor=functools.partial(_follow_lfs_pointer, entry, base_url, get))
+            record = sha256_file(got)
+            if got.parent == staging:  # not in LFS: check the format, record and print the sum
+                _check_format(entry, got, url)
+                print(f"nfeval: downloaded {entry.name} ({entry.source}); no SHA-256 is pinned "
+                      f"for it, only its format was checked. Its SHA-256 is {record}: pin it in "
+                      f"nfeval/data/registry.py to verify future downloads.", file=sys.stderr)
         if record is not None:
             # Record the sum of an entry without a pinned one (see _verify_cached).
             # Written first, so a cached file never lacks it.
             _sidecar(dest).write_text(f"{record}  {dest.name}\n", encoding="ascii")
-        os.replace(tmp, dest)
+        os.replace(got, dest)
     except BaseException:
-        tmp.unlink(missing_ok=True)
         if record is not None and not dest.exists():
             _sidecar(dest).unlink(missing_ok=True)
         raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
-def _download_extract(entry: ReleaseFile, url: str, out, timeout: float) -> None:
-    kind, _, variable = (entry.extract or "").partition(":")
-    if kind != "python-string" or not variable:
-        raise NfevalError(f"registry entry {entry.name!r} has an unknown extract rule "
-                          f"{entry.extract!r}.")
-    with _open(url, timeout) as resp:
-        try:
-            source = resp.read()
-        except OSError as e:
-            raise NfevalError(f"download of {url} failed: {e}.") from e
-    text = extract_python_string(source, variable, origin=url)
-    data = text.encode("utf-8")
-    actual = hashlib.sha256(data).hexdigest()
-    if entry.sha256 is not None and actual != entry.sha256:
-        raise NfevalError(
-            f"the {variable!r} string extracted from {url} for {entry.name!r} has the wrong "
-            f"SHA-256: expected {entry.sha256}, got {actual}; nothing was saved."
-        )
-    out.write(data)
+def _retrieve(url: str, *, folder: Path, timeout: float, progress: bool | None,
+              sha256: str | None = None, pinned_by: str = "the SHA-256 pinned in the registry",
+              processor=None) -> Path:
+    """:func:`pooch.retrieve` into ``folder``, its errors turned into :class:`NfevalError`."""
+    import pooch
+    import requests
+
+    downloader = pooch.HTTPDownloader(
+        progressbar=sys.stderr.isatty() if progress is None else progress,
+        chunk_size=1 << 16, timeout=timeout, headers={"User-Agent": f"nfeval/{__version__}"})
+    # pooch logs every download, and for an unpinned file advice about its own
+    # API; the messages here say where to pin a sum instead.
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel("WARNING")
+    try:
+        return Path(pooch.retrieve(url, known_hash=f"sha256:{sha256}" if sha256 else None,
+                                   fname=url.rsplit("/", 1)[-1], path=folder,
+                                   processor=processor, downloader=downloader))
+    except requests.HTTPError as e:
+        raise NfevalError(f"download of {url} failed: HTTP {e.response.status_code} "
+                          f"{e.response.reason}.") from e
+    except requests.RequestException as e:  # refused, timed out, cut short
+        raise NfevalError(f"download of {url} failed: {e}.") from e
+    except ValueError as e:  # pooch's sum check failed; it deleted the download
+        got = re.search(r"but got (\w+)", str(e))
+        if sha256 is None or got is None:
+            raise
+        raise NfevalError(f"download of {url} does not match {pinned_by}: expected {sha256}, "
+                          f"got {got[1]}; nothing was saved.") from e
+    finally:
+        logger.setLevel(level)
 
 
-def _download_plain(entry: ReleaseFile, url: str, out, timeout: float,
-                    progress: bool | None, base_url: str | None, tmp: Path) -> str | None:
-    """Download into ``out`` and verify; return the sum to record, if none is pinned."""
-    actual, size = _stream(url, out, timeout, progress, entry.relpath)
-    lfs = None
-    if size < 1024:
-        out.flush()
-        head = tmp.read_bytes()
-        if head.startswith(_LFS_PREFIX):
-            lfs = _parse_lfs_pointer(head, url)
-    if lfs is not None:
-        oid, lfs_size = lfs
-        out.seek(0)
-        out.truncate()
-        lfs_url = entry.lfs_url_for(_lfs_base(base_url))
-        actual, size = _stream(lfs_url, out, timeout, progress, entry.relpath)
-        if actual != oid or size != lfs_size:
-            raise NfevalError(
-                f"download of {lfs_url} for {entry.name!r} does not match its Git LFS "
-                f"pointer at {entry.commit}: expected SHA-256 {oid} ({lfs_size} bytes), "
-                f"got {actual} ({size} bytes); nothing was saved."
-            )
-        url = lfs_url
-    if entry.sha256 is not None:
-        if actual != entry.sha256:
-            raise NfevalError(
-                f"download of {url} for {entry.name!r} has the wrong SHA-256: expected "
-                f"{entry.sha256}, got {actual}; nothing was saved."
-            )
-        return None
-    out.flush()
-    if lfs is None:
-        # No sum is known: check the format, record and print the sum.
-        _check_format(entry, tmp, url)
-        print(f"nfeval: downloaded {entry.name} ({entry.source}); no SHA-256 is pinned for "
-              f"it, only its format was checked. Its SHA-256 is {actual}: pin it in "
-              f"nfeval/data/registry.py to verify future downloads.", file=sys.stderr)
-    return actual
+def _extract_string(variable: str, origin: str, fname: str, action: str, pup: object) -> str:
+    """pooch processor: keep only the string literal assigned to ``variable``."""
+    text = extract_python_string(Path(fname).read_bytes(), variable, origin=origin)
+    out = Path(fname).with_name(f"{variable}.txt")
+    out.write_bytes(text.encode("utf-8"))
+    return str(out)
+
+
+def _follow_lfs_pointer(entry: ReleaseFile, base_url: str | None, get, fname: str,
+                        action: str, pup: object) -> str:
+    """pooch processor: if the raw file is a Git LFS pointer, fetch the content it pins.
+
+    The pointer, pinned by the release commit, names the content's SHA-256,
+    which pooch checks. The content lands in a subfolder ``lfs/``.
+    """
+    raw = Path(fname)
+    head = raw.read_bytes() if raw.stat().st_size < 1024 else b""
+    if not head.startswith(_LFS_PREFIX):
+        return fname
+    oid = _lfs_oid(head, entry.url_for(base_url))
+    return str(get(entry.lfs_url_for(_lfs_base(base_url)), folder=raw.parent / "lfs",
+                   sha256=oid, pinned_by=f"its Git LFS pointer's SHA-256 (commit {entry.commit})"))
 
 
 def _lfs_base(base_url: str | None) -> str | None:
@@ -368,7 +339,7 @@ def _lfs_base(base_url: str | None) -> str | None:
     return f"{base.rstrip('/')}/media" if base else None
 
 
-def _parse_lfs_pointer(data: bytes, url: str) -> tuple[str, int]:
+def _lfs_oid(data: bytes, url: str) -> str:
     fields = {}
     for line in data.decode("utf-8", "replace").splitlines():
         key, _, value = line.partition(" ")
@@ -377,7 +348,7 @@ def _parse_lfs_pointer(data: bytes, url: str) -> tuple[str, int]:
     size = fields.get("size", "")
     if not oid.startswith("sha256:") or not size.isdigit():
         raise NfevalError(f"{url} looks like a Git LFS pointer but has no sha256 oid and size.")
-    return oid.removeprefix("sha256:"), int(size)
+    return oid.removeprefix("sha256:")
 
 
 def _check_format(entry: ReleaseFile, path: Path, url: str) -> None:
