@@ -20,9 +20,9 @@ collection (``data/debateqa_docs/documents.jsonl``, see
 :mod:`nfeval.debateqa.experiments.curation.documents`), searched in two stages that mirror the
 paper's: a BM25 search over whole documents stands in for the search engine
 (its top ``k_docs`` documents play the top 10 URLs), then those documents'
-~2,000-character chunks (:func:`nfeval.debateqa.experiments.curation.chunking.chunk_chars`, which
-splits at paragraph, sentence and word boundaries as the recursive splitter
-does) are ranked by cosine similarity of the profile's embedder (the
+~2,000-character chunks (:func:`nfeval.debateqa.experiments.curation.chunking.chunk_chars`,
+LangChain's ``RecursiveCharacterTextSplitter`` as in the paper, without overlap)
+are ranked by cosine similarity of the profile's embedder (the
 embedded MiniLM, not gte-Qwen2; MiniLM reads only the first 256 word pieces
 of a chunk). ``trusted_only`` drops documents whose URL fails
 :func:`nfeval.debateqa.experiments.curation.tld.is_trusted` before the search, as the paper keeps

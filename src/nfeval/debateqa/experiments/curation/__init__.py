@@ -6,7 +6,8 @@
 * :mod:`.documents`: the project's local document collection, BM25 and dense
   search over it;
 * :mod:`.tld`: the trusted top-level domains of Table 10 and a URL filter;
-* :mod:`.chunking`: lossless character and token chunking (Figure 11, RAG);
+* :mod:`.chunking`: character and token chunks by LangChain's recursive splitter
+  (Figure 11, RAG);
 * :mod:`.topics`: BERTopic topics of a question set (Figure 14), stored once fitted;
 * :mod:`.pipeline`: the stages end to end (Figure 1, Figures 12-13).
 
