@@ -22,23 +22,34 @@ row differs from Table 2's on the same items only by the references:
 Every row is a per-question correlation averaged over questions, with its
 95% interval (:func:`nfeval.metrics.correlation.correlation_rows`); the
 comparisons (:func:`comparisons`) are paired differences on the same questions.
+:func:`generated_references_table` runs a whole table; the two notebooks
+load, call it, write and plot.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.linkage.generated import GeneratedReferences, generated_split
-from nfeval.linkage.references import ReferenceSplit
-from nfeval.linkage.experiments.settings import single_ground_truth
+from nfeval.hashing import sha256_text
+from nfeval.linkage.experiments.settings import judge_setting, single_ground_truth, with_paper
+from nfeval.linkage.experiments.table2 import JudgeSample, judge_frame
+from nfeval.linkage.generated import (DEGRADE_PROMPT, GOLDEN_PROMPTS, GeneratedReferences,
+                                      generate_reference_lists, generated_split)
+from nfeval.linkage.references import ReferenceSplit, sample_all
+from nfeval.metrics.correlation import correlation_rows, paired_rows
+from nfeval.results import Signature
 
 __all__ = [
     "GENERATED_ROWS",
     "HUMAN_ROWS",
+    "GeneratedTable",
     "comparisons",
+    "generated_references_table",
     "generated_splits",
     "ground_truths",
     "references_frame",
@@ -52,6 +63,12 @@ GENERATED_ROWS: dict[str, dict[str, tuple[str, int | None]]] = {
             "linkage-0shot": ("linkage", 0), "linkage-fewshot": ("linkage", None)},
     "0gt": {"linkage-0shot": ("linkage", 0), "linkage-fewshot": ("linkage", None)},
 }
+#: What the references of a setting are called in the table's ``references`` column.
+LABELS: dict[str, str] = {"1gt": "generated (1GT)", "0gt": "generated (0GT)"}
+#: The table's columns, in order.
+COLUMNS = ["dataset", "references", "method", "judge", "coefficient", "ours", "ci_low", "ci_high",
+           "n_questions", "paper", "gap", "paper_in_ci", "our_judge", "n_skipped_undefined",
+           "n_candidates", "n_unparsed", "sd", "a_mean", "b_mean"]
 #: lk_t02's rows read beside them (Table 2's row names), and their names here.
 HUMAN_ROWS: dict[str, str] = {"pointwise-noref": "pointwise-noref",
                               "linkage-0shot": "linkage-0shot-human",
@@ -102,3 +119,112 @@ def references_frame(lists: Sequence[GeneratedReferences], *, dataset: str,
                          "degraded_outputs": r.degraded_outputs,
                          "degraded_failures": r.degraded_failures})
     return pd.DataFrame(rows)
+
+
+@dataclass
+class GeneratedTable:
+    """One run of Table 3 (1GT) or Table 4 (0GT): what the notebook writes and plots."""
+
+    table: pd.DataFrame  #: the results table (rows, then paired differences)
+    frame: pd.DataFrame  #: per-candidate scores of every row
+    references: pd.DataFrame  #: every generated list (:func:`references_frame`)
+    lists: dict[str, list[GeneratedReferences]]  #: dataset -> generated lists
+    ground_truths: dict[str, dict[str, GradedAnswer]]  #: dataset -> qid -> ground truth (1GT)
+    signatures: list[Signature]  #: generators first, then every judged row
+    timings: pd.DataFrame  #: seconds (wall and CPU) of each step
+
+
+def generated_references_table(
+    setting: str, questions: Mapping[str, Sequence[GradedQuestion]],
+    items: Mapping[str, JudgeSample], *, golden, degraders: Sequence, judge, paper: pd.DataFrame,
+    mode: str, seed: int, shots: int, unparsed: str = "drop", attempts: int = 2,
+    golden_tokens: int = 160, degraded_tokens: int = 320,
+) -> GeneratedTable:
+    """LINKAGE Table 3 (``setting`` "1gt") or Table 4 ("0gt") on lk_t02's judged items.
+
+    Per dataset (the keys of ``questions``): the ``golden`` model writes a
+    golden answer (from a ground truth, 1GT, or from the question, 0GT) and
+    the ``degraders`` three worse ones (:func:`nfeval.linkage.generated.
+    generate_reference_lists`); ``judge`` scores the candidates against that
+    list in every row of :data:`GENERATED_ROWS`, and lk_t02's rows
+    (:data:`HUMAN_ROWS`) on the same candidates. The table holds each row's
+    mean correlation with its interval, the ``paper`` values beside ours, and
+    the paired differences of :func:`comparisons`.
+    """
+    label = LABELS[setting]
+    lists, gts, frames, signatures, timings = {}, {}, [], [], []
+    for name, sample in items.items():
+        judged = sample.judged
+        gts[name] = (ground_truths(questions[name], judged, seed) if setting == "1gt" else {})
+        by_qid = {q.qid: q for q in questions[name]}
+        t, cpu = time.time(), time.process_time()
+        lists[name] = generate_reference_lists(
+            golden, list(degraders), [by_qid[s.qid] for s in judged],
+            gts[name] if setting == "1gt" else None, seed=seed, attempts=attempts,
+            golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=False)
+        timings.append(_timing(name, "references", len(judged), 0, t, cpu))
+    for name, sample in items.items():
+        splits = generated_splits(questions[name], sample.judged, lists[name], seed)
+        pool = sample_all(questions[name], "3210", seed).splits
+        for row, (method, n_shots) in GENERATED_ROWS[setting].items():
+            n_shots = shots if n_shots is None else n_shots
+            t, cpu = time.time(), time.process_time()
+            part, sig = judge_setting(judge, questions[name], splits, method=method, mode=mode,
+                                      seed=seed, shots=n_shots, unparsed=unparsed,
+                                      demonstration_splits=pool if n_shots else None,
+                                      ids={"dataset": name, "references": label, "method": row})
+            frames.append(part)
+            signatures.append(sig)
+            timings.append(_timing(name, row, len(splits), len(part), t, cpu))
+        t, cpu = time.time(), time.process_time()
+        part, sigs = judge_frame(judge, questions[name], sample, dataset=name,
+                                 rows=list(HUMAN_ROWS), mode=mode, seed=seed, shots=shots,
+                                 unparsed=unparsed, progress=False)
+        frames.append(part.assign(
+            method=part["method"].map(HUMAN_ROWS),
+            references=part["method"].map(lambda m: "none" if m == "pointwise-noref"
+                                          else "human (lk_t02)"))
+            [["dataset", "references", "method", "our_judge", "qid", "doc_id", "grade", "score",
+              "unparsed"]])
+        signatures += sigs
+        timings.append(_timing(name, "lk_t02 rows", len(sample.judged), len(part), t, cpu))
+
+    frame = pd.concat(frames, ignore_index=True)
+    by = ["dataset", "references", "method"]
+    rows = correlation_rows(frame, by=by, seed=seed)
+    rows = rows.merge(frame.groupby(by, sort=False)["unparsed"].sum().rename("n_unparsed")
+                      .reset_index(), on=by)
+    rows = with_paper(rows, paper[paper["dataset"].isin(list(items))],
+                      on=["dataset", "method", "coefficient"])
+    diffs = paired_rows(frame, comparisons(setting), by=["dataset"], method="method", seed=seed)
+    table = pd.concat([rows, diffs.assign(references="paired")], ignore_index=True) \
+        .assign(our_judge=judge.info.name)
+    table["judge"] = table["judge"].fillna("")
+
+    from nfeval.data import load_prompt
+    from nfeval.prompts import prompt_text
+
+    degrade_template = load_prompt(DEGRADE_PROMPT)
+    n_lists = sum(len(v) for v in lists.values())
+    gen_signatures = [Signature(
+        metric=f"linkage-{setting}-references", variant=role, model=model.info.as_dict(),
+        prompt_sha256=sha256_text(prompt_text(GOLDEN_PROMPTS[setting]) if role == "golden"
+                                  else degrade_template),
+        seed=seed, n=n_lists,
+        extra={"max_tokens": golden_tokens if role == "golden" else degraded_tokens,
+               "attempts": attempts, "temperature": 0.8, "top_p": 0.95})
+        for role, model in [("golden", golden)] + [("degraded", m) for m in degraders]]
+    references = pd.concat(
+        [references_frame(lists[name], dataset=name,
+                          ground_texts={qid: a.text for qid, a in gts[name].items()})
+         for name in items], ignore_index=True)
+    return GeneratedTable(table=table[COLUMNS], frame=frame, references=references, lists=lists,
+                          ground_truths=gts, signatures=gen_signatures + signatures,
+                          timings=pd.DataFrame(timings))
+
+
+def _timing(dataset: str, step: str, questions: int, candidates: int, t: float,
+            cpu: float) -> dict:
+    return {"dataset": dataset, "step": step, "questions": questions, "candidates": candidates,
+            "seconds": round(time.time() - t, 1),
+            "cpu_seconds": round(time.process_time() - cpu, 1)}
