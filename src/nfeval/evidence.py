@@ -33,7 +33,8 @@ from nfeval.paths import NOTEBOOKS, RESULTS, ROOT
 #: Parameter stages of each artefact (default: one run at the notebook's defaults).
 STAGES: dict[str, tuple[dict, ...]] = {
     "lk_t02": ({"limit": 6},
-               *({"limit": n, "sample_limit": 10, "pilot_limit": 10} for n in (20, 40, 60))),
+               *({"limit": n, "sample_limit": 10, "pilot_limit": 10} for n in (20, 40, 60)),
+               {"limit": 120, "sample_limit": 10, "pilot_limit": 53}),
     "lk_t05": ({"limit": 0},),
     "dq_t02": ({"limit": 40}, {"limit": 0}),
     "dq_t04": ({"limit": 16},),
@@ -44,9 +45,9 @@ STAGES: dict[str, tuple[dict, ...]] = {
 
 #: (artefact, what its evidence run computes), in the order they run.
 PLAN: tuple[tuple[str, str], ...] = (
-    ("lk_t02", "LINKAGE Table 2: 5 judge rows + refppl on all 53 TREC-DL-NF and 60 ANTIQUE "
-               "questions x 8 candidates, in stages of 6/20/40/60 questions per dataset; both "
-               "decodings on 10+10 questions; judge pilot"),
+    ("lk_t02", "LINKAGE Table 2: 5 judge rows + refppl on all 53 TREC-DL-NF and 120 ANTIQUE "
+               "questions x 8 candidates, in stages of 6/20/40/60/120 questions per dataset; both "
+               "decodings on 10+10 questions; the 1.5B judge's LINKAGE row on all 53 TREC-DL-NF"),
     ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
     ("lk_t05", "LINKAGE Table 5: every judge row on all 100 WebGLM questions"),
     ("dq_t02", "DebateQA Table 2: every usable ANTIQUE and TREC-DL-NF question"),
