@@ -193,7 +193,8 @@ def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: st
     Correlation rows per dataset, sample, mode, method and judge with their
     unparsed counts; the paired differences of :func:`comparisons` (``same
     items`` in ``mode``, ``mode subset`` per decoding); the pilot's judge
-    difference (``pilot_judge`` minus ``judge``). ``paper`` (dataset, method,
+    difference (``pilot_judge`` minus ``judge``) and the pilot judge's LINKAGE
+    row minus every other row on the same items. ``paper`` (dataset, method,
     coefficient, judge, paper) is joined to the rows it measures: the
     automatic metrics on all items and the judge rows on the same items in
     ``mode``; ``gap`` and ``paper_in_ci`` compare with it.
@@ -216,6 +217,16 @@ def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: st
                         method="our_judge", seed=seed)
         diffs.append(d.rename(columns={"our_judge": "method"}).assign(
             method="linkage-0shot: " + d["our_judge"], our_judge=d["our_judge"]))
+        # the pilot judge's LINKAGE row against every other row on the same items
+        label = f"linkage-0shot: {pilot_judge}"
+        strong = pilot[pilot["our_judge"] == pilot_judge].assign(method=label)
+        base = same[same["dataset"].isin(set(strong["dataset"]))
+                    & same["qid"].isin(set(strong["qid"]))]
+        others = [m for m in [*JUDGE_ROWS, "refppl", *LEXICAL_ROWS]
+                  if m != "linkage-0shot" and m in set(base["method"])]
+        diffs.append(paired_rows(pd.concat([strong, base]).assign(sample="pilot"),
+                                 [(label, m) for m in others], by=["dataset", "sample"], seed=seed)
+                     .assign(mode=pilot["mode"].iloc[0], our_judge=pilot_judge))
     ours = pd.concat([rows, *diffs], ignore_index=True)
     paper = pd.concat([paper, paper[paper["method"] == "bertscore"].assign(method="bertscore-cls")])
     eligible = (((ours["sample"] == "all") & ours["method"].isin(LEXICAL_ROWS))
