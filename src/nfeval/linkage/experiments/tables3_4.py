@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from nfeval.data import load_prompt
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval.linkage.experiments.settings import judge_setting, single_ground_truth, with_paper
@@ -42,6 +43,7 @@ from nfeval.linkage.generated import (DEGRADE_PROMPT, GOLDEN_PROMPTS, GeneratedR
                                       generate_reference_lists, generated_split)
 from nfeval.linkage.references import ReferenceSplit, sample_all
 from nfeval.metrics.correlation import correlation_rows, paired_rows
+from nfeval.prompts import prompt_text
 from nfeval.results import Signature
 
 __all__ = [
@@ -200,9 +202,6 @@ def generated_references_table(
     table = pd.concat([rows, diffs.assign(references="paired")], ignore_index=True) \
         .assign(our_judge=judge.info.name)
     table["judge"] = table["judge"].fillna("")
-
-    from nfeval.data import load_prompt
-    from nfeval.prompts import prompt_text
 
     degrade_template = load_prompt(DEGRADE_PROMPT)
     n_lists = sum(len(v) for v in lists.values())
