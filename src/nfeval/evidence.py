@@ -35,7 +35,7 @@ STAGES: dict[str, tuple[dict, ...]] = {
     "lk_t02": ({"limit": 6},
                *({"limit": n, "sample_limit": 10, "pilot_limit": 10} for n in (20, 40, 60)),
                {"limit": 120, "sample_limit": 10, "pilot_limit": 53}),
-    "lk_t05": ({"limit": 0},),
+    "lk_t05": ({"limit": 40}, {"limit": 70}, {"limit": 0}),
     "dq_t02": ({"limit": 40}, {"limit": 0}),
     "dq_t04": ({"limit": 16},),
     "dq_f03": ({"limit": 16},),
@@ -49,7 +49,8 @@ PLAN: tuple[tuple[str, str], ...] = (
                "questions x 8 candidates, in stages of 6/20/40/60/120 questions per dataset; both "
                "decodings on 10+10 questions; the 1.5B judge's LINKAGE row on all 53 TREC-DL-NF"),
     ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
-    ("lk_t05", "LINKAGE Table 5: every judge row on all 100 WebGLM questions"),
+    ("lk_t05", "LINKAGE Table 5: every judge row on all 100 WebGLM questions, in stages of "
+               "40/70/100 questions"),
     ("dq_t02", "DebateQA Table 2: every usable ANTIQUE and TREC-DL-NF question"),
     ("dq_t04", "DebateQA Table 4: answers and scores of the sample's questions"),
     ("dq_f03", "DebateQA Figure 3: P.D. with three backbones"),
