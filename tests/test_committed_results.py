@@ -4,6 +4,8 @@
   none), and its CSV carries ``ci_low``, ``ci_high`` and ``n_<unit>``.
 * Nothing committed names the machine that ran it (absolute paths) or a
   commit with uncommitted source changes (``-dirty``).
+* Every committed table was run at its notebook's numeric defaults, the sizes
+  ``make reproduce`` reruns it at.
 * Drift: the artefacts below are rerun at their defaults from the committed
   item store (``results/<id>/items/``) and must give the committed tables
   within 1e-4, computing no model output: a change of code that moves a
