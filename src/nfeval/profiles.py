@@ -35,7 +35,9 @@ PROFILES = {
         name="embedded",
         pd_backbones=("smollm2-135m-instruct", "gemma3-270m"),
         judge="qwen2.5-coder-0.5b-instruct",
-        da_judges=("qwen2.5-coder-0.5b-instruct",),
+        # Two D.A. judges, as Table 4 has: the 0.5B one stays the default (first) of every
+        # single-judge artefact; the 1.5B one is the stronger judge of the dq_t03 pilot.
+        da_judges=("qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct"),
         pd_backbones_more=("qwen2.5-coder-0.5b-instruct",),
         da_judges_more=("smollm2-135m-instruct", "gemma3-270m"),
         generators=("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "gemma3-270m"),
