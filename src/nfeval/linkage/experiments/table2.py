@@ -23,8 +23,9 @@ Item samples (the ``sample`` column):
   where the LINKAGE and pointwise rows are scored in both decodings: the
   project's ``prob`` (expected label) and the paper's ``sample``
   (temperature 0.8, parsed ``[[k]]``, ties possible).
-* ``pilot`` -- the first ``pilot_limit`` judged TREC-DL-NF questions, LINKAGE
-  0-shot with each candidate judge, to choose the judge.
+* ``pilot`` -- the first ``pilot_limit`` judged TREC-DL-NF questions, the
+  ``pilot_rows`` (LINKAGE 0-shot first) with each candidate judge: which judge
+  is stronger, and whether LINKAGE beats pointwise with the stronger one.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from nfeval import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval.linkage.evaluation import JudgeSample, judge_sample, unparsed_policy
@@ -100,6 +102,9 @@ def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
     ``unparsed`` counts a candidate's outputs that did not parse (``sample``
     mode; pairwise has one output per reference).
     """
+    unknown = [r for r in rows if r not in JUDGE_ROWS]
+    if unknown:
+        raise NfevalError(f"unknown judge row(s) {unknown}; Table 2's rows are {list(JUDGE_ROWS)}")
     splits = sample.judged if splits is None else splits
     out, sigs = [], []
     for row in rows:
@@ -193,8 +198,9 @@ def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: st
     Correlation rows per dataset, sample, mode, method and judge with their
     unparsed counts; the paired differences of :func:`comparisons` (``same
     items`` in ``mode``, ``mode subset`` per decoding); the pilot's judge
-    difference (``pilot_judge`` minus ``judge``) and the pilot judge's LINKAGE
-    row minus every other row on the same items. ``paper`` (dataset, method,
+    differences (``pilot_judge`` minus ``judge``, per pilot row) and the pilot
+    judge's LINKAGE row minus its own other rows and every row of ``judge`` on
+    the same items. ``paper`` (dataset, method,
     coefficient, judge, paper) is joined to the rows it measures: the
     automatic metrics on all items and the judge rows on the same items in
     ``mode``; ``gap`` and ``paper_in_ci`` compare with it.
@@ -213,20 +219,25 @@ def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: st
                                  seed=seed).assign(our_judge=judge))
     pilot = frame[frame["sample"] == "pilot"]
     if len(pilot):
-        d = paired_rows(pilot, [(pilot_judge, judge)], by=["dataset", "sample", "mode"],
+        # per pilot row: the pilot judge minus the default judge ("<row>: big - small")
+        d = paired_rows(pilot, [(pilot_judge, judge)], by=["dataset", "sample", "mode", "method"],
                         method="our_judge", seed=seed)
-        diffs.append(d.rename(columns={"our_judge": "method"}).assign(
-            method="linkage-0shot: " + d["our_judge"], our_judge=d["our_judge"]))
-        # the pilot judge's LINKAGE row against every other row on the same items
+        diffs.append(d.assign(method=d["method"] + ": " + d["our_judge"]))
+        # the pilot judge's LINKAGE row against its own other rows and every row of the
+        # default judge on the same items ("linkage-0shot: big - <row>[: big]")
+        strong = pilot[pilot["our_judge"] == pilot_judge]
+        strong = strong.assign(method=strong["method"] + f": {pilot_judge}")
         label = f"linkage-0shot: {pilot_judge}"
-        strong = pilot[pilot["our_judge"] == pilot_judge].assign(method=label)
+        own = [m for m in dict.fromkeys(strong["method"]) if m != label]
         base = same[same["dataset"].isin(set(strong["dataset"]))
                     & same["qid"].isin(set(strong["qid"]))]
         others = [m for m in [*JUDGE_ROWS, "refppl", *LEXICAL_ROWS]
                   if m != "linkage-0shot" and m in set(base["method"])]
-        diffs.append(paired_rows(pd.concat([strong, base]).assign(sample="pilot"),
-                                 [(label, m) for m in others], by=["dataset", "sample"], seed=seed)
-                     .assign(mode=pilot["mode"].iloc[0], our_judge=pilot_judge))
+        if label in set(strong["method"]):
+            diffs.append(paired_rows(pd.concat([strong, base]).assign(sample="pilot"),
+                                     [(label, m) for m in own + others], by=["dataset", "sample"],
+                                     seed=seed)
+                         .assign(mode=pilot["mode"].iloc[0], our_judge=pilot_judge))
     ours = pd.concat([rows, *diffs], ignore_index=True)
     paper = pd.concat([paper, paper[paper["method"] == "bertscore"].assign(method="bertscore-cls")])
     eligible = (((ours["sample"] == "all") & ours["method"].isin(LEXICAL_ROWS))
