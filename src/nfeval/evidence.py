@@ -47,15 +47,17 @@ STAGES: dict[str, tuple[dict, ...]] = {
 PLAN: tuple[tuple[str, str], ...] = (
     ("lk_t02", "LINKAGE Table 2: 5 judge rows + refppl on all 53 TREC-DL-NF and 120 ANTIQUE "
                "questions x 8 candidates, in stages of 6/20/40/60/120 questions per dataset; both "
-               "decodings on 10+10 questions; the 1.5B judge's LINKAGE row on all 53 TREC-DL-NF"),
+               "decodings on 10+10 questions; the 1.5B judge's LINKAGE 0-shot and Pointwise rows on "
+               "all 53 TREC-DL-NF"),
     ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
     ("lk_t05", "LINKAGE Table 5: every judge row on all 100 WebGLM questions, in stages of "
                "40/70/100 questions"),
     ("dq_t02", "DebateQA Table 2: every usable ANTIQUE and TREC-DL-NF question"),
-    ("dq_t04", "DebateQA Table 4: answers and scores of the sample's questions"),
+    ("dq_t04", "DebateQA Table 4: answers and scores (P.D. two backbones, D.A. two judges) of "
+               "16 sample questions"),
     ("dq_f03", "DebateQA Figure 3: P.D. with three backbones"),
     ("dq_f04", "DebateQA Figure 4: P.D. with five restate prompts"),
-    ("dq_f05", "DebateQA Figure 5: D.A. with three judges"),
+    ("dq_f05", "DebateQA Figure 5: D.A. with four judges"),
 )
 
 
