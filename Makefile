@@ -58,7 +58,7 @@ DQ_VIEWS := results/dq_t01.csv results/dq_f14.csv
 DQ_RAG := results/dq_t06.csv results/dq_t07.csv
 ARTEFACTS += $(DQ_CURATION) $(DQ_ALIGNMENT) $(DQ_VIEWS) $(DQ_RAG)
 
-.PHONY: help env reproduce evidence test test-fast bench lab models data-status lock clean distclean
+.PHONY: help env reproduce evidence evidence-cost test test-fast bench lab models data-status lock clean distclean
 
 help: ## List the targets
 	@echo "nfeval -- make targets (PROFILE=$(PROFILE), mirror: $(or $(NFEVAL_MIRROR),none))"
@@ -90,6 +90,9 @@ reproduce: $(ARTEFACTS) ## Regenerate every artefact (results/*.csv|json, figure
 # judges, answer generation) may use both cores here: nothing else should run beside it.
 evidence: $(STAMP) ## Compute (or resume) the evidence run's items, then its tables (hours on CPU; resumable)
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence $(IDS)
+
+evidence-cost: $(STAMP) ## Project what `make evidence` costs here from an empty store (about 30 min; run it alone)
+	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)
 
 results/lk_t01.csv: notebooks/lk_t01_dataset_stats.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 1 (dataset statistics)
 	$(call run_notebook,$<)

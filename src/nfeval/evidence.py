@@ -15,6 +15,19 @@ before each one the driver prints what the store already holds.
     python -m nfeval.evidence                 # every evidence artefact, in order
     python -m nfeval.evidence lk_t02 dq_t03   # some of them
     python -m nfeval.evidence --list          # the plan
+    python -m nfeval.evidence --measure DIR   # what the whole plan costs on this machine
+
+``--measure`` answers "how long would ``make evidence`` take here from an
+empty store", without spending those hours: it recomputes a small probe of
+every artefact (one to three questions, every kind of item the plan
+computes) into ``DIR``, with nothing read from the committed store. Probe
+items are the plan's first items (same key: same inputs, same model), so
+each committed store file's item count times the mean seconds per item of
+its probe items projects the item time of the whole plan on this machine
+(the seconds the store recorded are shown beside it, not scaled: they were
+measured on several machines, some busy); the plan's stages rerun from the committed store
+(every item read, nothing computed) give the rest (loading data, lexical
+metrics, bootstraps, figures). Run it with nothing else on the machine.
 
 ``NFEVAL_STORE=<folder>`` with ``NFEVAL_STORE_READ=own`` recomputes every
 item into that folder instead of reading the committed ones (a full rerun
@@ -24,9 +37,12 @@ on another machine, to compare).
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from nfeval.paths import NOTEBOOKS, RESULTS, ROOT
 
@@ -61,34 +77,149 @@ PLAN: tuple[tuple[str, str], ...] = (
 )
 
 
+#: The probe of ``--measure``: the smallest stage of each artefact that computes every kind of
+#: item its plan does (sizes grow by extension, so a probe's items are the plan's first ones).
+PROBE: dict[str, dict] = {
+    "lk_t02": {"limit": 1, "sample_limit": 1, "pilot_limit": 1, "lexical_limit": 1},
+    "dq_t03": {"limit": 2},
+    "lk_t05": {"limit": 3, "lexical_limit": 3},
+    "dq_t02": {"limit": 2},
+    "dq_t04": {"limit": 1},
+    "dq_f03": {"limit": 1},
+    "dq_f04": {"limit": 1},
+    "dq_f05": {"limit": 1},
+}
+
+#: The budget ``make evidence`` is held to (seconds on 2 cores).
+BUDGET_S = 6 * 3600
+
+
 def _stored_items(artefact: str) -> int:
-    folder = RESULTS / artefact / "items"
+    import os
+
+    folder = Path(os.environ.get("NFEVAL_STORE") or RESULTS) / artefact / "items"
     return sum(sum(1 for _ in p.open(encoding="utf-8")) for p in folder.glob("*.jsonl"))
 
 
-def run(ids: Sequence[str]) -> int:
+def run(ids: Sequence[str], output_dir: Path = ROOT,
+        stages: dict[str, tuple[dict, ...]] | None = None) -> dict[str, float]:
+    """Run the plan's stages of ``ids`` (or the given ``stages``) with their tables written
+    under ``output_dir``; the seconds each artefact took."""
     import papermill as pm
 
     from nfeval.artefacts import by_id
 
-    out_dir = RESULTS / "executed"
+    stages = STAGES if stages is None else stages
+    out_dir = Path(output_dir) / RESULTS.relative_to(ROOT) / "executed"
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
+    took: dict[str, float] = {}
     for i, artefact in enumerate(ids, 1):
         art = by_id(artefact)
         print(f"\n== [{i}/{len(ids)}] {artefact}: {dict(PLAN).get(artefact, art.item)}\n"
               f"   {_stored_items(artefact)} items stored; {time.time() - started:.0f} s elapsed",
               flush=True)
-        for stage in STAGES.get(artefact, ({},)):
+        t0 = time.time()
+        for stage in stages.get(artefact, ({},)):
             t = time.time()
             print(f"-- {artefact} {stage or 'at its defaults'}", flush=True)
             pm.execute_notebook(str(art.path), str(out_dir / art.notebook),
-                                parameters={"output_dir": str(ROOT), **stage}, cwd=str(NOTEBOOKS),
-                                kernel_name="python3", log_output=True, progress_bar=False,
-                                stdout_file=sys.stdout, stderr_file=sys.stderr)
+                                parameters={"output_dir": str(output_dir), **stage},
+                                cwd=str(NOTEBOOKS), kernel_name="python3", log_output=True,
+                                progress_bar=False, stdout_file=sys.stdout, stderr_file=sys.stderr)
             print(f"== {artefact} {stage}: {time.time() - t:.0f} s, "
                   f"{_stored_items(artefact)} items stored", flush=True)
+        took[artefact] = time.time() - t0
     print(f"\nevidence run: {time.time() - started:.0f} s", flush=True)
+    return took
+
+
+def read_items(folder: Path) -> dict[str, dict[str, dict[str, tuple[str, float]]]]:
+    """``{artefact: {store file: {key: (machine class, seconds)}}}`` of a results folder
+    (``<folder>/<artefact>/items/*.jsonl``); lines cut short by a kill are skipped."""
+    out: dict[str, dict[str, dict[str, tuple[str, float]]]] = {}
+    for path in sorted(Path(folder).glob("*/items/*.jsonl")):
+        entries = out.setdefault(path.parent.parent.name, {}).setdefault(path.name, {})
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+                entries.setdefault(rec["k"], (str(rec.get("m", "?")), float(rec.get("s") or 0.0)))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+    return out
+
+
+def project(committed: dict, probe: dict) -> list[dict]:
+    """Per committed store file of the plan: its items, the seconds recorded when they were
+    computed, and what computing them would take here.
+
+    ``committed`` and ``probe`` are :func:`read_items` of the committed results and of the
+    probe's recomputation. A file's projection is its item count times the mean seconds per
+    item of the probe's items that the file holds (``matched``; none: NaN). The recorded
+    seconds are not scaled: they were measured on several machines, some busy with two runs,
+    so one ratio does not carry from the probe's items to the rest of a file.
+    """
+    rows = []
+    for a, _ in PLAN:
+        for f, ent in sorted(committed.get(a, {}).items()):
+            mine = probe.get(a, {}).get(f, {})
+            secs = [s for k, (_, s) in mine.items() if k in ent]
+            per = sum(secs) / len(secs) if secs else float("nan")
+            rows.append({"artefact": a, "file": f, "items": len(ent),
+                         "recorded_s": round(sum(s for _, s in ent.values()), 1),
+                         "recorded_on": " ".join(sorted({m for m, _ in ent.values()})),
+                         "matched": len(secs), "probe_s_per_item": round(per, 4),
+                         "projected_s": round(per * len(ent), 1)})
+    return rows
+
+
+def measure(folder: Path, ids: Sequence[str]) -> int:
+    """``--measure``: probe, rerun of the stages from the store, projection (module doc)."""
+    import os
+
+    from nfeval.machine import machine_tag
+
+    folder = Path(folder).resolve()
+    if folder == ROOT.resolve() or ROOT.resolve() in folder.parents:
+        print(f"nfeval.evidence: --measure needs a scratch folder outside the repository, not "
+              f"{folder}", file=sys.stderr)
+        return 2
+    store = folder / "probe-items"
+    os.environ["NFEVAL_STORE"], os.environ["NFEVAL_STORE_READ"] = str(store), "own"
+    t = time.time()
+    probe_wall = run(ids, folder / "probe", {a: (PROBE[a],) for a in ids})
+    print(f"probe: {time.time() - t:.0f} s", flush=True)
+    del os.environ["NFEVAL_STORE"], os.environ["NFEVAL_STORE_READ"]
+    t = time.time()
+    overhead = run(ids, folder / "rebuild")
+    print(f"stages from the committed store: {time.time() - t:.0f} s", flush=True)
+    computed = read_items(folder / "rebuild" / RESULTS.relative_to(ROOT))
+    rows = project({a: v for a, v in read_items(RESULTS).items() if a in ids}, read_items(store))
+    fields = ["artefact", "file", "items", "recorded_s", "recorded_on", "matched",
+              "probe_s_per_item", "projected_s"]
+    with open(folder / "evidence_cost.csv", "w", newline="", encoding="utf-8") as fh:
+        out = csv.DictWriter(fh, fieldnames=fields)
+        out.writeheader()
+        out.writerows(rows)
+        out.writerows({"artefact": a, "file": "stages from the store", "recorded_on": machine_tag(),
+                       "projected_s": round(overhead[a], 1)} for a in ids)
+    items_s = sum(r["projected_s"] for r in rows if r["projected_s"] == r["projected_s"])
+    recorded = sum(r["recorded_s"] for r in rows)
+    total = items_s + sum(overhead.values())
+    print(f"\nmachine {machine_tag()}; probe wall {sum(probe_wall.values()):.0f} s")
+    for a in ids:
+        part = [r for r in rows if r["artefact"] == a]
+        print(f"{a:<8} recorded {sum(r['recorded_s'] for r in part):>8.0f} s  projected items "
+              f"{sum(r['projected_s'] for r in part):>8.0f} s  stages from the store "
+              f"{overhead[a]:>6.0f} s")
+    unmatched = [f"{r['artefact']}/{r['file']}" for r in rows if not r["matched"]]
+    if unmatched:
+        print(f"no probe item matched (left out of the projection): {unmatched}")
+    if any(computed.values()):
+        print(f"warning: the committed store lacks items the stages needed: {list(computed)}")
+    print(f"the plan from an empty store: recorded {recorded:.0f} s; projected here {total:.0f} s "
+          f"= {total / 3600:.2f} h = {total / BUDGET_S:.2f} x the {BUDGET_S // 3600} h budget; "
+          f"table: {folder / 'evidence_cost.csv'}")
     return 0
 
 
@@ -97,6 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", nargs="*", help="artefact ids (default: the whole plan)")
     parser.add_argument("--list", action="store_true", help="print the plan and exit")
+    parser.add_argument("--measure", metavar="DIR", type=Path,
+                        help="project the plan's cost on this machine from a small probe "
+                             "recomputed into the scratch folder DIR (see above); takes about "
+                             "30 min on 2 cores")
     args = parser.parse_args(argv)
     known = [a for a, _ in PLAN]
     if args.list:
@@ -110,7 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
-        return run(args.ids or known)
+        if args.measure is not None:
+            return measure(args.measure, args.ids or known)
+        run(args.ids or known)
+        return 0
     except KeyboardInterrupt:
         print("\ninterrupted: every finished item is stored; run the same command again to "
               "resume", file=sys.stderr)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["interval_bars", "interval_errors"]
+__all__ = ["interval_bars", "interval_errors", "short_names"]
 
 
 def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
@@ -79,3 +79,17 @@ def interval_errors(centre: pd.Series, low: pd.Series, high: pd.Series) -> list[
     An undefined interval (one question: NaN bounds) draws no bar.
     """
     return [(centre - low).fillna(0).clip(lower=0), (high - centre).fillna(0).clip(lower=0)]
+
+
+def short_names(names: Sequence[str]) -> dict[str, str]:
+    """Distinct short labels for model names: the first dash-separated part, plus the parts
+    that tell apart the names sharing it (``qwen2.5-coder-0.5b-instruct`` and
+    ``qwen2.5-coder-1.5b-instruct`` -> ``qwen2.5 0.5b``, ``qwen2.5 1.5b``)."""
+    names = list(dict.fromkeys(names))
+    parts = {n: n.split("-") for n in names}
+    out = {}
+    for n in names:
+        same = [m for m in names if parts[m][0] == parts[n][0]]
+        own = [t for t in parts[n][1:] if not all(t in parts[m] for m in same)]
+        out[n] = " ".join([parts[n][0], *own])
+    return out
