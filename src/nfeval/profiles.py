@@ -35,8 +35,9 @@ PROFILES = {
         name="embedded",
         pd_backbones=("smollm2-135m-instruct", "gemma3-270m"),
         judge="qwen2.5-coder-0.5b-instruct",
-        # Two D.A. judges, as Table 4 has: the 0.5B one stays the default (first) of every
-        # single-judge artefact; the 1.5B one is the stronger judge of the dq_t03 pilot.
+        # Two D.A. judges, as Table 4 has: the 0.5B one is first (the default where a
+        # notebook names no judge); the 1.5B one is the stronger judge of the dq_t03 pilot,
+        # named by the single-judge DebateQA notebooks (dq_t05-t07, dq_f06-f10).
         da_judges=("qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct"),
         pd_backbones_more=("qwen2.5-coder-0.5b-instruct",),
         da_judges_more=("smollm2-135m-instruct", "gemma3-270m"),
