@@ -142,3 +142,11 @@ def _run_defaults(art, out_dir):
                         parameters={"output_dir": str(out_dir)}, cwd=str(NOTEBOOKS),
                         kernel_name="python3", progress_bar=False)
     return out_dir / "results" / f"{art.id}.csv", out_dir / "results" / f"{art.id}.json"
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
+def test_the_identifier_columns_name_each_row_once(path):
+    ids = json.loads(path.read_text())["id_columns"]
+    table = pd.read_csv(path.with_suffix(".csv"), keep_default_na=False)
+    twice = table[table.duplicated(subset=ids, keep=False)]
+    assert twice.empty, f"{path.stem}: rows share {ids}: {twice[ids].head(4).to_dict('records')}"
