@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -137,15 +136,13 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
 def read_items(folder: Path) -> dict[str, dict[str, dict[str, tuple[str, float]]]]:
     """``{artefact: {store file: {key: (machine class, seconds)}}}`` of a results folder
     (``<folder>/<artefact>/items/*.jsonl``); lines cut short by a kill are skipped."""
+    from nfeval.store import read_records
+
     out: dict[str, dict[str, dict[str, tuple[str, float]]]] = {}
     for path in sorted(Path(folder).glob("*/items/*.jsonl")):
         entries = out.setdefault(path.parent.parent.name, {}).setdefault(path.name, {})
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-                entries.setdefault(rec["k"], (str(rec.get("m", "?")), float(rec.get("s") or 0.0)))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                continue
+        for rec in read_records(path):
+            entries.setdefault(rec["k"], (str(rec.get("m", "?")), float(rec.get("s") or 0.0)))
     return out
 
 
@@ -187,9 +184,11 @@ def measure(folder: Path, ids: Sequence[str]) -> int:
     store = folder / "probe-items"
     os.environ["NFEVAL_STORE"], os.environ["NFEVAL_STORE_READ"] = str(store), "own"
     t = time.time()
-    probe_wall = run(ids, folder / "probe", {a: (PROBE[a],) for a in ids})
+    try:
+        probe_wall = run(ids, folder / "probe", {a: (PROBE[a],) for a in ids})
+    finally:
+        del os.environ["NFEVAL_STORE"], os.environ["NFEVAL_STORE_READ"]
     print(f"probe: {time.time() - t:.0f} s", flush=True)
-    del os.environ["NFEVAL_STORE"], os.environ["NFEVAL_STORE_READ"]
     t = time.time()
     overhead = run(ids, folder / "rebuild")
     print(f"stages from the committed store: {time.time() - t:.0f} s", flush=True)

@@ -43,7 +43,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +58,23 @@ STORE_READ_ENV = "NFEVAL_STORE_READ"
 ITEMS = "items"
 
 __all__ = ["ItemStore", "StoredModel", "active_store", "close_store", "cached_steps",
-           "recorded_costs", "stored", "use_store"]
+           "read_records", "recorded_costs", "stored", "use_store"]
 
 
 def _key(*parts: Any) -> str:
     return sha256_text(json.dumps(parts, ensure_ascii=False, separators=(",", ":")))[:32]
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of one store file, in order (``{"k", "v", "m", "s"}``); a line cut short
+    by an interruption is skipped."""
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict) and "k" in rec and "v" in rec:
+            yield rec
 
 
 class _File:
@@ -77,12 +89,8 @@ class _File:
             path = folder / name
             if not path.is_file():
                 continue
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    rec = json.loads(line)
-                    self.entries.setdefault(rec["k"], rec["v"])
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue  # a line cut short by an interruption
+            for rec in read_records(path):
+                self.entries.setdefault(rec["k"], rec["v"])
         self.n_read = len(self.entries)
 
     def get(self, key: str) -> Any:
@@ -226,11 +234,7 @@ def recorded_costs(artefact: str, output_dir: str | os.PathLike | None = "") -> 
     rows = []
     for path in sorted((out_results / artefact / ITEMS).glob("*.jsonl")):
         n, seconds, machines = 0, 0.0, set()
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+        for rec in read_records(path):
             n += 1
             seconds += float(rec.get("s") or 0.0)
             machines.add(rec.get("m", "?"))
