@@ -30,7 +30,7 @@ Item samples (the ``sample`` column):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -55,11 +55,16 @@ __all__ = [
     "LEXICAL_ROWS",
     "MODE_ROWS",
     "TABLE_COLUMNS",
+    "automatic_frames",
+    "bleu_pools",
     "comparisons",
     "judge_frame",
     "judged_items",
     "lexical_frame",
+    "mode_subset_frames",
+    "pilot_frames",
     "refppl_frame",
+    "same_items_frames",
     "same_items_subset",
     "table_rows",
 ]
@@ -159,6 +164,112 @@ def lexical_frame(scores: pd.DataFrame, *, dataset: str, label: str) -> pd.DataF
     """:func:`nfeval.linkage.lexical.split_scores` / ``lexical_scores`` rows in the frame's columns."""
     df = scores.assign(dataset=dataset, sample=label, mode="", our_judge="", unparsed=0)
     return df[FRAME_COLUMNS].reset_index(drop=True)
+
+
+def automatic_frames(questions: Mapping[str, Sequence[GradedQuestion]], *, seed: int,
+                     lexical_limit: int = 0, candidates: str = "all-but-ground",
+                     rouge: str = "rouge-score", embedder: str | None = None,
+                     num_layers: int | None = 6) -> tuple[list[pd.DataFrame], list[Signature]]:
+    """The automatic metrics on all items (sample ``all``, the paper's protocol) of each
+    dataset of ``questions`` (its first ``lexical_limit`` questions; 0: all), with the
+    signature of every method."""
+    from nfeval.linkage.lexical import lexical_scores, method_signature
+
+    frames, sigs = [], []
+    for name, qs in questions.items():
+        qs = qs[:lexical_limit] if lexical_limit else qs
+        scores = lexical_scores(qs, DEFAULT_PATTERN[name], seed, methods=LEXICAL_ROWS,
+                                candidates=candidates, rouge=rouge, embedder=embedder,
+                                num_layers=num_layers)
+        frames.append(lexical_frame(scores, dataset=name, label="all"))
+        sigs += [method_signature(m, pattern=DEFAULT_PATTERN[name], seed=seed, n=len(qs),
+                                  candidates=candidates, rouge=rouge,
+                                  embedder=scores.attrs["embedder"],
+                                  num_layers=scores.attrs["num_layers"]) for m in LEXICAL_ROWS]
+    return frames, sigs
+
+
+def bleu_pools(questions: Sequence[GradedQuestion], *, seed: int,
+               dataset: str = "antique") -> pd.DataFrame:
+    """What the BLEU rows measure: per candidate pool (the release's ``all-but-ground`` and
+    the non-reference answers ``rest``), BLEU's coefficients beside those of answer length
+    alone (words), and the share of candidates with a 4-gram in common with their ground
+    truth (``with_4gram_match``). Index (pool, method); columns the three coefficients."""
+    from nfeval.linkage.lexical import correlation_table, lexical_scores
+
+    words = {(q.qid, a.doc_id): len(a.text.split()) for q in questions for a in q.answers}
+    parts = []
+    for pool in ("all-but-ground", "rest"):
+        s = lexical_scores(questions, DEFAULT_PATTERN[dataset], seed, methods=("bleu",),
+                           candidates=pool)
+        by_length = s.assign(method="length",
+                             score=[words[k] for k in zip(s["qid"], s["doc_id"])])
+        part = correlation_table(pd.concat([s, by_length], ignore_index=True))
+        part = part.pivot(index="method", columns="coefficient", values="ours")
+        parts.append(part[["kendall", "spearman", "pearson"]].assign(
+            pool=pool, with_4gram_match=round(float((s["score"] > 1e-30).mean()), 3)))
+    return pd.concat(parts).reset_index().set_index(["pool", "method"])
+
+
+def same_items_frames(lm, questions: Mapping[str, Sequence[GradedQuestion]],
+                      items: Mapping[str, JudgeSample], *, seed: int, max_candidates: int,
+                      embedder: str | None = None, num_layers: int | None = 6,
+                      progress: bool = True
+                      ) -> tuple[list[pd.DataFrame], list[Signature], dict[str, dict]]:
+    """``refppl`` with the base LM ``lm`` and the automatic metrics on the judged items of
+    every dataset (sample ``same items``): the frames, refppl's signatures, and per dataset
+    the reference tokens scored and cut by the window (:func:`refppl_frame`)."""
+    from nfeval.linkage.lexical import split_scores
+    from nfeval.linkage.refppl import PROMPT
+    from nfeval.prompts import prompt_text
+
+    frames, sigs, counts = [], [], {}
+    for name, qs in questions.items():
+        part, counts[name] = refppl_frame(lm, qs, items[name].judged, dataset=name,
+                                          progress=progress)
+        frames.append(part)
+        sigs.append(Signature(
+            metric="linkage/refppl", variant="top-grade-mean-token-nll", model=lm.info.as_dict(),
+            prompt_sha256=sha256_text(prompt_text(PROMPT)), seed=seed,
+            n=len(items[name].judged), extra={"dataset": name, "max_candidates": max_candidates}))
+    for name, qs in questions.items():
+        scores = split_scores(items[name].judged, qs, methods=LEXICAL_ROWS, embedder=embedder,
+                              num_layers=num_layers)
+        frames.append(lexical_frame(scores, dataset=name, label="same items"))
+    return frames, sigs, counts
+
+
+def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]],
+                       items: Mapping[str, JudgeSample], frames: Sequence[pd.DataFrame], *,
+                       sample_limit: int, seed: int, shots: int, unparsed: str = "drop"
+                       ) -> tuple[list[pd.DataFrame], list[Signature]]:
+    """The :data:`MODE_ROWS` decoded by sampling (``sampler``) on the first ``sample_limit``
+    judged questions of each dataset (sample ``mode subset``), each followed by the ``prob``
+    rows of the same questions copied from ``frames`` (:func:`same_items_subset`)."""
+    out, sigs = [], []
+    for name, qs in questions.items():
+        subset = items[name].judged[:sample_limit]
+        part, s = judge_frame(sampler, qs, items[name], dataset=name, rows=list(MODE_ROWS),
+                              mode="sample", seed=seed, shots=shots, unparsed=unparsed,
+                              splits=subset, label="mode subset")
+        out.append(part)
+        sigs += s
+        out.append(same_items_subset([*frames, *out], dataset=name, methods=MODE_ROWS,
+                                     qids=[x.qid for x in subset], label="mode subset"))
+    return out, sigs
+
+
+def pilot_frames(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
+                 frames: Sequence[pd.DataFrame], *, rows: Sequence[str], limit: int, seed: int,
+                 dataset: str = "trec-dl-nf") -> tuple[list[pd.DataFrame], list[Signature]]:
+    """The pilot judge ``model``'s ``rows`` (``prob``, 0-shot) on the first ``limit`` judged
+    questions of ``dataset`` (sample ``pilot``), followed by the default judge's rows of
+    those questions copied from ``frames``."""
+    subset = sample.judged[:limit]
+    part, sigs = judge_frame(model, questions, sample, dataset=dataset, rows=list(rows),
+                             mode="prob", seed=seed, shots=0, splits=subset, label="pilot")
+    return [part, same_items_subset([*frames, part], dataset=dataset, methods=rows,
+                                    qids=[x.qid for x in subset], label="pilot")], sigs
 
 
 def comparisons(shots_row: str = "linkage-fewshot") -> dict[str, list[tuple[str, str]]]:
