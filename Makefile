@@ -91,7 +91,7 @@ reproduce: $(ARTEFACTS) ## Regenerate every artefact (results/*.csv|json, figure
 evidence: $(STAMP) ## Compute (or resume) the evidence run's items, then its tables (hours on CPU; resumable)
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence $(IDS)
 
-evidence-cost: $(STAMP) ## Project what `make evidence` costs here from an empty store (about 30 min; run it alone)
+evidence-cost: $(STAMP) ## Project what `make evidence` costs here from an empty store, and compare the recomputed items with the committed ones (about 25 min; run it alone)
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)
 
 results/lk_t01.csv: notebooks/lk_t01_dataset_stats.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 1 (dataset statistics)

@@ -63,3 +63,42 @@ def test_measure_refuses_the_repository_as_its_scratch_folder(capsys):
 def test_an_artefact_outside_the_plan_is_a_clear_error(argv, capsys):
     assert evidence.main(argv) == 2
     assert "unknown artefact" in capsys.readouterr().err
+
+
+def _store(folder, artefact, name, records):
+    path = folder / artefact / "items" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({"k": k, "v": v, "m": m, "s": 1.0}) + "\n"
+                            for k, v, m in records), encoding="utf-8")
+
+
+def test_agreement_reports_the_largest_difference_per_recording_cpu_and_equal_texts(tmp_path):
+    committed, here = tmp_path / "committed", tmp_path / "here"
+    _store(committed, "lk_t02", "judge.labels.jsonl",
+           [("a", [-1.0, -2.0], "avx2"), ("b", [-0.5, -3.0], "avx2"), ("c", [-1.0, -1.0], "bf16"),
+            ("only-committed", [0.0, 0.0], "avx2")])
+    _store(committed, "dq_t04", "lm.cont.jsonl", [("t", [-500.0, 100, 0], "avx2")])
+    _store(committed, "dq_t04", "lm.gen.jsonl", [("g1", {"text": "same"}, "avx2"),
+                                                  ("g2", {"text": "one way"}, "avx2")])
+    _store(here, "lk_t02", "judge.labels.jsonl",
+           [("a", [-1.0, -2.00003], "x"), ("b", [-0.5, -3.0], "x"), ("c", [-1.0, -1.0], "x"),
+            ("a", [-9.0, -9.0], "x"), ("new", [1.0, 1.0], "x")])  # a again: the first one counts
+    _store(here, "dq_t04", "lm.cont.jsonl", [("t", [-500.005, 100, 0], "x")])
+    _store(here, "dq_t04", "lm.gen.jsonl", [("g1", {"text": "same"}, "x"),
+                                             ("g2", {"text": "another"}, "x")])
+    rows = {(r["file"], r["recorded_on"]): r for r in evidence.agreement(committed, here)}
+    avx2 = rows["judge.labels.jsonl", "avx2"]
+    assert avx2["items"] == 2 and avx2["max_abs_diff"] == pytest.approx(3e-5)
+    assert avx2["max_rel_diff"] == pytest.approx(1.5e-5)  # relative to the committed -2.0
+    assert rows["judge.labels.jsonl", "bf16"]["max_abs_diff"] == 0.0
+    cont = rows["lm.cont.jsonl", "avx2"]  # a summed log-probability: large absolute, tiny relative
+    assert cont["max_abs_diff"] == pytest.approx(5e-3) and cont["max_rel_diff"] == pytest.approx(1e-5)
+    gen = rows["lm.gen.jsonl", "avx2"]
+    assert (gen["texts"], gen["texts_equal"]) == (2, 1)
+
+
+def test_agree_needs_a_folder_of_items(tmp_path, capsys):
+    assert evidence.main(["--agree", str(tmp_path / "missing")]) == 2
+    assert "results folder" in capsys.readouterr().err
+    assert evidence.main(["--agree", str(tmp_path)]) == 2
+    assert "no item the committed store has" in capsys.readouterr().err

@@ -16,6 +16,7 @@ before each one the driver prints what the store already holds.
     python -m nfeval.evidence lk_t02 dq_t03   # some of them
     python -m nfeval.evidence --list          # the plan
     python -m nfeval.evidence --measure DIR   # what the whole plan costs on this machine
+    python -m nfeval.evidence --agree DIR     # items recomputed here vs the committed ones
 
 ``--measure`` answers "how long would ``make evidence`` take here from an
 empty store", without spending those hours: it recomputes a small probe of
@@ -28,6 +29,10 @@ its probe items projects the item time of the whole plan on this machine
 measured on several machines, some busy); the plan's stages rerun from the committed store
 (every item read, nothing computed) give the rest (loading data, lexical
 metrics, bootstraps, figures). Run it with nothing else on the machine.
+It ends by comparing the probe's items with the committed ones, which were
+recorded on other machines (``--agree DIR`` does only that, for any folder
+of recomputed items): per store file and recording CPU class, the largest
+difference of a number and how many generated texts came out the same.
 
 ``NFEVAL_STORE=<folder>`` with ``NFEVAL_STORE_READ=own`` recomputes every
 item into that folder instead of reading the committed ones (a full rerun
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -170,6 +176,99 @@ def project(committed: dict, probe: dict) -> list[dict]:
     return rows
 
 
+def _numbers(v) -> list[float]:
+    """The numbers of a stored value, in a fixed order (texts and None left out)."""
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return []
+    if isinstance(v, (int, float)):
+        return [float(v)]
+    if isinstance(v, list):
+        return [x for e in v for x in _numbers(e)]
+    if isinstance(v, dict):
+        return [x for k in sorted(v) for x in _numbers(v[k])]
+    return []
+
+
+def _texts(v) -> list[str]:
+    """The texts of a stored value (generated answers, judge replies), in a fixed order."""
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, list):
+        return [x for e in v for x in _texts(e)]
+    if isinstance(v, dict):
+        return [x for k in sorted(v) for x in _texts(v[k])]
+    return []
+
+
+def agreement(committed: Path, recomputed: Path) -> list[dict]:
+    """How far items recomputed here are from the committed ones, per store file and per
+    machine class that recorded the committed item.
+
+    ``committed`` and ``recomputed`` are results folders (``<folder>/<artefact>/items/``);
+    only keys both hold are compared. Per group: ``items``; ``max_abs_diff``, the largest
+    absolute difference of their numbers (a continuation's total log-probability sums
+    hundreds of tokens, so it also gets) ``max_rel_diff``, relative to the committed number
+    (at least 1); ``texts`` and ``texts_equal``, the items holding text and how many of them
+    came out the same (greedy decoding of a quantized model may not).
+    """
+    from nfeval.store import read_records
+
+    rows = []
+    for path in sorted(Path(recomputed).glob("*/items/*.jsonl")):
+        artefact = path.parent.parent.name
+        mine = Path(committed) / artefact / "items" / path.name
+        if not mine.is_file():
+            continue
+        ref: dict[str, dict] = {}
+        for rec in read_records(mine):
+            ref.setdefault(rec["k"], rec)
+        groups: dict[str, dict] = {}
+        for rec in read_records(path):
+            old = ref.pop(rec["k"], None)  # a key recomputed twice counts once
+            if old is None:
+                continue
+            g = groups.setdefault(str(old.get("m", "?")), {
+                "artefact": artefact, "file": path.name, "recorded_on": str(old.get("m", "?")),
+                "items": 0, "max_abs_diff": 0.0, "max_rel_diff": 0.0, "shape_differs": 0,
+                "texts": 0, "texts_equal": 0})
+            g["items"] += 1
+            a, b = _numbers(rec["v"]), _numbers(old["v"])
+            if len(a) != len(b):
+                g["shape_differs"] += 1
+            for x, y in zip(a, b):
+                if math.isnan(x) and math.isnan(y):
+                    continue
+                d = abs(x - y)
+                g["max_abs_diff"] = max(g["max_abs_diff"], d)
+                g["max_rel_diff"] = max(g["max_rel_diff"], d / max(abs(y), 1.0))
+            ta, tb = _texts(rec["v"]), _texts(old["v"])
+            if ta or tb:
+                g["texts"] += 1
+                g["texts_equal"] += ta == tb
+        rows += [groups[m] for m in sorted(groups)]
+    return rows
+
+
+def _print_agreement(rows: list[dict], path: Path) -> None:
+    fields = ["artefact", "file", "recorded_on", "items", "max_abs_diff", "max_rel_diff",
+              "shape_differs", "texts", "texts_equal"]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        out = csv.DictWriter(fh, fieldnames=fields)
+        out.writeheader()
+        out.writerows(rows)
+    print("\nitems recomputed here against the committed ones (per machine class that recorded "
+          "them):")
+    for r in rows:
+        text = f"  texts equal {r['texts_equal']}/{r['texts']}" if r["texts"] else ""
+        print(f"  {r['artefact']:<8} {r['file'][:48]:<48} {r['recorded_on']:<32} "
+              f"n={r['items']:<4} max|diff| {r['max_abs_diff']:.1e} (relative "
+              f"{r['max_rel_diff']:.1e}){text}")
+    numeric = [r["max_rel_diff"] for r in rows if r["items"] > r["texts"]]
+    if numeric:
+        print(f"largest relative difference of a number: {max(numeric):.1e} (the committed "
+              f"tables are compared at 1e-4); table: {path}")
+
+
 def measure(folder: Path, ids: Sequence[str]) -> int:
     """``--measure``: probe, rerun of the stages from the store, projection (module doc)."""
     import os
@@ -219,6 +318,7 @@ def measure(folder: Path, ids: Sequence[str]) -> int:
     print(f"the plan from an empty store: recorded {recorded:.0f} s; projected here {total:.0f} s "
           f"= {total / 3600:.2f} h = {total / BUDGET_S:.2f} x the {BUDGET_S // 3600} h budget; "
           f"table: {folder / 'evidence_cost.csv'}")
+    _print_agreement(agreement(RESULTS, store), folder / "evidence_agreement.csv")
     return 0
 
 
@@ -227,6 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", nargs="*", help="artefact ids (default: the whole plan)")
     parser.add_argument("--list", action="store_true", help="print the plan and exit")
+    parser.add_argument("--agree", metavar="DIR", type=Path,
+                        help="compare the items of a results folder recomputed on this machine "
+                             "(DIR/<artefact>/items/, e.g. a --measure probe's DIR/probe-items "
+                             "or a NFEVAL_STORE=DIR NFEVAL_STORE_READ=own rerun) with the "
+                             "committed ones; writes DIR/evidence_agreement.csv")
     parser.add_argument("--measure", metavar="DIR", type=Path,
                         help="project the plan's cost on this machine from a small probe "
                              "recomputed into the scratch folder DIR (see above); takes about "
@@ -243,6 +348,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nfeval.evidence: unknown artefact(s) {unknown}; the plan has {known}",
               file=sys.stderr)
         return 2
+    if args.agree is not None:
+        if not args.agree.is_dir():
+            print(f"nfeval.evidence: --agree needs a results folder, {args.agree} is not one",
+                  file=sys.stderr)
+            return 2
+        rows = agreement(RESULTS, args.agree)
+        if not rows:
+            print(f"nfeval.evidence: {args.agree} holds no item the committed store has "
+                  "(expected <artefact>/items/*.jsonl)", file=sys.stderr)
+            return 2
+        _print_agreement(rows, args.agree / "evidence_agreement.csv")
+        return 0
     try:
         if args.measure is not None:
             return measure(args.measure, args.ids or known)
