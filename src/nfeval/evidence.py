@@ -68,8 +68,8 @@ STAGES: dict[str, tuple[dict, ...]] = {
 PLAN: tuple[tuple[str, str], ...] = (
     ("lk_t02", "LINKAGE Table 2: 5 judge rows + refppl on all 53 TREC-DL-NF and 120 ANTIQUE "
                "questions x 8 candidates, in stages of 6/20/40/60/120 questions per dataset; both "
-               "decodings on 10+10 questions; the 1.5B judge's LINKAGE 0-shot and both Pointwise "
-               "rows on all 53 TREC-DL-NF"),
+               "decodings on 10+10 questions; the 1.5B judge's LINKAGE 0-shot, both Pointwise and "
+               "the pairwise rows on all 53 TREC-DL-NF"),
     ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
     ("lk_t05", "LINKAGE Table 5: every judge row on all 100 WebGLM questions, in stages of "
                "40/70/100 questions"),
