@@ -94,6 +94,7 @@ def test_catalogue_matches_notebooks_folder():
 @pytest.mark.parametrize("artefact", ARTEFACTS, ids=lambda a: a.id)
 def test_notebook_conventions(artefact):
     nb = nbformat.read(artefact.path, as_version=4)
+    nbformat.validate(nb)  # e.g. a code cell saved as markdown (its code never runs)
     tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
     for name in ("profile", "seed", "limit", "output_dir"):
