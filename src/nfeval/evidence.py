@@ -206,10 +206,11 @@ def agreement(committed: Path, recomputed: Path) -> list[dict]:
 
     ``committed`` and ``recomputed`` are results folders (``<folder>/<artefact>/items/``);
     only keys both hold are compared. Per group: ``items``; ``max_abs_diff``, the largest
-    absolute difference of their numbers (a continuation's total log-probability sums
-    hundreds of tokens, so it also gets) ``max_rel_diff``, relative to the committed number
-    (at least 1); ``texts`` and ``texts_equal``, the items holding text and how many of them
-    came out the same (greedy decoding of a quantized model may not).
+    absolute difference of their numbers; ``max_rel_diff``, the same relative to the
+    committed number (at least 1: a continuation's total log-probability sums hundreds of
+    tokens, so its absolute difference is larger); ``texts`` and ``texts_equal``, the items
+    holding text and how many of them came out the same (greedy decoding of a quantized
+    model may not).
     """
     from nfeval.store import read_records
 
