@@ -58,7 +58,7 @@ DQ_VIEWS := results/dq_t01.csv results/dq_f14.csv
 DQ_RAG := results/dq_t06.csv results/dq_t07.csv
 ARTEFACTS += $(DQ_CURATION) $(DQ_ALIGNMENT) $(DQ_VIEWS) $(DQ_RAG)
 
-.PHONY: help env reproduce evidence evidence-cost test test-fast bench lab models data-status lock clean distclean
+.PHONY: help env reproduce evidence evidence-cost test test-fast bench gpu-check lab models data-status lock clean distclean
 
 help: ## List the targets
 	@echo "nfeval -- make targets (PROFILE=$(PROFILE), mirror: $(or $(NFEVAL_MIRROR),none))"
@@ -195,6 +195,9 @@ test-fast: $(STAMP) ## Tests without model loading or servers
 
 bench: $(STAMP) ## Benchmarks: throughput and ratios, written to results/bench.csv
 	$(PY) benchmarks/bench.py
+
+gpu-check: $(STAMP) ## The GPU path (float32, bfloat16) against the CPU on tiny models built here; skips without a GPU
+	$(PY) scripts/gpu_check.py
 
 lab: $(STAMP) ## Open JupyterLab on the notebooks
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks

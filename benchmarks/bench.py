@@ -45,6 +45,10 @@ The tokens ratio bounds the speed-up: with the 0-shot prompt an ANTIQUE
 candidate (~65 tokens) follows a ~650-token prefix, so the ratio is about 7.4
 on ANTIQUE and 6.3 on TREC-DL-NF; demonstrations lengthen the shared prefix.
 
+``judge_path`` measures the 1.5B judge's ways of computing (float32,
+llama.cpp on the GGUF, int8, bf16) on a LINKAGE and a D.A. workload, speed
+and agreement with float32 in one run: see ``benchmarks/judge_paths.py``.
+
 Two more kernels measure the HTTP path and a peer tool:
 
 * ``server_rps`` -- requests per second of LLM-judge-like chat requests
@@ -98,10 +102,12 @@ COLUMNS = ["kernel", "model", "workload", "tokens_per_s", "ratio_to_limit", "spe
 # written only when some row has them (the linkage_prob row does)
 OPTIONAL_COLUMNS = ["seconds", "naive_seconds", "tokens_encoded", "naive_tokens_encoded",
                     "requests_per_s", "concurrency", "ratio_to_c1", "peer_seconds",
-                    "speedup_vs_peer", "max_abs_diff", "max_abs_diff_same_split"]
+                    "speedup_vs_peer", "max_abs_diff", "max_abs_diff_same_split",
+                    "items_per_s", "speedup_vs_float32", "max_expected_label_diff",
+                    "max_label_prob_diff", "max_spearman_diff", "spearman_sign_changes", "agrees"]
 KERNEL = "hf-shared-kv"
 #: every kernel, as ``make bench`` runs them (``python benchmarks/bench.py --kernels all``)
-BENCH_ALL = "hf-shared-kv,pd,linkage_prob,server_rps,peer_lm_eval"
+BENCH_ALL = "hf-shared-kv,pd,linkage_prob,server_rps,peer_lm_eval,judge_path"
 
 _WORDS = (
     "the of and to in is that it for was on are as with his they at be this from "
@@ -716,7 +722,8 @@ def main(argv: list[str] | None = None) -> int:
                          "the project's DebateQA-format sample), linkage_prob (LINKAGE "
                          "prob-mode judge on ANTIQUE), server_rps (requests/s against local "
                          "llama.cpp servers), peer_lm_eval (P.D. scored by lm-evaluation-"
-                         "harness too); default (and 'all'): every kernel")
+                         "harness too), judge_path (the 1.5B judge's ways of computing, "
+                         "benchmarks/judge_paths.py); default (and 'all'): every kernel")
     ap.add_argument("--server-concurrency", default="1,2,4,8",
                     help="server_rps: comma-separated concurrency levels (slots)")
     ap.add_argument("--server-requests", type=int, default=32,
@@ -745,6 +752,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--linkage-naive-candidates", type=int, default=2,
                     help="full prompts timed per question (0: all); the release's way "
                          "sends every prompt whole, so its time is scaled by tokens")
+    ap.add_argument("--paths", default="hf-float32,llama-q4km,hf-int8,hf-bfloat16",
+                    help="judge_path: comma-separated ways of computing the 1.5B judge "
+                         "(hf-float32 always runs: it is the reference)")
+    ap.add_argument("--path-judge", default="qwen2.5-coder-1.5b-instruct",
+                    help="judge_path: the judge (default the 1.5B judge the kernel is for)")
+    ap.add_argument("--path-questions", type=int, default=3,
+                    help="judge_path: ANTIQUE questions of the LINKAGE workload (8 candidates each)")
+    ap.add_argument("--path-answers", type=int, default=24,
+                    help="judge_path: answers of the D.A. workload")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads; default: the cores not already busy (1-minute "
                          "load average), at least 1")
@@ -836,6 +852,10 @@ def main(argv: list[str] | None = None) -> int:
         del peer_model
     if "server_rps" in args.kernels:
         _bench_server(args, csv_path)
+    if "judge_path" in args.kernels:
+        from judge_paths import bench_judge_paths
+
+        bench_judge_paths(args, csv_path, write_row)
     if "linkage_prob" in args.kernels:
         from nfeval import NfevalError
 

@@ -124,3 +124,47 @@ def test_committed_items_recomputed_on_this_cpu_agree_within_1e_4(tmp_path, mirr
     assert len({r["recorded_on"] for r in rows}) >= 2, rows  # both kinds of CPU
     worst = max(rows, key=lambda r: r["max_rel_diff"])
     assert worst["max_rel_diff"] <= 1e-4, worst
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_a_running_evidence_run_within_seconds_keeping_its_items(tmp_path, mirror):
+    """SIGINT to the process group of a running ``make evidence`` (what Ctrl-C sends): the run
+    ends within seconds with status 130 and a line saying how to resume; the kernel (in a
+    session of its own) is gone, and every item written stays readable."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from nfeval.paths import ROOT
+    from nfeval.store import read_records
+
+    store = tmp_path / "store"
+    env = {**os.environ, "NFEVAL_STORE": str(store), "NFEVAL_STORE_READ": "own",
+           "NFEVAL_LLAMA_THREADS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nfeval.evidence", "lk_t05", "--set", "judge=smollm2-135m-instruct",
+         "--set", "lexical_limit=3"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)  # its own process group, as a terminal's foreground job
+    items = store / "lk_t05" / "items"
+
+    def judged() -> int:
+        return sum(1 for p in items.glob("smollm2*.jsonl") for _ in read_records(p))
+
+    deadline = time.time() + 600
+    while judged() < 3 and proc.poll() is None and time.time() < deadline:
+        time.sleep(1)
+    assert proc.poll() is None, proc.communicate()
+    assert judged() >= 3, "no judge item was stored in 10 minutes"
+    os.killpg(proc.pid, signal.SIGINT)
+    t = time.time()
+    out, err = proc.communicate(timeout=30)
+    assert time.time() - t < 15, "the run went on after Ctrl-C"
+    assert proc.returncode == 130, (out[-2000:], err[-2000:])
+    assert "run the same command again to resume" in err
+    n = judged()
+    time.sleep(5)
+    assert judged() == n  # nothing computes any more: the kernel is gone
+    assert n >= 3

@@ -484,7 +484,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example:\n  nfeval da --answers examples/debateqa_answers.jsonl --split sample "
                "--judge smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(da_)
-    da_.add_argument("--judge", required=True, help="judge model: registry name, hub id or folder")
+    da_.add_argument("--judge", default="qwen2.5-coder-1.5b-instruct",
+                     help="judge model: registry name, hub id or folder (default "
+                          "qwen2.5-coder-1.5b-instruct, the strongest embedded judge)")
     da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob")
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
                                                               "its demonstrations")
@@ -505,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--shots", type=int, default=0, metavar="N",
                     help="linkage: N demonstrations from the file's other questions (default 0)")
     lk.add_argument("--model",
-                    help="judge model (default qwen2.5-coder-0.5b-instruct) or, for refppl, a "
+                    help="judge model (default qwen2.5-coder-1.5b-instruct) or, for refppl, a "
                          "base LM (default gemma3-270m): registry name, hub id or folder")
     lk.add_argument("--references", choices=["file", "1gt", "0gt"], default="file",
                     help="reference lists: the file's (default; a line without any gets a 0GT "
@@ -513,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "best reference) or 0gt (generated from the question alone)")
     lk.add_argument("--generator", metavar="BACKEND:NAME",
                     help="model that writes missing reference lists, e.g. "
-                         "llama:qwen2.5-coder-0.5b-instruct (hf:, llama: or openai:)")
+                         "llama:qwen2.5-coder-1.5b-instruct (hf:, llama: or openai:)")
     lk.add_argument("--degraders", metavar="BACKEND:NAME,...",
                     help="models that write the degraded answers (default: the generator)")
     lk.add_argument("--golden-tokens", type=int, default=256,

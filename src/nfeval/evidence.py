@@ -17,6 +17,13 @@ before each one the driver prints what the store already holds.
     python -m nfeval.evidence --list          # the plan
     python -m nfeval.evidence --measure DIR   # what the whole plan costs on this machine
     python -m nfeval.evidence --agree DIR     # items recomputed here vs the committed ones
+    python -m nfeval.evidence lk_t05 --set judge=smollm2-135m-instruct   # other parameters
+
+Ctrl-C ends the run within seconds: the notebook's kernel runs in a session
+of its own (so a terminal's SIGINT never reaches it), and the driver ends it
+and every process under it, keeps every finished item (each is on disk once
+computed; a line cut short is ignored when read), says how to resume and
+exits with status 130.
 
 ``--measure`` answers "how long would ``make evidence`` take here from an
 empty store", without spending those hours: it recomputes a small probe of
@@ -106,10 +113,42 @@ def _stored_items(artefact: str) -> int:
     return sum(sum(1 for _ in p.open(encoding="utf-8")) for p in folder.glob("*.jsonl"))
 
 
+def stop_on_interrupt() -> None:
+    """Make Ctrl-C (SIGINT) end the run within seconds (module doc): every process under this
+    one (the notebook's kernel, in a session of its own) is ended, then this one exits 130."""
+    import os
+    import signal
+
+    def handler(signum, frame):  # noqa: ARG001
+        import psutil
+
+        kids = psutil.Process().children(recursive=True)
+        for p in kids:
+            try:
+                p.terminate()
+            except psutil.NoSuchProcess:
+                pass
+        _, alive = psutil.wait_procs(kids, timeout=3)
+        for p in alive:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+        args = " ".join(sys.argv[1:])
+        print(f"\ninterrupted: every finished item is stored (results/<id>/items/); run the same "
+              f"command again to resume (make evidence{' IDS=...' if args else ''}, or "
+              f"python -m nfeval.evidence {args})".rstrip(), file=sys.stderr, flush=True)
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, handler)
+
+
 def run(ids: Sequence[str], output_dir: Path = ROOT,
-        stages: dict[str, tuple[dict, ...]] | None = None) -> dict[str, float]:
+        stages: dict[str, tuple[dict, ...]] | None = None,
+        overrides: dict | None = None) -> dict[str, float]:
     """Run the plan's stages of ``ids`` (or the given ``stages``) with their tables written
-    under ``output_dir``; the seconds each artefact took."""
+    under ``output_dir``; ``overrides`` are notebook parameters given to every stage. The
+    seconds each artefact took."""
     import papermill as pm
 
     from nfeval.artefacts import by_id
@@ -129,7 +168,8 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
             t = time.time()
             print(f"-- {artefact} {stage or 'at its defaults'}", flush=True)
             pm.execute_notebook(str(art.path), str(out_dir / art.notebook),
-                                parameters={"output_dir": str(output_dir), **stage},
+                                parameters={"output_dir": str(output_dir), **stage,
+                                            **(overrides or {})},
                                 cwd=str(NOTEBOOKS), kernel_name="python3", log_output=True,
                                 progress_bar=False, stdout_file=sys.stdout, stderr_file=sys.stderr)
             print(f"== {artefact} {stage}: {time.time() - t:.0f} s, "
@@ -337,8 +377,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="project the plan's cost on this machine from a small probe "
                              "recomputed into the scratch folder DIR (see above); takes about "
                              "30 min on 2 cores")
+    parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                        help="a notebook parameter given to every stage (repeatable), e.g. "
+                             "--set judge=smollm2-135m-instruct; numbers are read as numbers")
     args = parser.parse_args(argv)
     known = [a for a, _ in PLAN]
+    overrides = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            print(f"nfeval.evidence: --set takes KEY=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        try:
+            overrides[key.strip()] = int(value)
+        except ValueError:
+            overrides[key.strip()] = value
     if args.list:
         for a, what in PLAN:
             print(f"{a:<8} {_stored_items(a):>7} items stored  {what}; stages "
@@ -361,10 +414,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         _print_agreement(rows, args.agree / "evidence_agreement.csv")
         return 0
+    stop_on_interrupt()
     try:
         if args.measure is not None:
             return measure(args.measure, args.ids or known)
-        run(args.ids or known)
+        run(args.ids or known, overrides=overrides)
         return 0
     except KeyboardInterrupt:
         print("\ninterrupted: every finished item is stored; run the same command again to "

@@ -51,10 +51,9 @@ from nfeval.models.base import (
     LanguageModel,
     Message,
     ModelInfo,
-    TokenLogprobs,
     fit_prompt,
-    normalize,
 )
+from nfeval.models.ids import TokenIdScoring, common_prefix_length
 
 # model types whose tokenizer class had the "content + EOS" default template
 LEGACY_EOS_MODEL_TYPES = frozenset({"gpt2", "gpt_neo", "gpt_neox", "gptj"})
@@ -163,17 +162,7 @@ def _max_length_of(config, tokenizer) -> int:
     return 2048
 
 
-def _common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
-    """How many leading ids all the sequences share."""
-    first = seqs[0]
-    n = min(len(x) for x in seqs)
-    i = 0
-    while i < n and all(x[i] == first[i] for x in seqs):
-        i += 1
-    return i
-
-
-class HFModel(LanguageModel):
+class HFModel(TokenIdScoring, LanguageModel):
     """A causal LM on transformers (CPU and float32 by default).
 
     The tokenizer and config load at once; the weights load on first use
@@ -197,8 +186,6 @@ class HFModel(LanguageModel):
     (:mod:`nfeval.runtime`: set by the profile, ``--device``/``--dtype``/
     ``--batch-tokens`` or ``NFEVAL_DEVICE``/``NFEVAL_DTYPE``/``NFEVAL_BATCH_TOKENS``).
     """
-
-    token_level = True
 
     def __init__(self, name_or_path: str, *, dtype=None, max_length: int | None = None,
                  batch_tokens: int | None = None, chat_template: str = "auto",
@@ -271,26 +258,6 @@ class HFModel(LanguageModel):
         """Whether the weights are in memory."""
         return self._model is not None
 
-    # -- tokenization ------------------------------------------------------
-    def encode_context(self, text: str) -> list[int]:
-        """Context ids: the model's usual leading special tokens, never doubled."""
-        tok = self.tokenizer
-        ids = list(tok(text, add_special_tokens=True)["input_ids"])
-        bos = tok.bos_token
-        if (bos and self.bos_id is not None and len(ids) >= 2
-                and ids[0] == ids[1] == self.bos_id and text.startswith(bos)):
-            ids = ids[1:]  # the text already carried its BOS (e.g. a chat template)
-        if not ids:
-            fill = self.bos_id if self.bos_id is not None else self.eos_id
-            if fill is None:
-                raise NfevalError("Empty context and the model has no BOS/EOS token.")
-            ids = [fill]
-        return ids
-
-    def encode_continuation(self, text: str) -> list[int]:
-        """Continuation ids: tokenized alone, no special tokens."""
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
     # -- scoring -------------------------------------------------------------
     #: A prefix that shares at least this many leading tokens with the previous one
     #: reuses its KV cache (cropped) instead of encoding them again.
@@ -313,7 +280,7 @@ class HFModel(LanguageModel):
         memo = getattr(self, "_prefix_memo", None)
         reuse = 0
         if memo is not None and self._full_attention_only():
-            reuse = _common_prefix_length([memo[0], ctx])
+            reuse = common_prefix_length([memo[0], ctx])
             if reuse == len(ctx) == len(memo[0]):
                 return memo[2].clone(), copy.deepcopy(memo[1])
             reuse = min(reuse, len(ctx) - 1)
@@ -382,122 +349,6 @@ class HFModel(LanguageModel):
             del logits
         return result  # type: ignore[return-value]
 
-    def _score_ids(self, ctx: list[int], conts: list[list[int]]
-                   ) -> list[tuple[list[float], list[int], int]]:
-        """(logprobs, scored ids, truncated) per continuation, applying the window rules."""
-        W = self.max_length
-        out: list[tuple[list[float], list[int], int] | None] = [None] * len(conts)
-        groups: dict[int, list[int]] = {}  # kept context length -> continuation idx
-        plans: dict[int, tuple[list[int], int]] = {}
-        for i, c in enumerate(conts):
-            if not c:
-                out[i] = ([], [], 0)
-                continue
-            if len(c) > W - 1:
-                keep_ctx, c2, trunc = 1, c[: W - 1], len(c) - (W - 1)
-            else:
-                keep_ctx, c2, trunc = min(len(ctx), W - len(c)), c, 0
-            plans[i] = (c2, trunc)
-            groups.setdefault(keep_ctx, []).append(i)
-        for keep, idx in groups.items():
-            sub_ctx = ctx[-keep:]
-            lps = self._shared(sub_ctx, [plans[i][0] for i in idx])
-            for i, lp in zip(idx, lps):
-                out[i] = (lp, plans[i][0], plans[i][1])
-        return out  # type: ignore[return-value]
-
-    def _to_result(self, lp, ids, trunc) -> TokenLogprobs:
-        return TokenLogprobs(token_ids=list(ids),
-                             tokens=self.tokenizer.convert_ids_to_tokens(list(ids)),
-                             logprobs=lp, truncated=trunc)
-
-    def score_ids(self, context_ids: Sequence[int], continuation_ids: Sequence[Sequence[int]]
-                  ) -> list[TokenLogprobs]:
-        """:meth:`continuation_logprobs` on token ids (same window rules, same kernel).
-
-        For kernels that must reproduce another tokenization or truncation
-        exactly (DebateQA's released P.D. script truncates on the right).
-        """
-        ctx = list(context_ids)
-        if not ctx:
-            raise NfevalError("score_ids needs at least one context token.")
-        conts = [list(c) for c in continuation_ids]
-        return [self._to_result(*r) for r in self._score_ids(ctx, conts)]
-
-    def continuation_logprobs(self, context: str, continuations: Sequence[str]
-                              ) -> list[TokenLogprobs]:
-        if isinstance(continuations, str):
-            raise NfevalError("continuations must be a list of strings, not one string.")
-        ctx = self.encode_context(context)
-        conts = [self.encode_continuation(c) for c in continuations]
-        return [self._to_result(*r) for r in self._score_ids(ctx, conts)]
-
-    def batch_continuation_logprobs(self, requests: Sequence[tuple[str, Sequence[str]]]
-                                    ) -> list[list[TokenLogprobs]]:
-        """All requests, contexts processed longest first (steady memory use).
-
-        Each context is encoded once (batch of one: on CPU a single ~500-token
-        sequence already fills the matrix kernels, and right-padding contexts
-        of different lengths would waste work and break sliding-window caches);
-        its continuations are batched as in :meth:`continuation_logprobs`.
-        """
-        enc = [(self.encode_context(c), [self.encode_continuation(x) for x in conts])
-               for c, conts in requests]
-        order = sorted(range(len(enc)), key=lambda i: -len(enc[i][0]))
-        results: list[list[TokenLogprobs] | None] = [None] * len(enc)
-        for i in order:
-            ctx, conts = enc[i]
-            results[i] = [self._to_result(*r) for r in self._score_ids(ctx, conts)]
-        return results  # type: ignore[return-value]
-
-    # -- labels --------------------------------------------------------------
-    def _label_ids(self, labels: Sequence[str]) -> list[list[int]]:
-        if isinstance(labels, str):
-            raise NfevalError("labels must be a list of strings, not one string.")
-        if not labels:
-            raise NfevalError("label_distribution needs at least one label.")
-        if len(set(labels)) != len(labels):
-            raise NfevalError(f"Labels must be distinct, got {list(labels)!r}.")
-        ids = [self.encode_continuation(lab) for lab in labels]
-        empty = [lab for lab, i in zip(labels, ids) if not i]
-        if empty:
-            raise NfevalError(f"Labels {empty!r} tokenize to nothing; use non-empty labels.")
-        return ids
-
-    def label_logprobs(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
-        ids = self._label_ids(labels)
-        if all(len(i) == 1 for i in ids):
-            ctx = self.encode_context(prompt)[-(self.max_length - 1):]
-            with torch.inference_mode():
-                logits = self.model(input_ids=torch.tensor([ctx], device=self.device),
-                                    logits_to_keep=1).logits
-                lp = torch.log_softmax(logits[0, -1].float(), dim=-1)
-            return {lab: float(lp[i[0]]) for lab, i in zip(labels, ids)}
-        ctx = self.encode_context(prompt)
-        scored = self._score_ids(ctx, ids)
-        for lab, (_, _, trunc) in zip(labels, scored):
-            if trunc:
-                raise NfevalError(f"Label {lab!r} is longer than the model's window.")
-        return {lab: float(sum(lp)) for lab, (lp, _, _) in zip(labels, scored)}
-
-    def label_distribution(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
-        return normalize(self.label_logprobs(prompt, labels))
-
-    def prefix_label_logprobs(self, prefix: str, suffixes: Sequence[str],
-                              labels: Sequence[str]) -> list[dict[str, float]]:
-        """Label log-probs after ``prefix + suffix`` for every suffix; prefix encoded once.
-
-        Tokenization: the prefix as a context, each suffix and each label as a
-        continuation (module doc of :mod:`nfeval.models.base`), concatenated.
-        See :meth:`score_labels_ids` for the kernel.
-        """
-        if isinstance(suffixes, str):
-            raise NfevalError("suffixes must be a list of strings, not one string.")
-        lab = self._label_ids(labels)
-        ctx = self.encode_context(prefix)
-        rows = self.score_labels_ids(ctx, [self.encode_continuation(s) for s in suffixes], lab)
-        return [dict(zip(labels, row)) for row in rows]
-
     def _full_attention_only(self) -> bool:
         """Whether every layer attends to the whole window (no sliding-window layers)."""
         cfg = self.model.config
@@ -508,75 +359,33 @@ class HFModel(LanguageModel):
         return not (getattr(cfg, "sliding_window", None)
                     and getattr(cfg, "use_sliding_window", True))
 
-    def batch_label_logprobs(self, prompts: Sequence[str], labels: Sequence[str], *,
-                             share_with: str | None = None) -> list[dict[str, float]]:
-        """:meth:`label_logprobs` of every prompt, each tokenized whole (base class doc).
-
-        The token ids all prompts share (and share with ``share_with``, if
-        given) run through the model once, then :meth:`score_labels_ids` scores
-        the rest of each prompt and the labels on that cache: the values are
-        the per-prompt ones. Prompts that share nothing, or that leave no room
-        for the labels in the window, are scored one by one.
-        """
-        if isinstance(prompts, str):
-            raise NfevalError("prompts must be a list of strings, not one string.")
-        prompts, labels = list(prompts), list(labels)
-        if not prompts:
-            return []
-        lab = self._label_ids(labels)
-        ids = [self.encode_context(p) for p in prompts]
-        seqs = ids + ([self.encode_context(share_with)] if share_with is not None else [])
-        cut = min(_common_prefix_length(seqs), min(len(i) for i in ids) - 1)
-        longest = max(len(i) for i in lab)
-        if cut < 1 or any(len(i) + longest > self.max_length for i in ids):
-            return [self.label_logprobs(p, labels) for p in prompts]
-        rows = self.score_labels_ids(ids[0][:cut], [i[cut:] for i in ids], lab)
-        return [dict(zip(labels, r)) for r in rows]
+    @torch.inference_mode()
+    def _next_logprobs(self, ctx: list[int]) -> torch.Tensor:
+        """The float32 log-softmax after ``ctx`` (logits at its last position only)."""
+        logits = self.model(input_ids=torch.tensor([ctx], device=self.device),
+                            logits_to_keep=1).logits
+        return torch.log_softmax(logits[0, -1].float(), dim=-1)
 
     @torch.inference_mode()
-    def score_labels_ids(self, prefix_ids: Sequence[int], suffix_ids: Sequence[Sequence[int]],
-                         label_ids: Sequence[Sequence[int]], *,
-                         pack_tokens: int | None = None) -> list[list[float]]:
-        """Summed log-prob of every label after ``prefix + suffix``, for every suffix.
+    def _labels_shared(self, ctx: list[int], sfx: list[list[int]], lab: list[list[int]], *,
+                       pack_tokens: int | None = None) -> list[list[float]]:
+        """The label kernel of :meth:`score_labels_ids` (suffixes that fit the window).
 
-        Kernel: the prefix runs through the model once and its KV cache is
-        kept. Each suffix is followed by the labels' tokens laid out as a
-        prefix tree (labels with the same leading tokens, such as "1]]" and
-        "10]]", share them), and several such blocks (up to ``pack_tokens``
-        tokens, default ``batch_tokens``; a longer block goes alone) are
-        packed side by side into one forward pass on that cache,
-        with a 4-D attention mask under which a suffix token sees the prefix
-        and its own suffix so far, and a tree token the prefix, its suffix and
-        its own ancestors, each at the position it would have in its own
-        prompt. No cache is copied per suffix, and logits are computed only
-        where a label token is predicted. The numbers are those of scoring
-        ``prefix + suffix + label`` one at a time (checked in the tests).
-
-        A suffix whose prompt + longest label does not fit ``max_length``,
-        and every suffix on a model with sliding-window layers, is scored as a
-        full prompt instead (:meth:`score_ids`: context truncated on the left).
+        The prefix runs through the model once and its KV cache is kept. Each
+        suffix is followed by the labels' tokens laid out as a prefix tree
+        (labels with the same leading tokens, such as "1]]" and "10]]", share
+        them), and several such blocks (up to ``pack_tokens`` tokens, default
+        ``batch_tokens``; a longer block goes alone) are packed side by side
+        into one forward pass on that cache, with a 4-D attention mask under
+        which a suffix token sees the prefix and its own suffix so far, and a
+        tree token the prefix, its suffix and its own ancestors, each at the
+        position it would have in its own prompt. No cache is copied per
+        suffix, and logits are computed only where a label token is predicted.
         """
-        ctx = [int(t) for t in prefix_ids]
-        sfx = [[int(t) for t in s] for s in suffix_ids]
-        lab = [[int(t) for t in lb] for lb in label_ids]
-        if not ctx:
-            raise NfevalError("score_labels_ids needs at least one prefix token.")
-        if not lab or any(not lb for lb in lab):
-            raise NfevalError("score_labels_ids needs non-empty labels.")
-        L, W = len(ctx), self.max_length
+        L = len(ctx)
         pack_tokens = self.batch_tokens if pack_tokens is None else max(1, int(pack_tokens))
-        need = max(len(lb) for lb in lab)
-        shared = ([i for i, s in enumerate(sfx) if L + len(s) + need <= W]
-                  if self._full_attention_only() else [])
         out: list[list[float] | None] = [None] * len(sfx)
-        for i in sorted(set(range(len(sfx))) - set(shared)):
-            scored = self._score_ids(ctx + sfx[i], lab)
-            if any(trunc for _, _, trunc in scored):
-                raise NfevalError("A label is longer than the model's window.")
-            out[i] = [float(sum(lp)) for lp, _, _ in scored]
-        if not shared:
-            return out  # type: ignore[return-value]
-
+        shared = range(len(sfx))
         # prefix tree of the labels' leading tokens (all but each label's last token)
         nodes: dict[tuple[int, ...], int] = {}
         for lb in lab:

@@ -1,12 +1,19 @@
-"""Generation through llama.cpp (``llama-cpp-python``), for answer collection on CPU.
+"""llama.cpp (``llama-cpp-python``) on the GGUF files as they ship: generation and scoring.
 
 The embedded models ship as GGUF files; llama.cpp runs them directly with
 their quantized kernels, which on these 2-core CPUs generates 5-8x faster
 than transformers on the dequantized weights (SmolLM2: about 90 vs 12
-tokens/s). This backend is **generation only**: prompts are rendered with the
-same chat template as :class:`nfeval.models.hf.HFModel` (the converted
-model's tokenizer), and scoring (P.D., label distributions) stays on the
-``hf`` backend, whose numbers are tested against a reference computation.
+tokens/s). Prompts are rendered with the same chat template as
+:class:`nfeval.models.hf.HFModel` (the converted model's tokenizer).
+
+Scoring (label distributions, continuation log-probs) goes through
+:class:`nfeval.models.llama_kernel.LlamaScorer` on the ids of that same
+tokenizer, with the window rules of the transformers backend
+(:class:`nfeval.models.ids.TokenIdScoring`). Its arithmetic is not float32:
+llama.cpp multiplies 8-bit-quantized activations by the 4-bit weights, so
+its label probabilities differ from the ``hf`` backend's by up to about 0.01
+(measured by ``make bench``, kernel ``judge_path``); its items are stored
+under their own key (``backend`` ``llama``), never mixed with float32 ones.
 
 Decoding follows the vLLM/OpenAI semantics the papers used: temperature 0 is
 greedy; otherwise plain temperature + top-p sampling (llama.cpp's own top-k,
@@ -31,6 +38,12 @@ from nfeval.models.base import (
     fit_prompt,
 )
 from nfeval.models.hf import render_messages, template_mode
+from nfeval.models.ids import TokenIdScoring
+
+
+def _cores() -> int:
+    return (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+            else (os.cpu_count() or 1))
 
 
 def _threads() -> int:
@@ -44,19 +57,23 @@ def _threads() -> int:
             return max(1, int(env))
         except ValueError:
             raise NfevalError(f"NFEVAL_LLAMA_THREADS must be an integer, got {env!r}.") from None
-    cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-             else (os.cpu_count() or 1))
-    return max(1, cores - 1)
+    return max(1, _cores() - 1)
 
 
-class LlamaCppModel(LanguageModel):
+class LlamaCppModel(TokenIdScoring, LanguageModel):
     """A GGUF model run by llama.cpp. ``name_or_path``: an embedded registry name
     (``smollm2-135m-instruct``...) or a ``.gguf`` path (then pass ``tokenizer``, a
-    transformers folder whose chat template to use, or get the plain template)."""
+    transformers folder whose chat template and ids to use, or get the plain template
+    and no scoring).
+
+    ``n_ctx``: the window of generation and scoring (tokens). ``score_threads``: threads
+    of the scoring kernel (default ``NFEVAL_LLAMA_THREADS``, else every core: scoring is
+    one long batch, not a token loop).
+    """
 
     def __init__(self, name_or_path: str, *, n_ctx: int = 4096, n_threads: int | None = None,
                  chat_template: str = "auto", tokenizer: str | Path | None = None,
-                 reuse_prefix: bool = False):
+                 reuse_prefix: bool = False, score_threads: int | None = None):
         try:
             import llama_cpp  # noqa: F401  (checked now; the model loads on first use)
         except ImportError as exc:  # pragma: no cover - pinned in requirements-models.txt
@@ -77,16 +94,24 @@ class LlamaCppModel(LanguageModel):
                     "backend='hf' for hub models, or pass a .gguf path.")
             gguf, name = registry.gguf_file(spec.name), spec.name
             checksum, source = spec.sha256, spec.source
+        self._gguf_arg: dict = {}
         if tokenizer is not None:
             self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer))
         elif spec is not None:  # the same tokenizer (and chat template) as the hf backend's
             res = registry.resolve(spec.name, weights=False)
-            extra = {"gguf_file": res.gguf_file} if res.gguf_file else {}
-            self.tokenizer = AutoTokenizer.from_pretrained(res.path, **extra)
+            self._gguf_arg = {"gguf_file": res.gguf_file} if res.gguf_file else {}
+            self.tokenizer = AutoTokenizer.from_pretrained(res.path, **self._gguf_arg)
         else:
             self.tokenizer = None
         self.template = (template_mode(self.tokenizer, None, chat_template) if self.tokenizer
                          else ("none" if chat_template == "auto" else chat_template))
+        tok = self.tokenizer
+        self.bos_id = tok.bos_token_id if tok is not None else None
+        self.eos_id = tok.eos_token_id if tok is not None else None
+        self._gguf = gguf
+        self._score_threads = score_threads
+        self._scorer = None
+        self._sliding = None
         threads = n_threads or _threads()
         # Prompt processing uses every core by default (fast on an idle machine); an explicit
         # thread count (argument or NFEVAL_LLAMA_THREADS) applies to it too, so a shared
@@ -125,23 +150,50 @@ class LlamaCppModel(LanguageModel):
     def loaded(self) -> bool:
         return self._llm is not None
 
-    # -- scoring: not offered here ------------------------------------------
-    def _no_scoring(self, *_a, **_k):
-        raise NfevalError("The llama backend only generates; score with backend='hf' "
-                          "(the tested log-probability kernel).")
+    # -- scoring (nfeval.models.ids.TokenIdScoring on llama_kernel.LlamaScorer) ---------
+    @property
+    def scorer(self):
+        """The scoring kernel, loaded on first use."""
+        if self._scorer is None:
+            if self.tokenizer is None:
+                raise NfevalError("Scoring with the llama backend needs the model's tokenizer: "
+                                  "pass tokenizer=<transformers folder> with a .gguf path.")
+            from nfeval.models.llama_kernel import LlamaScorer
 
-    def continuation_logprobs(self, context: str, continuations: Sequence[str]
-                              ) -> list[TokenLogprobs]:
-        self._no_scoring()
+            threads = self._score_threads or (_threads() if os.environ.get(
+                "NFEVAL_LLAMA_THREADS", "").strip() else _cores())
+            self._scorer = LlamaScorer(str(self._gguf), n_ctx=self.max_length, n_threads=threads)
+        return self._scorer
 
-    def batch_continuation_logprobs(self, requests):
-        self._no_scoring()
+    def _full_attention_only(self) -> bool:
+        """Whether every layer attends to the whole window (read from the model's config)."""
+        if self._sliding is None:
+            from transformers import AutoConfig
 
-    def label_logprobs(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
-        self._no_scoring()
+            path = getattr(self.tokenizer, "name_or_path", None)
+            try:
+                cfg = AutoConfig.from_pretrained(path, **self._gguf_arg) if path else None
+            except (OSError, ValueError):
+                cfg = None
+            cfg = getattr(cfg, "text_config", None) or cfg
+            types = getattr(cfg, "layer_types", None)
+            if types is not None:
+                self._sliding = not all(t == "full_attention" for t in types)
+            else:
+                self._sliding = bool(getattr(cfg, "sliding_window", None)
+                                     and getattr(cfg, "use_sliding_window", True))
+        return not self._sliding
 
-    def label_distribution(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:
-        self._no_scoring()
+    def _next_logprobs(self, ctx: list[int]):
+        self.scorer.reset()
+        return self.scorer.set_prefix(ctx)
+
+    def _shared(self, ctx: list[int], conts: list[list[int]]) -> list[list[float]]:
+        return self.scorer.score_continuations(ctx, conts)
+
+    def _labels_shared(self, ctx: list[int], sfx: list[list[int]], lab: list[list[int]]
+                       ) -> list[list[float]]:
+        return self.scorer.score_labels(ctx, sfx, lab)
 
     # -- generation ----------------------------------------------------------
     def generate(self, prompt: str, *, temperature: float = 0.0, top_p: float = 1.0,
