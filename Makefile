@@ -57,8 +57,12 @@ DQ_VIEWS := results/dq_t01.csv results/dq_f14.csv
 # dq_t06 reuses dq_t04's cached no-retrieval answers; dq_t07 reuses dq_t06's RAG answers.
 DQ_RAG := results/dq_t06.csv results/dq_t07.csv
 ARTEFACTS += $(DQ_CURATION) $(DQ_ALIGNMENT) $(DQ_VIEWS) $(DQ_RAG)
+# The claims table reads the committed tables of the claims it decides: it runs after them.
+CLAIM_SOURCES := results/lk_t02.csv results/lk_t03.csv results/lk_t04.csv results/lk_t05.csv \
+  results/dq_t02.csv results/dq_t03.csv results/dq_f03.csv results/dq_f04.csv
+ARTEFACTS += results/claims.csv
 
-.PHONY: help env reproduce evidence evidence-cost test test-fast bench gpu-check lab models data-status lock clean distclean
+.PHONY: help env reproduce evidence evidence-cost test test-fast bench gpu-check readme lab models data-status lock clean distclean
 
 help: ## List the targets
 	@echo "nfeval -- make targets (PROFILE=$(PROFILE), mirror: $(or $(NFEVAL_MIRROR),none))"
@@ -82,7 +86,11 @@ data-status: $(STAMP) ## Show where every release file resolves from (mirror, ca
 	$(VENV)/bin/nfeval data status
 
 reproduce: $(ARTEFACTS) ## Regenerate every artefact (results/*.csv|json, figures/*.png) from the committed item store
+	@$(MAKE) --no-print-directory readme
 	@echo "artefacts up to date: $(ARTEFACTS)"
+
+readme: $(STAMP) ## Copy the generated tables (the claims) into README.md
+	$(PY) -m nfeval.readme README.md
 
 # The evidence run: the judge artefacts at the sizes that decide the papers' claims (their
 # notebooks' defaults). Every model output goes to the committed store results/<id>/items/ as
@@ -185,6 +193,9 @@ results/dq_f01.csv: notebooks/dq_f01_curation_pipeline.ipynb $(SRC) $(DQ_SAMPLE)
 	$(call run_notebook,$<)
 
 results/dq_f12_f13.csv: notebooks/dq_f12_f13_docs_povs_per_question.ipynb results/dq_f01.csv ## DebateQA Figures 12-13 (documents and POVs per question; reuses dq_f01's cache)
+	$(call run_notebook,$<)
+
+results/claims.csv: notebooks/claims.ipynb $(CLAIM_SOURCES) $(SRC) | $(STAMP) ## The papers' central claims decided from the tables (a claims table and a forest plot)
 	$(call run_notebook,$<)
 
 test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)

@@ -15,7 +15,7 @@ from nfeval.paths import NOTEBOOKS
 @dataclass(frozen=True)
 class Artefact:
     id: str
-    paper: str  # "linkage" | "debateqa"
+    paper: str  # "linkage" | "debateqa" | "both"
     item: str  # the paper's table / figure / equation
     notebook: str  # file name under notebooks/
     figure: bool = False  # writes figures/<id>.png
@@ -92,6 +92,8 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "dq_t06_rag.ipynb", figure=True),
     Artefact("dq_t07", "debateqa", "Table 7: vanilla RAG on all vs trusted-TLD documents",
              "dq_t07_rag_trusted.ipynb", figure=True),
+    Artefact("claims", "both", "The central claims of both papers, decided from the tables above",
+             "claims.ipynb", figure=True),
 )
 
 
