@@ -35,20 +35,18 @@ TINY_TEXTS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def tiny_gpt2_dir(tmp_path_factory) -> Path:
+def _tiny_gpt2(folder: Path, window: int) -> Path:
     import torch
     from tokenizers import ByteLevelBPETokenizer
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
 
-    folder = tmp_path_factory.mktemp("tiny-gpt2")
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(TINY_TEXTS * 3, vocab_size=500, special_tokens=["<|endoftext|>"])
     tok = GPT2TokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>",
                             bos_token="<|endoftext|>", unk_token="<|endoftext|>")
-    tok.model_max_length = 160
+    tok.model_max_length = window
     torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=len(tok), n_positions=160, n_embd=32, n_layer=2, n_head=2,
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=window, n_embd=32, n_layer=2, n_head=2,
                      bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id)
     GPT2LMHeadModel(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
@@ -56,10 +54,29 @@ def tiny_gpt2_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_gpt2_dir(tmp_path_factory) -> Path:
+    """A random two-layer GPT-2 with a 160-token window (window rules are easy to reach)."""
+    return _tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), 160)
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_wide_dir(tmp_path_factory) -> Path:
+    """The same with a 4,096-token window: room for a release prompt (D.A.'s few-shot one)."""
+    return _tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2-wide"), 4096)
+
+
+@pytest.fixture(scope="session")
 def tiny_gpt2(tiny_gpt2_dir):
     from nfeval.models import load_model
 
     return load_model(str(tiny_gpt2_dir), dtype="float32")
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_wide(tiny_gpt2_wide_dir):
+    from nfeval.models import load_model
+
+    return load_model(str(tiny_gpt2_wide_dir), dtype="float32")
 
 
 def release_formula(lm, answer: str, partials: list[str]) -> float:

@@ -471,23 +471,23 @@ def test_prob_mode_matches_label_distribution(mirror, smol):
     assert r.p_one == r.score and r.label == int(r.score >= 0.5) and r.id == 9001
 
 
-def test_prob_batch_shares_prefix_and_matches_single(tiny_gpt2):
+def test_prob_batch_shares_prefix_and_matches_single(tiny_gpt2_wide):
     """The shared-prefix batch gives the per-answer prob-mode values (same split tokens)."""
     from nfeval.debateqa.da import _shared_split, da_prob_batch
 
     pairs = [("Is tea better than coffee?", "Some say yes; it is debated."),
              ("Should cities ban cars?", "No."),
              ("Is {answer} a slot?", "Braces {question} stay literal, as written.")]
-    split = _shared_split(tiny_gpt2, False, TOY)
-    chat = tiny_gpt2.chat_prompt(da_prompt(*pairs[0], template=TOY))
+    split = _shared_split(tiny_gpt2_wide, False, TOY)
+    chat = tiny_gpt2_wide.chat_prompt(da_prompt(*pairs[0], template=TOY))
     assert split > 0 and chat[split:].startswith("Question: Is tea")
-    batch = da_prob_batch(tiny_gpt2, pairs, template=TOY)
-    single = [da_score(tiny_gpt2, q, a, mode="prob", template=TOY).score for q, a in pairs]
+    batch = da_prob_batch(tiny_gpt2_wide, pairs, template=TOY)
+    single = [da_score(tiny_gpt2_wide, q, a, mode="prob", template=TOY).score for q, a in pairs]
     assert batch == pytest.approx(single, abs=1e-5)
-    zs = da_prob_batch(tiny_gpt2, pairs, template=TOY, zero_shot=True)
-    assert zs == pytest.approx([da_score(tiny_gpt2, q, a, mode="prob", template=TOY,
+    zs = da_prob_batch(tiny_gpt2_wide, pairs, template=TOY, zero_shot=True)
+    assert zs == pytest.approx([da_score(tiny_gpt2_wide, q, a, mode="prob", template=TOY,
                                          zero_shot=True).score for q, a in pairs], abs=1e-5)
-    assert da_prob_batch(tiny_gpt2, [], template=TOY) == []
+    assert da_prob_batch(tiny_gpt2_wide, [], template=TOY) == []
 
 
 @pytest.mark.slow

@@ -171,12 +171,22 @@ def test_nothing_scored_exits_1(files, tiny_gpt2_dir, capsys):
     assert err.startswith("nfeval: nothing scored: ") and "line 1" in err
 
 
-def test_da_prints_its_signature(files, tiny_gpt2_dir, capsys, tmp_path, mirror):
+def test_da_prints_its_signature(files, tiny_gpt2_wide_dir, capsys, tmp_path, mirror):
     q, a = files
     out = tmp_path / "da.csv"
-    assert main(["da", "--answers", str(a), "--split", str(q), "--judge", str(tiny_gpt2_dir),
+    assert main(["da", "--answers", str(a), "--split", str(q), "--judge", str(tiny_gpt2_wide_dir),
                  "--dtype", "float32", "--out", str(out), "--no-progress"]) == 0
     line = capsys.readouterr().out.strip()
     assert line.startswith(f"File: {a}, Average D.A. score: ")
     assert "| metric:dispute_awareness|variant:prob|" in line and "|prompt:8c5d60ca52e9|" in line
-    assert len(pd.read_csv(out)) == 2
+    table = pd.read_csv(out)
+    assert len(table) == 2 and (table["cut_tokens"] == 0).all()
+
+
+def test_da_with_a_window_too_small_for_its_instructions_is_a_clear_error(
+        files, tiny_gpt2_dir, capsys, tmp_path, mirror):
+    q, a = files
+    code = main(["da", "--answers", str(a), "--split", str(q), "--judge", str(tiny_gpt2_dir),
+                 "--dtype", "float32", "--out", str(tmp_path / "da.csv"), "--no-progress"])
+    assert code != 0
+    assert "no room is left for the answer" in capsys.readouterr().err

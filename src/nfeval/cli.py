@@ -141,13 +141,18 @@ def _default_out(name, metric: str) -> str:
 def _report(args: argparse.Namespace, inputs, table, column: str, label: str,
             signature) -> int:
     from nfeval.metrics.intervals import mean_interval
-    from nfeval.debateqa.scoring import NothingScored, mean_score
+    from nfeval import NothingScored
+    from nfeval.debateqa.scoring import mean_score
 
     for line in inputs.skipped:
         print(f"nfeval: skipped {line}", file=sys.stderr)
     where = _write_csv(table, args.out or _default_out(inputs.answers_path, column))
     mean, unparsed = mean_score(table[column])
     extra = f" ({unparsed} unparsed)" if unparsed else ""
+    if "cut_tokens" in table and (table["cut_tokens"] > 0).any():
+        cut = table["cut_tokens"]
+        extra += (f" ({int((cut > 0).sum())} answer(s) cut to fit the judge's window: "
+                  f"{int(cut.sum())} tokens, column cut_tokens)")
     iv = mean_interval(table[column].dropna().tolist(), seed=args.seed, key=column,
                        unit="answers")
     ci = ("" if math.isnan(iv.low) else
@@ -196,7 +201,7 @@ def _unparsed(value: str) -> str | float:
 
 def _linkage(args: argparse.Namespace) -> int:
     from nfeval.linkage import score_file as SF
-    from nfeval.debateqa.scoring import NothingScored
+    from nfeval import NothingScored
 
     method = args.method
     kind = SF.method_kind(method)

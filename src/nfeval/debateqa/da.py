@@ -25,6 +25,7 @@ __all__ = [
     "acknowledge_patterns",
     "da_metrics",
     "da_prob_batch",
+    "da_prob_fitted",
     "da_prompt",
     "da_score",
     "da_scores",
@@ -97,7 +98,9 @@ class DAResult:
     by the Acknowledge rule), NaN when no digit was found. ``label``: 1/0, or
     None when unparsed. ``raw``: the judge's reply (``generate``), the text
     around the deciding digit (``official``) or the matched phrase
-    (``acknowledge``). ``p_one``: P("1") where computed.
+    (``acknowledge``). ``p_one``: P("1") where computed. ``cut_tokens``: the tokens cut
+    from the answer's end so that the prompt fits the judge's window (``prob`` and
+    ``generate``; :func:`nfeval.models.window.fit_text`).
     """
 
     id: Hashable
@@ -106,6 +109,17 @@ class DAResult:
     mode: str
     raw: str | None = None
     p_one: float | None = None
+    cut_tokens: int = 0
+
+
+def _fit_answer(judge, question: str, answer: str, *, zero_shot: bool, template: str | None,
+                reserve: int) -> tuple[str, int]:
+    """The answer cut from its end where the judge's chat prompt would not fit its window."""
+    from nfeval.models.window import fit_text
+
+    return fit_text(judge, lambda t: judge.chat_prompt(
+        da_prompt(question, t, zero_shot=zero_shot, template=template)), answer,
+        reserve=reserve, what="the answer")
 
 
 def first_binary_digit(text: str) -> int | None:
@@ -153,15 +167,20 @@ def da_score(judge: LanguageModel | None, question: str, answer: str, *, mode: s
 
     if judge is None:
         raise NfevalError(f"D.A. mode {mode!r} needs a judge model.")
-    chat = judge.chat_prompt(prompt)
+    answer, cut = _fit_answer(judge, question, answer, zero_shot=zero_shot, template=template,
+                              reserve=1 if mode == "prob" else max_tokens)
+    chat = judge.chat_prompt(da_prompt(question, answer, zero_shot=zero_shot, template=template))
     if mode == "prob":
         dist = judge.label_distribution(chat, list(LABELS))
         p1 = float(dist["1"])
-        return DAResult(id=id, score=p1, label=int(p1 >= 0.5), mode=mode, p_one=p1)
+        return DAResult(id=id, score=p1, label=int(p1 >= 0.5), mode=mode, p_one=p1,
+                        cut_tokens=cut)
 
     # generate: parse the reply only, never the prompt
     gen = judge.generate(chat, temperature=0.0, max_tokens=max_tokens)
-    return _from_digit(id, first_binary_digit(gen.text), mode, gen.text)
+    res = _from_digit(id, first_binary_digit(gen.text), mode, gen.text)
+    res.cut_tokens = cut
+    return res
 
 
 _SENTINEL_Q = "\x00NFEVAL_QUESTION\x00"
@@ -203,21 +222,31 @@ def da_prob_batch(judge: LanguageModel, pairs: Sequence[tuple[str, str]], *,
     share the text up to the "Question:" line
     (:meth:`LanguageModel.prefix_label_distribution`).
     """
+    return da_prob_fitted(judge, pairs, zero_shot=zero_shot, template=template)[0]
+
+
+def da_prob_fitted(judge: LanguageModel, pairs: Sequence[tuple[str, str]], *,
+                   zero_shot: bool = False, template: str | None = None
+                   ) -> tuple[list[float], list[int]]:
+    """:func:`da_prob_batch`, and the tokens cut from each answer to fit the window."""
     tpl = _template(template)
+    fitted = [_fit_answer(judge, q, a, zero_shot=zero_shot, template=tpl, reserve=1)
+              for q, a in pairs]
+    cuts = [c for _, c in fitted]
     chats = [judge.chat_prompt(da_prompt(q, a, zero_shot=zero_shot, template=tpl))
-             for q, a in pairs]
+             for (q, _), (a, _) in zip(pairs, fitted)]
     if not chats:
-        return []
+        return [], []
     if getattr(judge, "token_level", False):
-        return _prob_batch_ids(judge, chats, zero_shot, tpl)
+        return _prob_batch_ids(judge, chats, zero_shot, tpl), cuts
     split = _shared_split(judge, zero_shot, tpl)
     prefix = chats[0][:split]
     shares = type(judge).prefix_label_logprobs is not LanguageModel.prefix_label_logprobs
     if not shares or split == 0 or any(not c.startswith(prefix) for c in chats):
         # a backend without a shared-prefix kernel: the full prompts, one by one
-        return [float(judge.label_distribution(c, list(LABELS))["1"]) for c in chats]
+        return [float(judge.label_distribution(c, list(LABELS))["1"]) for c in chats], cuts
     dists = judge.prefix_label_distribution(prefix, [c[split:] for c in chats], list(LABELS))
-    return [float(d["1"]) for d in dists]
+    return [float(d["1"]) for d in dists], cuts
 
 
 def da_scores(judge: LanguageModel | None, items: Mapping[Hashable, str],
@@ -247,10 +276,10 @@ def da_scores(judge: LanguageModel | None, items: Mapping[Hashable, str],
             raise NfevalError("D.A. mode 'prob' needs a judge model.")
         for k in range(0, len(ids), PROB_CHUNK):
             chunk = ids[k:k + PROB_CHUNK]
-            p1s = da_prob_batch(judge, [(items[i], answers[i]) for i in chunk],
-                                zero_shot=zero_shot, template=tpl)
-            out += [DAResult(id=i, score=p, label=int(p >= 0.5), mode=mode, p_one=p)
-                    for i, p in zip(chunk, p1s)]
+            p1s, cuts = da_prob_fitted(judge, [(items[i], answers[i]) for i in chunk],
+                                    zero_shot=zero_shot, template=tpl)
+            out += [DAResult(id=i, score=p, label=int(p >= 0.5), mode=mode, p_one=p,
+                             cut_tokens=c) for i, p, c in zip(chunk, p1s, cuts)]
             bar.update(len(chunk))
         bar.close()
         return out

@@ -28,23 +28,10 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval import Interrupted, NfevalError, NothingScored  # noqa: F401  (re-exported)
 from nfeval.data import DebateItem, load_answers, load_debateqa, resolve, sha256_file
 from nfeval.data.sample import SAMPLE_DIR
 from nfeval.runcache import RunCache
-
-
-class NothingScored(NfevalError):
-    """The input was read but no item in it can be scored (``nfeval`` exits with 1)."""
-
-    exit_status = 1
-
-
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C while scoring. The message says what is cached and how to resume
-    (``nfeval`` prints it and exits with 130)."""
-
-    exit_status = 130
 
 
 STDIN = "-"
@@ -189,10 +176,11 @@ def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: st
 
 def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool = False,
              use_cache: bool = True, progress: bool = True) -> pd.DataFrame:
-    """Per-answer D.A. (columns ``id, da, label, mode, raw``); da is NaN when unparsed."""
+    """Per-answer D.A. (columns ``id, da, label, mode, raw, cut_tokens``); da is NaN when
+    unparsed; cut_tokens counts the answer's tokens cut to fit the judge's window."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
-    from nfeval.debateqa.da import PROB_CHUNK, da_prob_batch, da_score
+    from nfeval.debateqa.da import PROB_CHUNK, da_prob_fitted, da_score
 
     template = load_prompt("debateqa/dispute_awareness_fewshot")
     cache = RunCache("da", {"model": judge.info.cache_fields(), "mode": mode, "zero_shot": zero_shot,
@@ -203,15 +191,21 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
     def one(qid: int, text: str) -> dict:
         r = da_score(judge, inputs.items[qid].question, text, mode=mode, zero_shot=zero_shot,
                      id=qid, template=template)
-        return {"da": r.score, "label": r.label, "mode": r.mode, "raw": r.raw}
+        return {"da": r.score, "label": r.label, "mode": r.mode, "raw": r.raw,
+                "cut_tokens": r.cut_tokens}
 
     def many(part: list[tuple[int, str]]) -> list[dict]:  # prob mode: shared few-shot prefix
-        p1s = da_prob_batch(judge, [(inputs.items[q].question, t) for q, t in part],
-                            zero_shot=zero_shot, template=template)
-        return [{"da": p, "label": int(p >= 0.5), "mode": mode, "raw": None} for p in p1s]
+        p1s, cuts = da_prob_fitted(judge, [(inputs.items[q].question, t) for q, t in part],
+                                zero_shot=zero_shot, template=template)
+        return [{"da": p, "label": int(p >= 0.5), "mode": mode, "raw": None, "cut_tokens": c}
+                for p, c in zip(p1s, cuts)]
 
-    return _run(inputs, cache, one, f"D.A. ({mode}{', zero-shot' if zero_shot else ''})", progress,
-                score_many=many if mode == "prob" else None, chunk=PROB_CHUNK)
+    table = _run(inputs, cache, one, f"D.A. ({mode}{', zero-shot' if zero_shot else ''})",
+                 progress, score_many=many if mode == "prob" else None, chunk=PROB_CHUNK)
+    if "cut_tokens" not in table:  # results cached before the column existed
+        table["cut_tokens"] = 0
+    table["cut_tokens"] = table["cut_tokens"].fillna(0).astype(int)
+    return table
 
 
 def mean_score(values: pd.Series) -> tuple[float, int]:

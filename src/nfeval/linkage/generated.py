@@ -56,6 +56,7 @@ from nfeval.hashing import derived_seed, sha256_text
 from nfeval.linkage.judges import fill_slots
 from nfeval.linkage.references import ReferenceSplit
 from nfeval.models.base import LanguageModel
+from nfeval.models.window import fit_text
 from nfeval.prompts import prompt_text
 from nfeval.runcache import RunCache
 
@@ -215,6 +216,9 @@ class GeneratedReferences:
     golden_attempts: int = 1
     degraded_outputs: int = 0  # degrader outputs generated (all models, all attempts)
     degraded_failures: int = 0  # of those, outputs without all three answers
+    #: tokens cut from the end of the ground truth (1GT) and of the golden answer (degrading)
+    #: so that each prompt fits its model's window (nfeval.models.window.fit_text)
+    cut_tokens: int = 0
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -361,17 +365,25 @@ def generate_reference_lists(
             gt = ground_truths.get(q.qid)
             if gt is None:
                 raise NfevalError(f"question {q.qid}: no ground truth given for 1GT.")
-        gold = _golden(golden_model, g_cache, q.qid, golden_prompt(q.question,
-                                                                   gt.text if gt else None),
+        source, cut = None, 0
+        if gt is not None:  # the ground truth is cut to fit, never the instructions
+            source, cut = fit_text(golden_model, lambda t: golden_model.chat_prompt(
+                golden_prompt(q.question, t)), gt.text, reserve=golden_tokens,
+                what="the ground-truth answer")
+        gold = _golden(golden_model, g_cache, q.qid, golden_prompt(q.question, source),
                        seed=seed, attempts=attempts, max_tokens=golden_tokens)
         raw: dict[str, Any] = {"golden": gold["raw"], "degraded": []}
         degraded: dict[int, str] = {}
         sources: dict[int, str] = {3: golden_model.info.name} if gold["golden"] else {}
         outputs = failures = 0
         if gold["golden"]:
-            user = degrade_prompt(q.question, gold["golden"], degrade_template)
             per_model = []
             for m, cache in zip(degraders, d_caches):
+                golden, c = fit_text(m, lambda t, m=m: m.chat_prompt(degrade_prompt(
+                    q.question, t, degrade_template)), gold["golden"],
+                    reserve=degraded_tokens, what="the golden answer")
+                cut += c
+                user = degrade_prompt(q.question, golden, degrade_template)
                 d = _degraded(m, cache, q.qid, user, seed=seed, attempts=attempts,
                               max_tokens=degraded_tokens, exclude=examples)
                 outputs += d["outputs"]
@@ -390,5 +402,5 @@ def generate_reference_lists(
         out.append(GeneratedReferences(
             qid=q.qid, mode=mode, golden=gold["golden"], degraded=degraded, sources=sources,
             ground_truth_id=gt.doc_id if gt else None, golden_attempts=gold["attempts"],
-            degraded_outputs=outputs, degraded_failures=failures, raw=raw))
+            degraded_outputs=outputs, degraded_failures=failures, cut_tokens=cut, raw=raw))
     return out

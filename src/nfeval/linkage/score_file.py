@@ -57,7 +57,7 @@ Reference lists (``references``, :data:`REFERENCE_SOURCES`):
 Generated lists are cached (:func:`~nfeval.linkage.generated.generate_reference_lists`),
 and so is every scored question (:class:`nfeval.runcache.RunCache`, keyed by
 the model, the method's settings, the prompts and the question's own
-inputs): a run stopped by Ctrl-C (:class:`nfeval.debateqa.scoring.Interrupted`)
+inputs): a run stopped by Ctrl-C (:class:`nfeval.Interrupted`)
 resumes where it stopped when the same command is run again.
 
 Usage::
@@ -120,7 +120,7 @@ REFERENCE_SOURCES = ("file", "1gt", "0gt")
 DEFAULT_MODELS = {"judge": "qwen2.5-coder-1.5b-instruct", "refppl": "gemma3-270m"}
 #: Columns of the per-candidate table, in order.
 COLUMNS = ["qid", "candidate_id", "method", "score", "rank", "grade", "unparsed", "n_outputs",
-           "references", "dist", "raw", "detail"]
+           "cut_tokens", "references", "dist", "raw", "detail"]
 
 _LABELS = {
     "linkage": "LINKAGE", "pointwise": "pointwise without references",
@@ -399,7 +399,7 @@ def generate_missing(lf: LinkageFile, need: dict[str, str], golden_model, degrad
                 seed=seed, attempts=attempts, golden_tokens=golden_tokens,
                 degraded_tokens=degraded_tokens, use_cache=use_cache, progress=progress)
         except KeyboardInterrupt:
-            from nfeval.debateqa.scoring import Interrupted
+            from nfeval import Interrupted
 
             raise Interrupted("interrupted while writing reference lists; the finished ones "
                               "are cached" + (": rerun the same command to resume"
@@ -501,6 +501,7 @@ def _judge_rows(res: J.QuestionScores, split: ReferenceSplit, mode: str) -> list
                                 "reply": j.text} for j in js]) if pairwise else js[0].text)
         rows.append({"candidate_id": c.doc_id, "score": res.scores[i],
                      "unparsed": any(not j.parsed for j in js), "n_outputs": len(js),
+                     "cut_tokens": res.cut_tokens[i] if res.cut_tokens else 0,
                      "dist": dist, "raw": raw, "detail": None})
     return rows
 
@@ -588,14 +589,14 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
     """Per-candidate rows of every split, and the prompt checksum of the method.
 
     Each finished question is cached (``use_cache``); on Ctrl-C an
-    :class:`nfeval.debateqa.scoring.Interrupted` says how many questions are done.
+    :class:`nfeval.Interrupted` says how many questions are done.
     ``questions`` maps qid to the question text; ``max_tokens`` bounds a
     sampled reply (judge methods, ``sample`` mode; the paper's 512 by default).
     """
     from tqdm.auto import tqdm
 
     from nfeval.runcache import RunCache
-    from nfeval.debateqa.scoring import Interrupted
+    from nfeval import Interrupted
 
     kind = method_kind(method)
     if kind != "lexical" and model is None:
@@ -665,12 +666,20 @@ class LinkageScores:
     def n_unparsed(self) -> int:
         return int(self.table["unparsed"].sum())
 
+    @property
+    def n_cut(self) -> int:
+        """Candidates cut from their end to fit the judge's window."""
+        return int((self.table["cut_tokens"] > 0).sum())
+
     def summary(self, name: str) -> str:
         """The one-line summary: what was scored, the mean score and the signature."""
         mean = self.table["score"].mean()
         extra = f", {self.n_unparsed} unparsed" if self.n_unparsed else ""
         nan = self.n_candidates - self.n_scored
         extra += f", {nan} without a score" if nan else ""
+        if self.n_cut:
+            extra += (f", {self.n_cut} cut to fit the judge's window "
+                      f"({int(self.table['cut_tokens'].sum())} tokens; column cut_tokens)")
         return (f"File: {name}, {self.label}: {self.n_candidates} candidates of "
                 f"{self.n_questions} questions scored{extra}, mean score {mean:.6g} | "
                 f"{self.signature.as_string()}")
@@ -743,6 +752,9 @@ def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
     df["rank"] = (df.groupby("qid", sort=False)["score"]
                   .rank(ascending=False, method="min").astype("Int64"))
     df["unparsed"] = df["unparsed"].astype(bool)
+    # tokens cut from a candidate's end to fit the judge's window (judge methods; 0 otherwise)
+    df["cut_tokens"] = (df["cut_tokens"].fillna(0).astype(int) if "cut_tokens" in df
+                        else 0)
     df = df[COLUMNS].reset_index(drop=True)
     graded = df[df["grade"].notna()]
     corr = None
