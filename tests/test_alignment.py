@@ -122,7 +122,7 @@ def test_selection_skips_single_grade_and_no_reference_questions():
 
 
 def test_selection_caps_candidates_uniformly_at_random():
-    from nfeval.linkage.references import sample_candidates
+    from nfeval.data.draws import sample_candidates
 
     grades = [3, 3, 3, 2, 2, 1, 1, 0, 0, 0]
     q = _question(grades, max_answers=4)

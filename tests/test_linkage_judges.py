@@ -407,7 +407,9 @@ def test_judge_questions_and_correlation_inputs(tiny_gpt2, tmp_path, monkeypatch
     questions, splits = _pool(3)
     kw = {"method": "linkage", "progress": False}
     # short prompts for the tiny window: patch the release template lookup
-    monkeypatch.setattr(J, "release_template", lambda method: TEMPLATES[method])
+    import nfeval.linkage.prompts as P
+
+    monkeypatch.setattr(P, "release_template", lambda method: TEMPLATES[method])
     first = J.judge_questions(tiny_gpt2, questions, splits, use_cache=True, **kw)
     again = J.judge_questions(tiny_gpt2, questions, splits, use_cache=True, **kw)
     assert [r.scores for r in first] == [r.scores for r in again]  # read back from the cache

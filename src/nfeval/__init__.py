@@ -19,16 +19,22 @@ models use nothing of the metrics):
 * ``nfeval.linkage``: reference lists, lexical baselines, LLM judges,
   refppl, ``nfeval linkage`` on one's own files, with the paper's experiments
   in ``nfeval.linkage.experiments``.
-
-Modules that moved keep their old import path for one release (``nfeval._moved``).
 """
 
 __version__ = "0.1.0"
 
-from nfeval import _moved
-
-_moved.install()
-
-
 class NfevalError(Exception):
     """An error with a message meant for the user: what went wrong and the fix."""
+
+
+class NothingScored(NfevalError):
+    """The input was read but no item in it can be scored (``nfeval`` exits with 1)."""
+
+    exit_status = 1
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while scoring. The message says what is cached and how to resume
+    (``nfeval`` prints it and exits with 130)."""
+
+    exit_status = 130

@@ -1,4 +1,4 @@
-"""The two run profiles every notebook accepts (see REPRODUCTION_MAP).
+"""The two run profiles every notebook accepts.
 
 * ``embedded`` (default): CPU only, models that ship inside PyPI packages,
   release files from a mirror folder, the cache or a download.
@@ -28,6 +28,17 @@ class Profile:
     refppl_lm: str  # small base LM of LINKAGE's reference-recovery perplexity row (beyond the paper)
     device: str  # "cpu" or "auto" (a GPU where torch sees one)
     dtype: str = "auto"  # "auto": float32 on a CPU, bfloat16 on a GPU; or "float32", "bfloat16"
+    batch_tokens: int = 2048  # padded tokens per forward batch of the scoring kernels
+
+    def load(self, name: str, backend: str = "hf", **kwargs):
+        """``name`` loaded with this profile's device, dtype and batch size (transformers
+        backend; other backends get ``kwargs`` only): how every experiment loads a model."""
+        from nfeval.models import load_model
+
+        if backend == "hf":
+            kwargs = {"device": self.device, "dtype": self.dtype,
+                      "batch_tokens": self.batch_tokens, **kwargs}
+        return load_model(name, backend=backend, **kwargs)
 
 
 PROFILES = {

@@ -261,6 +261,14 @@ def stored(model: LanguageModel, store: ItemStore | None = None) -> LanguageMode
     return StoredModel(model, store)
 
 
+def _register() -> None:
+    """Every model :func:`nfeval.models.load_model` gives is wrapped by :func:`stored` (the
+    store wraps models from above: they never import it)."""
+    from nfeval.models import set_wrapper
+
+    set_wrapper(stored)
+
+
 class _Summary(TokenLogprobs):
     """A stored continuation score: the sum and count of its token log-probabilities.
 
@@ -476,3 +484,6 @@ class StoredModel(LanguageModel):
     def apply_chat_template(self, messages: Sequence[Message], *,
                             add_generation_prompt: bool = True) -> str:
         return self.inner.apply_chat_template(messages, add_generation_prompt=add_generation_prompt)
+
+
+_register()

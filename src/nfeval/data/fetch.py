@@ -351,13 +351,19 @@ def _lfs_oid(data: bytes, url: str) -> str:
     return oid.removeprefix("sha256:")
 
 
+#: format -> check(path, format, origin=...) -> record count; the loaders register theirs
+#: (:mod:`nfeval.data.loaders`), so this module needs nothing of them.
+FORMAT_CHECKS: dict = {}
+
+
 def _check_format(entry: ReleaseFile, path: Path, url: str) -> None:
     """Format check for files without a pinned sum (JSON-lines formats only)."""
     if not entry.format.endswith("-jsonl"):
         return
-    from .loaders import _check_jsonl_format  # local: loaders import this module
-
-    n = _check_jsonl_format(path, entry.format, origin=url)
+    check = FORMAT_CHECKS.get(entry.format)
+    if check is None:
+        raise NfevalError(f"no format check for {entry.format!r}.")
+    n = check(path, entry.format, origin=url)
     if entry.expected_records is not None and n != entry.expected_records:
         warnings.warn(
             f"downloaded {entry.name!r} has {n} records; the release documents "

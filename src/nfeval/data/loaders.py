@@ -387,6 +387,16 @@ def _check_jsonl_format(path: Path, fmt: str, origin: str | None = None) -> int:
     raise NfevalError(f"no format check for {fmt!r}.")
 
 
+def _register_checks() -> None:
+    from .fetch import FORMAT_CHECKS
+
+    for fmt in ("debateqa-jsonl", "answers-jsonl"):
+        FORMAT_CHECKS[fmt] = _check_jsonl_format
+
+
+_register_checks()
+
+
 # --------------------------------------------------------------------------- answers
 
 def load_answers(path: PathLike, *, strict: bool = False) -> AnswerSet:

@@ -21,16 +21,52 @@ from __future__ import annotations
 
 import json
 import math
-import random
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from typing import Any
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.hashing import derived_seed, sha256_text
+from nfeval.hashing import sha256_text
+from nfeval.linkage.judgments import (  # noqa: F401  (the judges' public names, re-exported)
+    JudgeConfig,
+    Judgment,
+    QuestionScores,
+    _answer_key,
+    _output_seed,
+    candidate_first,
+    pair_weight,
+)
+from nfeval.linkage.prompts import (  # noqa: F401  (re-exported)
+    _SENTINEL,
+    FEWSHOT_FILE,
+    FORCED_PREFIX,
+    LABEL_CLOSE,
+    METHODS,
+    MODES,
+    POINT_RANGE,
+    PROMPTS,
+    RELEASE_UNPARSED_RANK,
+    SAMPLING,
+    VERDICTS,
+    Answer,
+    Demonstration,
+    FewShotTemplate,
+    SplitLike,
+    _text,
+    correct_rank,
+    fill_slots,
+    linkage_prompt,
+    load_fewshot_template,
+    pairwise_prompt,
+    parse_rank,
+    parse_score,
+    parse_verdict,
+    pointwise_prompt,
+    release_template,
+    render_references,
+    select_demonstrations,
+)
 from nfeval.models.base import LanguageModel
 
 __all__ = [
@@ -67,419 +103,6 @@ __all__ = [
     "select_demonstrations",
 ]
 
-METHODS = ("linkage", "pointwise", "pointwise-ref", "pointwise-ref-graded", "pairwise")
-MODES = ("prob", "sample")
-#: Release prompt (registry name) of each method.
-PROMPTS = {
-    "linkage": "linkage/LINKAGE",
-    "pointwise": "linkage/no_ref_point_score",
-    "pointwise-ref": "linkage/with_ref_point_score",
-    "pointwise-ref-graded": "linkage/with_ref_point_score",
-    "pairwise": "linkage/pairwise_comparison",
-}
-#: The paper's and release's decoding (vLLM SamplingParams of every judge script).
-SAMPLING = {"temperature": 0.8, "top_p": 0.95, "max_tokens": 512}
-RELEASE_UNPARSED_RANK = 2  # the release's correlation script scores a missing [[k]] as -2
-POINT_RANGE = (0, 10)
-VERDICTS = ("A", "B", "C")
-FORCED_PREFIX = "[["
-LABEL_CLOSE = "]]"
-
-
-def _fewshot_file() -> Path:
-    from nfeval.paths import PROMPTS as PROMPTS_DIR
-
-    return PROMPTS_DIR / "linkage_fewshot.txt"
-
-
-FEWSHOT_FILE = _fewshot_file()
-
-# stands for the candidate while a prompt is rendered, then split on (never sent)
-_SENTINEL = "\u27e6nfeval:candidate\u27e7"
-_SLOT = re.compile(r"#([A-Za-z_]+)")
-_RANK = re.compile(r"\[\[\s*(\d+)\s*\]\]")
-_RANK_RELEASE = re.compile(r"\[\[(\d+)\]\]")  # what the release's correlation script matches
-_VERDICT = re.compile(r"\[\[\s*([ABC])\s*\]\]")
-
-Answer = GradedAnswer | str
-
-
-class SplitLike(Protocol):
-    """What the judges need of a reference split (:class:`nfeval.linkage.references.ReferenceSplit`)."""
-
-    qid: str
-    references: Sequence[GradedAnswer]
-    candidates: Sequence[GradedAnswer]
-
-
-def _text(a: Answer) -> str:
-    return a if isinstance(a, str) else a.text
-
-
-# --------------------------------------------------------------------------- parsers
-
-def parse_rank(text: str | None, n_references: int | None = None, *,
-               release: bool = False) -> int | None:
-    """The rank of the first ``[[k]]`` in ``text``; None when there is none or it is out of range.
-
-    Several ``[[k]]``: the first decides. With ``n_references`` = m, a rank
-    outside 1..m+1 gives None. ``release=True`` is the release's parser:
-    ``[[digits]]`` exactly (no spaces inside), first match, no range check.
-    """
-    m = (_RANK_RELEASE if release else _RANK).search(text or "")
-    if not m:
-        return None
-    k = int(m.group(1))
-    if not release and n_references is not None and not 1 <= k <= n_references + 1:
-        return None
-    return k
-
-
-def parse_score(text: str | None, low: int = POINT_RANGE[0], high: int = POINT_RANGE[1]
-                ) -> int | None:
-    """The pointwise score of the first ``[[k]]`` in ``text``; None if missing or outside low..high."""
-    m = _RANK.search(text or "")
-    if not m:
-        return None
-    k = int(m.group(1))
-    return k if low <= k <= high else None
-
-
-def parse_verdict(text: str | None) -> str | None:
-    """The first ``[[A]]``, ``[[B]]`` or ``[[C]]`` (tie) in ``text``, as "A"/"B"/"C"; else None."""
-    m = _VERDICT.search(text or "")
-    return m.group(1) if m else None
-
-
-# --------------------------------------------------------------------------- prompts
-
-def release_template(method: str) -> str:
-    """The release's prompt of a method, stripped as the release strips it."""
-    if method not in PROMPTS:
-        raise NfevalError(f"unknown judge method {method!r}; use one of {', '.join(METHODS)}.")
-    from nfeval.data import load_prompt
-
-    return load_prompt(PROMPTS[method]).strip()
-
-
-def fill_slots(template: str, values: Mapping[str, str | None]) -> str:
-    """Replace every ``#name`` whose name has a (non-None) value, in one pass.
-
-    Inserted text is never scanned again, so a slot name inside an answer
-    stays as written. Names without a value are left as they are.
-    """
-    def sub(m: re.Match) -> str:
-        v = values.get(m.group(1))
-        return m.group(0) if v is None else v
-
-    return _SLOT.sub(sub, template)
-
-
-def render_references(references: Sequence[Answer], *, grades: bool = False) -> str:
-    """The release's reference list: ``Answer k:<text>`` a line, best first.
-
-    ``grades=True`` appends `` Score:<grade + 1>`` (4..1), as the release's
-    graded pointwise prompt does; the references must then be
-    :class:`GradedAnswer`.
-    """
-    out = []
-    for k, r in enumerate(references, 1):
-        line = f"Answer {k}:{_text(r)}"
-        if grades:
-            if isinstance(r, str):
-                raise NfevalError("graded references need GradedAnswer objects, not strings.")
-            line += f" Score:{r.grade + 1}"
-        out.append(line + "\n")
-    return "".join(out)
-
-
-def pointwise_prompt(question: str, candidate: str,
-                     references: Sequence[Answer] | None = None, *, grades: bool = False,
-                     no_ref_ground: str = "omit", template: str | None = None) -> str:
-    """Pointwise prompt: without references (``references=None``) or with the reference list.
-
-    Without references, ``no_ref_ground="omit"`` removes the release
-    prompt's ``{#ground}`` line and ``"release"`` leaves it unfilled (module
-    docstring).
-    """
-    if references is None:
-        t = template if template is not None else release_template("pointwise")
-        if no_ref_ground == "omit":
-            t = "\n".join(line for line in t.split("\n") if "#ground" not in line)
-        elif no_ref_ground != "release":
-            raise NfevalError(f"no_ref_ground must be 'omit' or 'release', got {no_ref_ground!r}.")
-        return fill_slots(t, {"question": question, "candidate": candidate})
-    t = template if template is not None else release_template("pointwise-ref")
-    return fill_slots(t, {"question": question, "candidate": candidate,
-                          "ground": render_references(references, grades=grades)})
-
-
-def pairwise_prompt(question: str, answer_a: str, answer_b: str,
-                    template: str | None = None) -> str:
-    """The release's pairwise prompt with its two answers."""
-    t = template if template is not None else release_template("pairwise")
-    return fill_slots(t, {"question": question, "answer_a": answer_a, "answer_b": answer_b})
-
-
-# --------------------------------------------------------------------------- few-shot
-
-@dataclass(frozen=True)
-class FewShotTemplate:
-    """The project's few-shot wrapper (``prompts/linkage_fewshot.txt``), by section."""
-
-    demonstration: str
-    prompt: str
-    sha256: str
-
-
-def load_fewshot_template(path: str | Path | None = None) -> FewShotTemplate:
-    """Read the few-shot template: leading ``# `` comment lines, then its two sections."""
-    p = Path(path) if path is not None else FEWSHOT_FILE
-    try:
-        raw = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise NfevalError(f"cannot read the few-shot template {p}: {e.strerror or e}.") from e
-    lines = raw.split("\n")
-    while lines and lines[0].startswith("# "):
-        lines.pop(0)
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in lines:
-        name = line.strip()
-        if name in ("[demonstration]", "[prompt]"):
-            current = sections.setdefault(name[1:-1], [])
-        elif current is not None:
-            current.append(line)
-    if set(sections) != {"demonstration", "prompt"}:
-        raise NfevalError(f"{p} must hold a [demonstration] and a [prompt] section.")
-    return FewShotTemplate(demonstration="\n".join(sections["demonstration"]).strip("\n"),
-                           prompt="\n".join(sections["prompt"]).strip("\n"),
-                           sha256=sha256_text(raw))
-
-
-def correct_rank(grade: int, reference_grades: Sequence[int]) -> int:
-    """Where an answer of ``grade`` belongs in a best-first list: 1 + references graded higher.
-
-    Among references of its own grade it takes the first place (the best
-    rank its grade allows), e.g. grade 2 among 3,3,2,2,1,1,0,0 is rank 3.
-    """
-    return 1 + sum(g > grade for g in reference_grades)
-
-
-@dataclass(frozen=True)
-class Demonstration:
-    """One worked example: another question, its references and a candidate of known grade."""
-
-    qid: str
-    question: str
-    references: tuple[GradedAnswer, ...]
-    candidate: GradedAnswer
-
-    @property
-    def rank(self) -> int:
-        return correct_rank(self.candidate.grade, [r.grade for r in self.references])
-
-
-def select_demonstrations(target_qid: str, questions: Sequence[GradedQuestion],
-                          splits: Sequence[SplitLike], n: int, seed: int = 0
-                          ) -> list[Demonstration]:
-    """``n`` demonstrations for the question ``target_qid``, never drawn from it.
-
-    The splits are shuffled once by ``seed`` (the same order for every target
-    question), and the first ``n`` other questions with references and
-    candidates are taken, so the examples are the same for nearly every
-    question (like a fixed few-shot prompt). Each example's candidate is drawn
-    by a generator seeded from ``seed`` and its question, preferring a grade
-    not yet shown, so the examples show different ranks.
-    """
-    if n < 0:
-        raise NfevalError(f"the number of demonstrations must be >= 0, got {n}.")
-    if n == 0:
-        return []
-    text = {q.qid: q.question for q in questions}
-    order = list(range(len(splits)))
-    random.Random(f"{seed}/fewshot").shuffle(order)
-    chosen: list[Demonstration] = []
-    shown: set[int] = set()
-    for i in order:
-        s = splits[i]
-        if str(s.qid) == str(target_qid) or not s.references or not s.candidates:
-            continue
-        if s.qid not in text:
-            raise NfevalError(f"split {s.qid!r} has no question among the questions given.")
-        cands = list(s.candidates)
-        random.Random(f"{seed}/fewshot/{s.qid}").shuffle(cands)
-        pick = next((c for c in cands if c.grade not in shown), cands[0])
-        shown.add(pick.grade)
-        chosen.append(Demonstration(str(s.qid), text[s.qid], tuple(s.references), pick))
-        if len(chosen) == n:
-            return chosen
-    raise NfevalError(f"only {len(chosen)} other questions can serve as demonstrations; "
-                      f"{n} were asked for.")
-
-
-def _split_linkage_template(template: str) -> tuple[str, str, str]:
-    """(instruction, lead, query) of the 0-shot template: the query starts at the #question line."""
-    lines = template.split("\n")
-    qi = next((i for i, line in enumerate(lines) if "#question" in line), None)
-    if qi is None:
-        raise NfevalError("the LINKAGE template has no #question slot.")
-    head, query = lines[:qi], lines[qi:]
-    lead = ""
-    if head and head[-1].startswith("Below"):
-        lead = head.pop()
-    return "\n".join(head), lead, "\n".join(query)
-
-
-def linkage_prompt(question: str, references: Sequence[Answer], candidate: str,
-                   demonstrations: Sequence[Demonstration] = (), *,
-                   template: str | None = None, fewshot: FewShotTemplate | None = None) -> str:
-    """The LINKAGE prompt: the release's 0-shot prompt, or the project's n-shot one."""
-    t = template if template is not None else release_template("linkage")
-    values = {"question": question, "ground": render_references(references),
-              "candidate": candidate}
-    if not demonstrations:
-        return fill_slots(t, values)
-    fs = fewshot if fewshot is not None else load_fewshot_template()
-    instruction, lead, query = _split_linkage_template(t)
-    demos = "\n\n".join(
-        fill_slots(fs.demonstration, {"k": str(k), "question": d.question,
-                                      "ground": render_references(d.references),
-                                      "candidate": d.candidate.text, "rank": str(d.rank)})
-        for k, d in enumerate(demonstrations, 1))
-    return fill_slots(fs.prompt, {"instruction": instruction, "lead": lead,
-                                  "demonstrations": demos, "query": fill_slots(query, values)})
-
-
-# --------------------------------------------------------------------------- config, results
-
-@dataclass(frozen=True)
-class JudgeConfig:
-    """Everything that decides a judge's numbers besides the model and the data."""
-
-    method: str = "linkage"  # see METHODS
-    mode: str = "prob"  # "prob" | "sample"
-    unparsed: str | float = "drop"  # "drop" | "release" (linkage) | a number to impute
-    positions: str = "random"  # pairwise: "random" (paper) | "release" (candidate always A)
-    no_ref_ground: str = "omit"  # pointwise: "omit" | "release" (unfilled {#ground} line)
-    chat: bool = True  # user turn of the judge's chat template; False: raw prompt (release)
-    seed: int = 0
-    temperature: float = SAMPLING["temperature"]
-    top_p: float = SAMPLING["top_p"]
-    max_tokens: int = SAMPLING["max_tokens"]
-
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise NfevalError(f"unknown judge method {self.method!r}; use one of "
-                              f"{', '.join(METHODS)}.")
-        if self.mode not in MODES:
-            raise NfevalError(f"unknown judge mode {self.mode!r}; use 'prob' or 'sample'.")
-        u = self.unparsed
-        if isinstance(u, str):
-            if u not in ("drop", "release"):
-                raise NfevalError(f"unparsed must be 'drop', 'release' or a number, got {u!r}.")
-            if u == "release" and self.method != "linkage":
-                raise NfevalError("unparsed='release' exists for method 'linkage' only (the "
-                                  "release scores an unparsed rank as 2 and published no "
-                                  "parser for the baselines); use 'drop' or a number.")
-        elif isinstance(u, bool) or not isinstance(u, (int, float)):
-            raise NfevalError(f"unparsed must be 'drop', 'release' or a number, got {u!r}.")
-        if self.positions not in ("random", "release"):
-            raise NfevalError(f"positions must be 'random' or 'release', got {self.positions!r}.")
-        if self.no_ref_ground not in ("omit", "release"):
-            raise NfevalError("no_ref_ground must be 'omit' or 'release', got "
-                              f"{self.no_ref_ground!r}.")
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class Judgment:
-    """One judge output: a candidate (listwise, pointwise) or a candidate-reference pair.
-
-    ``value``: the rank (linkage), the 0-10 score (pointwise) or the
-    candidate's outcome against the reference (pairwise: 1 win, 0.5 tie, 0
-    loss); in ``prob`` mode its expected value; when unparsed, what the
-    ``unparsed`` policy says (NaN for "drop"). ``dist``: the label
-    distribution (``prob``), keyed by label without the closing ``]]``.
-    """
-
-    candidate: int
-    value: float
-    parsed: bool
-    reference: int | None = None
-    candidate_first: bool | None = None
-    weight: float | None = None
-    text: str | None = None
-    dist: dict[str, float] | None = None
-
-
-@dataclass
-class QuestionScores:
-    """A judge's scores of one question's candidates (higher is better, NaN: dropped)."""
-
-    qid: str
-    config: JudgeConfig
-    scores: list[float]
-    judgments: list[Judgment]
-    n_shots: int = 0
-    demonstrations: list[str] = field(default_factory=list)  # qids of the examples shown
-
-    @property
-    def n_outputs(self) -> int:
-        """Judge outputs: one per candidate, or one per candidate-reference pair."""
-        return len(self.judgments)
-
-    @property
-    def n_unparsed(self) -> int:
-        """Outputs whose reply did not parse (``sample`` mode; always 0 in ``prob``)."""
-        return sum(not j.parsed for j in self.judgments)
-
-    @property
-    def n_nan(self) -> int:
-        """Candidates whose score is NaN (left out of this question's correlation)."""
-        return sum(math.isnan(s) for s in self.scores)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"qid": self.qid, "config": self.config.as_dict(), "scores": self.scores,
-                "judgments": [asdict(j) for j in self.judgments], "n_shots": self.n_shots,
-                "demonstrations": self.demonstrations}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> QuestionScores:
-        return cls(qid=d["qid"], config=JudgeConfig(**d["config"]),
-                   scores=[float(s) for s in d["scores"]],
-                   judgments=[Judgment(**j) for j in d["judgments"]],
-                   n_shots=d.get("n_shots", 0), demonstrations=list(d.get("demonstrations", [])))
-
-
-def pair_weight(grade: int) -> float:
-    """Weight of a pairwise comparison against a reference of ``grade`` (0..3): grade + 1."""
-    return float(grade + 1)
-
-
-def _key(seed: int, qid: str, *parts: object) -> str:
-    return "/".join([str(seed), str(qid), *map(str, parts)])
-
-
-def candidate_first(seed: int, qid: str, candidate_key: object, reference_key: object) -> bool:
-    """The paper's random position of a pair: True puts the candidate in position A.
-
-    A fair coin from a generator seeded by (seed, question, candidate,
-    reference), so a pair's position does not depend on the rest of the run.
-    """
-    return random.Random("pair/" + _key(seed, qid, candidate_key, reference_key)).random() < 0.5
-
-
-def _output_seed(seed: int, qid: str, *parts: object) -> int:
-    return derived_seed("sample/" + _key(seed, qid, *parts))
-
-
-def _answer_key(a: Answer, i: int) -> str:
-    return a.doc_id if isinstance(a, GradedAnswer) else f"#{i}"
-
-
 # --------------------------------------------------------------------------- judging
 
 @dataclass(frozen=True)
@@ -492,7 +115,9 @@ class JudgePrompt:
     answer (so a first-placed reference is shared by every candidate after it,
     and a first-placed candidate by every reference after it). ``suffix`` is
     the rest of the prompt (in ``prob`` mode ending with the forced ``[[``).
-    ``seed`` is the output's sampling seed.
+    ``seed`` is the output's sampling seed. ``cut_tokens``: the tokens cut from the end of
+    the candidate's text so that the prompt fits the judge's window
+    (:func:`nfeval.models.window.fit_text`; 0 when it fits whole).
     """
 
     candidate: int
@@ -502,6 +127,7 @@ class JudgePrompt:
     candidate_first: bool | None = None
     weight: float | None = None
     seed: int = 0
+    cut_tokens: int = 0
 
     @property
     def text(self) -> str:
@@ -518,6 +144,38 @@ def _wrap(judge: LanguageModel, user: str, cfg: JudgeConfig) -> tuple[str, str]:
                           "the candidate in it (try chat=False).")
     prefix, rest = prompt.split(_SENTINEL)
     return prefix, rest
+
+
+def _fit_candidates(judge: LanguageModel, cfg: JudgeConfig, texts: Sequence[str],
+                    builders: Sequence[Any], n_refs: int) -> tuple[list[str], list[int]]:
+    """Each candidate's text cut from its end where the prompt would not fit the judge's
+    window otherwise (:func:`nfeval.models.window.fit_text`), and the tokens cut. One builder
+    per prompt shape a candidate appears in (pairwise: one per reference); the tightest
+    decides."""
+    from nfeval.models.window import MARGIN, fit_text, fits
+
+    if not fits(judge):
+        return list(texts), [0] * len(texts)
+    if cfg.mode == "sample":
+        reserve = int(cfg.max_tokens)
+    else:
+        reserve = max(len(judge.encode_continuation(lab + LABEL_CLOSE))
+                      for lab in _labels(cfg, n_refs))
+    worst = max(len(judge.encode_context(b(""))) for b in builders)
+    out, cuts = [], []
+    for t in texts:
+        if len(judge.encode_continuation(t)) + worst + reserve + MARGIN <= judge.max_length:
+            out.append(t)
+            cuts.append(0)
+            continue
+        best, cut = t, 0
+        for b in builders:
+            t2, c = fit_text(judge, b, t, reserve=reserve, what="the candidate answer")
+            if c > cut:
+                best, cut = t2, c
+        out.append(best)
+        cuts.append(cut)
+    return out, cuts
 
 
 def _labels(cfg: JudgeConfig, n_refs: int) -> list[str]:
@@ -619,6 +277,16 @@ def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
     m = cfg.method
     out: list[JudgePrompt] = []
     if m == "pairwise":
+        def whole(ref_text: str):
+            def build(t: str) -> str:
+                p, r = _wrap(judge, pairwise_prompt(qtext, t, _SENTINEL,
+                                                    template=tpl.get("pairwise")), cfg)
+                return p + ref_text + r
+            return build
+
+        texts, cuts = _fit_candidates(judge, cfg, texts,
+                                      [whole(_text(r)) for r in references] or [whole("")],
+                                      len(references))
         # The prompt splits where its second answer starts: a reference in first
         # place is shared by every candidate placed after it, a candidate in first
         # place by every reference placed after it.
@@ -639,7 +307,7 @@ def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
                 prefix, rest = wrapped[lead]
                 out.append(JudgePrompt(i, prefix, (r.text if first else texts[i]) + rest, j,
                                        first, pair_weight(r.grade),
-                                       _output_seed(cfg.seed, qid, ck, rk)))
+                                       _output_seed(cfg.seed, qid, ck, rk), cuts[i]))
         return out
     if m == "linkage":
         user = linkage_prompt(qtext, references, _SENTINEL, demonstrations,
@@ -652,8 +320,10 @@ def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
                                 grades=m == "pointwise-ref-graded",
                                 template=tpl.get("pointwise-ref"))
     prefix, rest = _wrap(judge, user, cfg)
+    texts, cuts = _fit_candidates(judge, cfg, texts, [lambda t: prefix + t + rest],
+                                  len(references))
     return [JudgePrompt(i, prefix, texts[i] + rest,
-                        seed=_output_seed(cfg.seed, qid, _answer_key(c, i)))
+                        seed=_output_seed(cfg.seed, qid, _answer_key(c, i)), cut_tokens=cuts[i])
             for i, c in enumerate(candidates)]
 
 
@@ -719,8 +389,11 @@ def judge_candidates(judge: LanguageModel, question: GradedQuestion | str,
         sign = -1.0 if cfg.method == "linkage" else 1.0
         for j in judgments:
             scores[j.candidate] = sign * j.value
+    cut = [0] * len(candidates)
+    for p in prompts:
+        cut[p.candidate] = max(cut[p.candidate], p.cut_tokens)
     return QuestionScores(qid, cfg, scores, judgments, len(demonstrations),
-                          [d.qid for d in demonstrations])
+                          [d.qid for d in demonstrations], cut)
 
 
 def _prompt_fields(cfg: JudgeConfig, shots: int) -> dict[str, str]:

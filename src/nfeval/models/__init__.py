@@ -24,7 +24,25 @@ __all__ = [
     "TokenLogprobs",
     "normalize",
     "load_model",
+    "set_wrapper",
+    "wrapped",
 ]
+
+#: What wraps every loaded model (the item store registers itself here when imported:
+#: :mod:`nfeval.store`); the models never import what sits above them.
+_WRAPPER = None
+
+
+def set_wrapper(wrapper) -> None:
+    """Register ``wrapper(model) -> model``, applied to every model :func:`load_model` gives
+    (None: none). :mod:`nfeval.store` registers :func:`nfeval.store.stored`."""
+    global _WRAPPER
+    _WRAPPER = wrapper
+
+
+def wrapped(model: LanguageModel) -> LanguageModel:
+    """``model`` as the registered wrapper gives it (itself when there is none)."""
+    return _WRAPPER(model) if _WRAPPER is not None else model
 
 
 def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageModel:
@@ -54,8 +72,8 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
     are read from the committed per-item store where they are stored.
     """
     from nfeval import NfevalError
-    from nfeval.store import stored
 
+    stored = wrapped
     if backend == "hf":
         from nfeval.models.hf import HFModel
 

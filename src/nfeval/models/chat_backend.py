@@ -448,11 +448,11 @@ class ChatModel(LanguageModel):
         :meth:`generate` releases while its request is on the network; the
         requests themselves run concurrently.
         """
-        from nfeval.store import active_store, stored
+        from nfeval.models import wrapped
 
-        if not use_store or active_store() is None:
+        sm = wrapped(self) if use_store else self
+        if sm is self:  # no item store is active
             return lambda p, s: self.generate(p, seed=s, **dec)
-        sm = stored(self)
         lock = threading.Lock()
 
         def one(p: str, s: int) -> Generation:

@@ -171,14 +171,14 @@ def select_questions(questions: Sequence[GradedQuestion], dataset: str, *, limit
                      need_references: bool = True) -> Selection:
     """The first ``limit`` usable questions (0: all), candidates capped at ``max_answers``.
 
-    Candidates: :func:`nfeval.linkage.references.sample_candidates` (uniform,
+    Candidates: :func:`nfeval.data.draws.sample_candidates` (uniform,
     seeded by ``seed`` and the question, never by grade). A question is passed
     over (reason recorded) when its drawn candidates have a single grade (the
     human ranking is then one tie, no coefficient exists) or, with
     ``need_references``, when some candidate would have no leave-one-out
     reference (fewer than two distinct top-grade answers).
     """
-    from nfeval.linkage.references import sample_candidates
+    from nfeval.data.draws import sample_candidates
 
     if limit < 0 or max_answers < 0:
         raise NfevalError(f"limit and max_answers must be >= 0, got {limit} and {max_answers}.")

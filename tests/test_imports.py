@@ -1,0 +1,129 @@
+"""The package's import structure: the layers point one way and nothing imports in a circle.
+
+Every ``import`` of every module counts, those inside functions too (a local import is still
+a dependency).
+"""
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from nfeval.paths import ROOT
+
+SRC = ROOT / "src"
+#: The modules everything may use: the package root (its errors), hashing, paths and the
+#: machine's record. ``nfeval.runtime`` (the device and dtype defaults) is still read by the
+#: model loads.
+LEAVES = {"nfeval", "nfeval.hashing", "nfeval.paths", "nfeval.machine", "nfeval.runtime"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted((SRC / "nfeval").rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    pkg = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([base] if base else []))
+            names = [f"{base}.{a.name}" for a in node.names] + [base]
+        else:
+            continue
+        for n in names:
+            if n.startswith("nfeval"):
+                r = _resolve(n)
+                if r and r != module:
+                    out.add(r)
+    return out
+
+
+GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+@pytest.mark.parametrize("package", ["nfeval.models", "nfeval.data"])
+def test_models_and_data_import_nothing_above_them(package):
+    bad = sorted((m, d) for m, deps in GRAPH.items() if _under(m, package) for d in deps
+                 if not (_under(d, package) or d in LEAVES or
+                         (package == "nfeval.models" and _under(d, "nfeval.data"))))
+    assert not bad, bad
+
+
+def test_the_two_papers_packages_do_not_import_each_other():
+    bad = sorted((m, d) for m, deps in GRAPH.items() for d in deps
+                 if (_under(m, "nfeval.linkage") and _under(d, "nfeval.debateqa"))
+                 or (_under(m, "nfeval.debateqa") and _under(d, "nfeval.linkage")))
+    assert not bad, bad
+
+
+def test_no_import_circle():
+    # Tarjan's strongly connected components; a package and its own modules (``nfeval.data``
+    # re-exporting ``nfeval.data.loaders``) are one unit, so edges into one's own package
+    # root are left out.
+    graph = {m: {d for d in deps if not _under(m, d)} for m, deps in GRAPH.items()}
+    index, low, on, stack, comps = {}, {}, set(), [], []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert not comps, comps
+
+
+def test_the_graph_sees_real_edges():  # the test above cannot pass by seeing nothing
+    assert "nfeval.models" in GRAPH["nfeval.store"]
+    assert "nfeval.data.loaders" in GRAPH["nfeval.data.draws"]
+    counts = defaultdict(int)
+    for deps in GRAPH.values():
+        for d in deps:
+            counts[d] += 1
+    assert counts["nfeval"] > 20
