@@ -35,38 +35,22 @@ define run_notebook
 	  && echo "== $(notdir $(1)): $$(( $$(date +%s) - start )) s"
 endef
 
-# LINKAGE judge tables: lk_t02 fills the judgment cache that lk_t09_t10_f02 (draw 0) and lk_f03 reuse.
-LK_JUDGED := results/lk_t02.csv results/lk_t05.csv results/lk_t09_t10_f02.csv results/lk_f03.csv
+# Project data the DebateQA notebooks read (their rules name them through nfeval.artefacts).
 DQ_SAMPLE := $(wildcard data/debateqa_sample/*)
-# dq_f03..dq_f07 score the answers of dq_t04 again: they run after it and reuse its cache.
-DQ_AFTER_T04 := results/dq_f03.csv results/dq_f04.csv results/dq_f05.csv results/dq_f06.csv results/dq_f07.csv
-ARTEFACTS := results/lk_t01.csv $(LK_JUDGED) results/dq_eq7.csv results/dq_t03.csv results/dq_t04.csv \
-  $(DQ_AFTER_T04) results/dq_t05.csv results/dq_f08_f09.csv results/dq_f10.csv
-# LINKAGE Tables 3-4 (generated references) and 6-8 (reference composition, n-shot): lk_t04
-# reuses lk_t03's Pointwise judgments, lk_t07_t08 lk_t06's 0- and 3-shot ones, so each runs after.
-LK_GENERATED := results/lk_t03.csv results/lk_t04.csv
-LK_COMPOSITION := results/lk_t06.csv results/lk_t07_t08.csv
-ARTEFACTS += $(LK_GENERATED) $(LK_COMPOSITION)
-# DebateQA curation, dataset views, alignment and RAG (the project's document collection)
 DQ_DOCS := $(wildcard data/debateqa_docs/*)
-# dq_f12_f13 reruns dq_f01's pipeline from its cache, so it runs after it.
-DQ_CURATION := results/dq_t08_t09.csv results/dq_t10.csv results/dq_f11.csv results/dq_f01.csv \
-  results/dq_f12_f13.csv
-DQ_ALIGNMENT := results/dq_t02.csv results/dq_f02.csv
-DQ_VIEWS := results/dq_t01.csv results/dq_f14.csv
-# dq_t06 reuses dq_t04's cached no-retrieval answers; dq_t07 reuses dq_t06's RAG answers.
-DQ_RAG := results/dq_t06.csv results/dq_t07.csv
-ARTEFACTS += $(DQ_CURATION) $(DQ_ALIGNMENT) $(DQ_VIEWS) $(DQ_RAG)
-# The claims table reads the committed tables of the claims it decides: it runs after them.
-CLAIM_SOURCES := results/lk_t02.csv results/lk_t03.csv results/lk_t04.csv results/lk_t05.csv \
-  results/dq_t02.csv results/dq_t03.csv results/dq_f03.csv results/dq_f04.csv
-ARTEFACTS += results/claims.csv
+
+# The artefact rules (one file target per notebook, after the artefacts it reads) and
+# ARTEFACTS come from the catalogue, src/nfeval/artefacts.py: the one list of artefacts.
+# make rebuilds artefacts.mk when the catalogue changes, then reads it.
+artefacts.mk: src/nfeval/artefacts.py src/nfeval/paths.py
+	@PYTHONPATH=src $(PYTHON) -m nfeval.artefacts --make > $@.tmp && mv $@.tmp $@
+include artefacts.mk
 
 .PHONY: help env reproduce evidence evidence-cost test test-fast bench gpu-check readme lab models data-status lock clean distclean
 
 help: ## List the targets
 	@echo "nfeval -- make targets (PROFILE=$(PROFILE), mirror: $(or $(NFEVAL_MIRROR),none))"
-	@grep -E '^[a-zA-Z0-9_./%-]+:.*## ' $(MAKEFILE_LIST) | sort \
+	@grep -hE '^[a-zA-Z0-9_./%-]+:.*## ' $(MAKEFILE_LIST) | sort \
 	  | awk 'BEGIN {FS = ":.*## "}; {printf "  %-22s %s\n", $$1, $$2}'
 
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml
@@ -101,102 +85,6 @@ evidence: $(STAMP) ## Compute (or resume) the evidence run's items, then its tab
 
 evidence-cost: $(STAMP) ## Project what `make evidence` costs here from an empty store, and compare the recomputed items with the committed ones (about 25 min; run it alone)
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)
-
-results/lk_t01.csv: notebooks/lk_t01_dataset_stats.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 1 (dataset statistics)
-	$(call run_notebook,$<)
-
-results/lk_t02.csv: notebooks/lk_t02_correlations.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 2 (correlation with human grades, every evaluator)
-	$(call run_notebook,$<)
-
-results/lk_t05.csv: notebooks/lk_t05_webglm.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 5 (WebGLM Acc(best), Acc(best+worst))
-	$(call run_notebook,$<)
-
-results/lk_t09_t10_f02.csv: notebooks/lk_t09_t10_f02_reference_draws.ipynb results/lk_t02.csv $(SRC) | $(STAMP) ## LINKAGE Tables 9-10, Figure 2 (three reference draws)
-	$(call run_notebook,$<)
-
-results/lk_f03.csv: notebooks/lk_f03_case_study.ipynb results/lk_t02.csv $(SRC) | $(STAMP) ## LINKAGE Figure 3 (case study on one question)
-	$(call run_notebook,$<)
-
-results/dq_eq7.csv: notebooks/dq_eq7_pd_probability_ratio.ipynb $(SRC) | $(STAMP) ## DebateQA Equation 7 (probability ratio)
-	$(call run_notebook,$<)
-
-results/dq_t03.csv: notebooks/dq_t03_da_validity.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Table 3 (D.A. vs labels, on the project's sample)
-	$(call run_notebook,$<)
-
-results/dq_t04.csv: notebooks/dq_t04_main_results.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Table 4 (P.D. and D.A. of answering systems)
-	$(call run_notebook,$<)
-
-results/dq_f03.csv: notebooks/dq_f03_pd_backbone_stability.ipynb results/dq_t04.csv ## DebateQA Figure 3 (P.D. across backbones)
-	$(call run_notebook,$<)
-
-results/dq_f04.csv: notebooks/dq_f04_pd_restate_stability.ipynb results/dq_t04.csv ## DebateQA Figure 4 (P.D. across restate prompts)
-	$(call run_notebook,$<)
-
-results/dq_f05.csv: notebooks/dq_f05_da_judge_agreement.ipynb results/dq_t04.csv ## DebateQA Figure 5 (D.A. agreement across judges)
-	$(call run_notebook,$<)
-
-results/dq_f06.csv: notebooks/dq_f06_pd_vs_da.ipynb results/dq_t04.csv ## DebateQA Figure 6 (P.D. vs D.A.)
-	$(call run_notebook,$<)
-
-results/dq_f07.csv: notebooks/dq_f07_combined_ranking.ipynb results/dq_t04.csv ## DebateQA Figure 7 (k * Z(P.D.) + Z(D.A.))
-	$(call run_notebook,$<)
-
-results/dq_t05.csv: notebooks/dq_t05_system_prompts.ipynb results/dq_t04.csv ## DebateQA Table 5 (system prompts)
-	$(call run_notebook,$<)
-
-results/dq_f08_f09.csv: notebooks/dq_f08_f09_sampling_sweeps.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Figures 8-9 (temperature, top-p)
-	$(call run_notebook,$<)
-
-results/dq_f10.csv: notebooks/dq_f10_answer_length.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Figure 10 (answer length)
-	$(call run_notebook,$<)
-
-results/lk_t03.csv: notebooks/lk_t03_single_ground_truth.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 3 (single ground truth, generated references)
-	$(call run_notebook,$<)
-
-results/lk_t04.csv: notebooks/lk_t04_no_ground_truth.ipynb results/lk_t03.csv ## LINKAGE Table 4 (no ground truth, generated references)
-	$(call run_notebook,$<)
-
-results/lk_t06.csv: notebooks/lk_t06_reference_composition.ipynb $(SRC) | $(STAMP) ## LINKAGE Table 6 (reference-list length and composition)
-	$(call run_notebook,$<)
-
-results/lk_t07_t08.csv: notebooks/lk_t07_t08_fewshot.ipynb results/lk_t06.csv ## LINKAGE Tables 7-8 (n-shot)
-	$(call run_notebook,$<)
-
-results/dq_t02.csv: notebooks/dq_t02_metric_alignment.ipynb $(SRC) | $(STAMP) ## DebateQA Table 2 (metric alignment, on ANTIQUE / TREC-DL-NF grades)
-	$(call run_notebook,$<)
-
-results/dq_f02.csv: notebooks/dq_f02_annotator_agreement.ipynb $(SRC) | $(STAMP) ## DebateQA Figure 2 (pseudo-annotator agreement, on ANTIQUE / TREC-DL-NF grades)
-	$(call run_notebook,$<)
-
-results/dq_t08_t09.csv: notebooks/dq_t08_t09_question_sources.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Tables 8-9 (question sources, dedup)
-	$(call run_notebook,$<)
-
-results/dq_t10.csv: notebooks/dq_t10_trusted_tlds.ipynb $(SRC) $(DQ_SAMPLE) $(DQ_DOCS) | $(STAMP) ## DebateQA Table 10 (trusted TLD filter)
-	$(call run_notebook,$<)
-
-results/dq_f11.csv: notebooks/dq_f11_chunk_similarity.ipynb $(SRC) $(DQ_SAMPLE) $(DQ_DOCS) | $(STAMP) ## DebateQA Figure 11 (question-chunk similarity)
-	$(call run_notebook,$<)
-
-results/dq_t01.csv: notebooks/dq_t01_dataset_entry.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Table 1 (one dataset entry)
-	$(call run_notebook,$<)
-
-results/dq_f14.csv: notebooks/dq_f14_topics.ipynb $(SRC) $(DQ_SAMPLE) | $(STAMP) ## DebateQA Figure 14 (BERTopic topics)
-	$(call run_notebook,$<)
-
-results/dq_t06.csv: notebooks/dq_t06_rag.ipynb results/dq_t04.csv $(DQ_DOCS) ## DebateQA Table 6 (no retrieval, vanilla RAG, ReAct)
-	$(call run_notebook,$<)
-
-results/dq_t07.csv: notebooks/dq_t07_rag_trusted.ipynb results/dq_t06.csv ## DebateQA Table 7 (RAG on trusted TLDs)
-	$(call run_notebook,$<)
-
-results/dq_f01.csv: notebooks/dq_f01_curation_pipeline.ipynb $(SRC) $(DQ_SAMPLE) $(DQ_DOCS) | $(STAMP) ## DebateQA Figure 1 (curation pipeline funnel on the project's document collection)
-	$(call run_notebook,$<)
-
-results/dq_f12_f13.csv: notebooks/dq_f12_f13_docs_povs_per_question.ipynb results/dq_f01.csv ## DebateQA Figures 12-13 (documents and POVs per question; reuses dq_f01's cache)
-	$(call run_notebook,$<)
-
-results/claims.csv: notebooks/claims.ipynb $(CLAIM_SOURCES) $(SRC) | $(STAMP) ## The papers' central claims decided from the tables (a claims table and a forest plot)
-	$(call run_notebook,$<)
 
 test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)
 	$(PY) -m pytest

@@ -55,12 +55,36 @@ def test_committed_tables_carry_their_intervals(path):
     assert cols.index("ci_low") == cols.index("ours") + 1
 
 
+_ABSOLUTE = re.compile(r'(?<![\w:/.])/(work|tmp|root|home|Users|usr|opt|mnt|var)/')
+
+
 @pytest.mark.parametrize("path", _committed("paths, commit"), ids=lambda p: p.stem)
 def test_committed_results_name_no_machine_path_and_a_clean_commit(path):
     text = path.read_text()
-    assert not re.search(r'"(/work|/tmp|/root|/home)/', text), f"{path.name}: an absolute path"
+    assert not _ABSOLUTE.search(text), f"{path.name}: an absolute path"
     record = json.loads(text)
     assert not str(record.get("commit", "")).endswith("-dirty"), f"{path.name}: dirty commit"
+
+
+def test_no_committed_result_file_holds_an_absolute_path():
+    hits = [p.relative_to(RESULTS).as_posix() for p in sorted(RESULTS.rglob("*"))
+            if p.is_file() and p.suffix in (".csv", ".json", ".md", ".txt")
+            and "items" not in p.parts and _ABSOLUTE.search(p.read_text(errors="replace"))]
+    assert not hits, hits
+
+
+def test_every_result_names_a_commit_of_the_history():
+    import subprocess
+
+    if not (RESULTS.parent / ".git").exists():
+        pytest.skip("not a git checkout")
+    missing = []
+    for path in COMMITTED:
+        commit = str(json.loads(path.read_text()).get("commit", "")).removesuffix("-dirty")
+        if commit and subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"],
+                                     cwd=RESULTS.parent, capture_output=True).returncode:
+            missing.append(f"{path.stem} {commit[:12]}")
+    assert not missing, missing
 
 
 def test_every_artefact_that_loads_a_model_uses_the_store():

@@ -1,8 +1,9 @@
-"""The artefact catalogue: paper item -> notebook -> outputs.
+"""The artefact catalogue: paper item -> notebook -> outputs. The one list of artefacts.
 
-One entry per notebook. The Makefile has one file target per entry, the
-notebook tests execute every entry with its smallest parameters, and the
-README's artefact table lists the same rows (a test keeps them in sync).
+One entry per notebook. The Makefile's artefact rules are generated from it
+(``python -m nfeval.artefacts --make``, included by the Makefile), so is the
+README's artefact table (``make readme``), and the notebook tests execute
+every entry with its smallest parameters.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ class Artefact:
     item: str  # the paper's table / figure / equation
     notebook: str  # file name under notebooks/
     figure: bool = False  # writes figures/<id>.png
+    status: str = ""  # one phrase: where its evidence stands (the README's table)
+    after: tuple[str, ...] = ()  # artefacts whose outputs (or item store) it reads
+    inputs: tuple[str, ...] = ()  # project data it reads: "sample", "docs"
 
     @property
     def path(self):
@@ -31,70 +35,172 @@ class Artefact:
 
 ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_t01", "linkage", "Table 1: dataset statistics (answers per grade)",
-             "lk_t01_dataset_stats.ipynb", figure=True),
-    Artefact("lk_t02", "linkage", "Table 2: correlation with human grades, every evaluator",
-             "lk_t02_correlations.ipynb", figure=True),
+             "lk_t01_dataset_stats.ipynb", figure=True,
+             status="equals the paper: all 12 counts"),
+    Artefact("lk_t02", "linkage", "Table 2: correlation with human grades",
+             "lk_t02_correlations.ipynb", figure=True,
+             status="lexical rows agree; 0.5B judge below the paper (1.5B run in progress)"),
     Artefact("lk_t05", "linkage", "Table 5: WebGLM Acc(best) and Acc(best+worst)",
-             "lk_t05_webglm.ipynb", figure=True),
-    Artefact("lk_t09_t10_f02", "linkage", "Tables 9-10, Figure 2: three reference draws",
-             "lk_t09_t10_f02_reference_draws.ipynb", figure=True),
-    Artefact("lk_f03", "linkage", "Figure 3: case study, every method on one question (0-10)",
-             "lk_f03_case_study.ipynb", figure=True),
+             "lk_t05_webglm.ipynb", figure=True,
+             status="n = 100; 0.5B judge at chance (1.5B pending)"),
+    Artefact("lk_t09_t10_f02", "linkage", "Tables 9-10, Fig. 2: reference draws",
+             "lk_t09_t10_f02_reference_draws.ipynb", figure=True,
+             status="n = 2: cannot tell (30 pending)",
+             after=('lk_t02',)),
+    Artefact("lk_f03", "linkage", "Figure 3: case study on one question",
+             "lk_f03_case_study.ipynb", figure=True,
+             status="one question, a case study (no interval)",
+             after=('lk_t02',)),
     Artefact("dq_eq7", "debateqa", "Equation 7: probability ratio implied by a P.D. change",
-             "dq_eq7_pd_probability_ratio.ipynb", figure=True),
-    Artefact("dq_t03", "debateqa", "Table 3: D.A., D.A.-ZS and Acknowledge against labels",
-             "dq_t03_da_validity.ipynb", figure=True),
-    Artefact("dq_t04", "debateqa", "Table 4: P.D. and D.A. of answering systems, normalized rank",
-             "dq_t04_main_results.ipynb", figure=True),
+             "dq_eq7_pd_probability_ratio.ipynb", figure=True,
+             status="equals the paper's closed form"),
+    Artefact("dq_t03", "debateqa", "Table 3: D.A. against labels",
+             "dq_t03_da_validity.ipynb", figure=True,
+             status="1.5B judge AUROC 0.865 (n = 160 answers)",
+             inputs=('sample',)),
+    Artefact("dq_t04", "debateqa", "Table 4: P.D. and D.A. of systems",
+             "dq_t04_main_results.ipynb", figure=True,
+             status="n = 16: P.D. orders the written sets",
+             inputs=('sample',)),
     Artefact("dq_f03", "debateqa", "Figure 3: P.D. ranking stability across backbones",
-             "dq_f03_pd_backbone_stability.ipynb", figure=True),
+             "dq_f03_pd_backbone_stability.ipynb", figure=True,
+             status="n = 16: backbones agree weakly",
+             after=('dq_t04',)),
     Artefact("dq_f04", "debateqa", "Figure 4: P.D. ranking stability across restate prompts",
-             "dq_f04_pd_restate_stability.ipynb", figure=True),
+             "dq_f04_pd_restate_stability.ipynb", figure=True,
+             status="n = 16: restate prompts agree",
+             after=('dq_t04',)),
     Artefact("dq_f05", "debateqa", "Figure 5: D.A. agreement across judges",
-             "dq_f05_da_judge_agreement.ipynb", figure=True),
+             "dq_f05_da_judge_agreement.ipynb", figure=True,
+             status="n = 16: only the 1.5B judge tracks the rule",
+             after=('dq_t04',)),
     Artefact("dq_f06", "debateqa", "Figure 6: P.D. vs D.A. over systems",
-             "dq_f06_pd_vs_da.ipynb", figure=True),
+             "dq_f06_pd_vs_da.ipynb", figure=True,
+             status="n = 16: cannot tell for real systems",
+             after=('dq_t04',)),
     Artefact("dq_f07", "debateqa", "Figure 7: ranking by k * Z(P.D.) + Z(D.A.)",
-             "dq_f07_combined_ranking.ipynb", figure=True),
-    Artefact("dq_t05", "debateqa", "Table 5: system prompts basic / comprehensive / detailed",
-             "dq_t05_system_prompts.ipynb", figure=True),
-    Artefact("dq_f08_f09", "debateqa", "Figures 8-9: P.D. and D.A. vs temperature and top-p",
-             "dq_f08_f09_sampling_sweeps.ipynb", figure=True),
+             "dq_f07_combined_ranking.ipynb", figure=True,
+             status="n = 16: the models overlap",
+             after=('dq_t04',)),
+    Artefact("dq_t05", "debateqa", "Table 5: system prompts",
+             "dq_t05_system_prompts.ipynb", figure=True,
+             status="n = 2: cannot tell (16 pending)",
+             after=('dq_t04',)),
+    Artefact("dq_f08_f09", "debateqa", "Figures 8-9: temperature, top-p",
+             "dq_f08_f09_sampling_sweeps.ipynb", figure=True,
+             status="n = 2: cannot tell (16 pending)",
+             inputs=('sample',)),
     Artefact("dq_f10", "debateqa", "Figure 10: metrics vs actual answer length",
-             "dq_f10_answer_length.ipynb", figure=True),
+             "dq_f10_answer_length.ipynb", figure=True,
+             status="n = 2: cannot tell (16 pending)",
+             inputs=('sample',)),
     Artefact("lk_t03", "linkage", "Table 3: single ground truth (1GT), generated references",
-             "lk_t03_single_ground_truth.ipynb", figure=True),
+             "lk_t03_single_ground_truth.ipynb", figure=True,
+             status="n = 2: cannot tell (40 pending)"),
     Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
-             "lk_t04_no_ground_truth.ipynb", figure=True),
+             "lk_t04_no_ground_truth.ipynb", figure=True,
+             status="n = 2: cannot tell (40 pending)",
+             after=('lk_t03',)),
     Artefact("lk_t06", "linkage", "Table 6: reference-list length and grade composition",
-             "lk_t06_reference_composition.ipynb", figure=True),
+             "lk_t06_reference_composition.ipynb", figure=True,
+             status="n = 2: cannot tell (30 pending)"),
     Artefact("lk_t07_t08", "linkage", "Tables 7-8: LINKAGE with n = 0, 1, 3, 5 demonstrations",
-             "lk_t07_t08_fewshot.ipynb", figure=True),
-    Artefact("dq_t02", "debateqa", "Table 2: metric alignment with human judgement (ANTIQUE / TREC-DL-NF grades)",
-             "dq_t02_metric_alignment.ipynb", figure=True),
-    Artefact("dq_f02", "debateqa", "Figure 2: agreement of pseudo-annotators (disjoint parts of the grades)",
-             "dq_f02_annotator_agreement.ipynb", figure=True),
+             "lk_t07_t08_fewshot.ipynb", figure=True,
+             status="n = 2: cannot tell (30 pending)",
+             after=('lk_t06',)),
+    Artefact("dq_t02", "debateqa", "Table 2: metric alignment with human grades",
+             "dq_t02_metric_alignment.ipynb", figure=True,
+             status="every usable question (0.5B judge metrics; 1.5B pending)"),
+    Artefact("dq_f02", "debateqa", "Figure 2: pseudo-annotator agreement",
+             "dq_f02_annotator_agreement.ipynb", figure=True,
+             status="pseudo-annotators from the graded releases"),
     Artefact("dq_t08_t09", "debateqa", "Tables 8-9: question sources before and after dedup",
-             "dq_t08_t09_question_sources.ipynb", figure=True),
+             "dq_t08_t09_question_sources.ipynb", figure=True,
+             status="our question sets: exact counts",
+             inputs=('sample',)),
     Artefact("dq_t10", "debateqa", "Table 10: trusted TLDs and the filter on the collection",
-             "dq_t10_trusted_tlds.ipynb", figure=True),
+             "dq_t10_trusted_tlds.ipynb", figure=True,
+             status="our collection: exact counts",
+             inputs=('sample', 'docs')),
     Artefact("dq_f11", "debateqa", "Figure 11: question-to-chunk cosine similarity",
-             "dq_f11_chunk_similarity.ipynb", figure=True),
+             "dq_f11_chunk_similarity.ipynb", figure=True,
+             status="our collection",
+             inputs=('sample', 'docs')),
     Artefact("dq_f01", "debateqa", "Figure 1: curation pipeline funnel",
-             "dq_f01_curation_pipeline.ipynb", figure=True),
+             "dq_f01_curation_pipeline.ipynb", figure=True,
+             status="our collection, one pipeline run",
+             inputs=('sample', 'docs')),
     Artefact("dq_f12_f13", "debateqa", "Figures 12-13: documents and POVs per question",
-             "dq_f12_f13_docs_povs_per_question.ipynb", figure=True),
+             "dq_f12_f13_docs_povs_per_question.ipynb", figure=True,
+             status="our collection",
+             after=('dq_f01',)),
     Artefact("dq_t01", "debateqa", "Table 1: one dataset entry (question, POVs, truncated explanations)",
-             "dq_t01_dataset_entry.ipynb"),
+             "dq_t01_dataset_entry.ipynb",
+             status="one entry of the sample",
+             inputs=('sample',)),
     Artefact("dq_f14", "debateqa", "Figure 14: topic distribution of the questions (BERTopic)",
-             "dq_f14_topics.ipynb", figure=True),
+             "dq_f14_topics.ipynb", figure=True,
+             status="the sample's 40 questions",
+             inputs=('sample',)),
     Artefact("dq_t06", "debateqa", "Table 6: no retrieval vs vanilla RAG vs ReAct (P.D., D.A.)",
-             "dq_t06_rag.ipynb", figure=True),
+             "dq_t06_rag.ipynb", figure=True,
+             status="n = 2: cannot tell (16 pending)",
+             after=('dq_t04',),
+             inputs=('docs',)),
     Artefact("dq_t07", "debateqa", "Table 7: vanilla RAG on all vs trusted-TLD documents",
-             "dq_t07_rag_trusted.ipynb", figure=True),
-    Artefact("claims", "both", "The central claims of both papers, decided from the tables above",
-             "claims.ipynb", figure=True),
+             "dq_t07_rag_trusted.ipynb", figure=True,
+             status="n = 2: cannot tell (16 pending)",
+             after=('dq_t06',)),
+    Artefact("claims", "both", "The central claims, decided from the tables",
+             "claims.ipynb", figure=True,
+             status="generated from the tables above",
+             after=('lk_t02', 'lk_t03', 'lk_t04', 'lk_t05', 'dq_t02', 'dq_t03', 'dq_f03', 'dq_f04')),
 )
+
+
+#: Make variables of the project data an artefact reads (``inputs``).
+INPUTS = {"sample": "$(DQ_SAMPLE)", "docs": "$(DQ_DOCS)"}
+
+
+def make_rules() -> str:
+    """The Makefile's artefact rules: one file target per artefact, after its inputs."""
+    out = ["# Generated from src/nfeval/artefacts.py by `python -m nfeval.artefacts --make`;",
+           "# do not edit.", "",
+           "ARTEFACTS := " + " ".join(a.target for a in ARTEFACTS), ""]
+    for a in ARTEFACTS:
+        deps = [f"notebooks/{a.notebook}", "$(SRC)", *(by_id(d).target for d in a.after),
+                *(INPUTS[i] for i in a.inputs)]
+        label = {"linkage": "LINKAGE", "debateqa": "DebateQA", "both": "Both papers"}[a.paper]
+        out += [f"{a.target}: {' '.join(deps)} | $(STAMP) ## {label} {a.item}",
+                "\t$(call run_notebook,$<)", ""]
+    return "\n".join(out)
+
+
+def readme_table() -> str:
+    """The README's artefact table: id, paper item, one-phrase status, notebook, details."""
+    docs = {"linkage": "docs/results/linkage.md", "debateqa": "docs/results/debateqa.md"}
+    lines = ["| id | paper item | status | |", "|---|---|---|---|"]
+    for a in ARTEFACTS:
+        paper = {"linkage": "LINKAGE", "debateqa": "DebateQA", "both": "Both"}[a.paper]
+        more = (f"[reading]({docs[a.paper]}#{a.id})" if a.paper in docs
+                else "[table](#do-the-papers-claims-hold)")
+        lines.append(f"| `{a.id}` | {paper} {a.item} | {a.status} | "
+                     f"[notebook](notebooks/{a.notebook}), {more} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m nfeval.artefacts", description=__doc__)
+    ap.add_argument("--make", action="store_true", help="print the Makefile's artefact rules")
+    args = ap.parse_args(argv)
+    if args.make:
+        print(make_rules())
+    else:
+        for a in ARTEFACTS:
+            print(f"{a.id:<16} {a.target:<28} notebooks/{a.notebook}  ({a.item})")
+    return 0
 
 
 def by_id(artefact_id: str) -> Artefact:
@@ -102,3 +208,9 @@ def by_id(artefact_id: str) -> Artefact:
         if a.id == artefact_id:
             return a
     raise KeyError(artefact_id)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -67,7 +67,7 @@ CLAIMS = {
     "X": "Beyond the papers: stronger combinations against the paper's best Table 2 row",
 }
 _NAMES = {"linkage-0shot": "LINKAGE 0-shot", "linkage-fewshot": "LINKAGE 3-shot",
-          "pointwise-noref": "pointwise", "pointwise-ref": "pointwise with references",
+          "pointwise-noref": "pointwise", "pointwise-ref": "pointwise (refs)",
           "pairwise": "pairwise", "rouge1": "ROUGE-1", "rougeL": "ROUGE-L", "bleu": "BLEU",
           "bertscore": "BERTScore", "linkage": "LINKAGE", "pd": "P.D.",
           "direct_score": "Direct-Score", "g_eval": "G-Eval", "num_povs": "Num-of-POVs"}
@@ -157,6 +157,10 @@ def _paper_value(paper: pd.DataFrame, **where) -> float:
     for k, v in where.items():
         sel = sel[sel[k].fillna("") == v]
     return float(sel["paper"].iloc[0]) if len(sel) else math.nan
+
+
+def _short(model: str) -> str:
+    return str(model).replace("qwen2.5-coder-", "qwen-").replace("-instruct", "")
 
 
 def _name(method: str) -> str:
@@ -257,7 +261,7 @@ def _da_validity(results: Path, judge: str) -> list[_Row]:
         sel = sel[sel["judge"] == judge]
     rows = []
     for _, r in sel.iterrows():
-        rows.append(_Row("D2", "debateqa sample", "D.A. AUROC against the labels (line: chance)",
+        rows.append(_Row("D2", "debateqa sample", "D.A. AUROC vs chance",
                          "auroc", str(r["judge"]), float(r["ours"]), float(r["ci_low"]),
                          float(r["ci_high"]), int(r["n_questions"]), "questions", "dq_t03",
                          0.5))
@@ -274,7 +278,7 @@ def _stability(results: Path) -> list[_Row]:
             sel = sel[sel[a_col] == "R1"]  # the default prompt against each other one
         for _, r in sel.iterrows():
             rows.append(_Row("D3", "debateqa sample",
-                             f"{what}: {r[a_col]} vs {r[b_col]} (model answers)",
+                             f"{what}: {_short(r[a_col])} vs {_short(r[b_col])}",
                              "within-question spearman", "", float(r["ours"]),
                              float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
                              "questions", artefact))
@@ -299,13 +303,13 @@ def _beyond(results: Path, judge: str, seed: int = 0) -> list[_Row]:
             continue
         top = best.loc[best["paper"].idxmax()]
         line = float(top["paper"])
-        label = f"{top['judge']} {_name(top['method'])} {line:.3f}"
+        label = f"{line:.3f}"
         sel = t[(t["dataset"] == dataset) & (t["sample"] == "same items") & (t["mode"] == "prob")
                 & (t["method"] == "linkage-fewshot") & (t["coefficient"] == "spearman")
                 & (t["our_judge"].fillna("") == judge)]
         if len(sel):
             r = sel.iloc[0]
-            rows.append(_Row("X", dataset, f"LINKAGE 3-shot vs the paper's best row ({label})",
+            rows.append(_Row("X", dataset, f"LINKAGE 3-shot vs the paper's best ({label})",
                              "spearman", judge, float(r["ours"]), float(r["ci_low"]),
                              float(r["ci_high"]), int(r["n_questions"]), "questions", "lk_t02",
                              line, line))
@@ -320,8 +324,8 @@ def _beyond(results: Path, judge: str, seed: int = 0) -> list[_Row]:
             method="combination", score=ranks.mean(axis=1))
         r = correlation_rows(combo, by=["method"], seed=seed)
         r = r[r["coefficient"] == "spearman"].iloc[0]
-        rows.append(_Row("X", dataset, "mean rank of LINKAGE 0-shot and pointwise with "
-                         f"references vs the paper's best row ({label})", "spearman", judge,
+        rows.append(_Row("X", dataset, "mean rank of LINKAGE and pointwise (refs) vs the "
+                         f"paper's best ({label})", "spearman", judge,
                          float(r["ours"]), float(r["ci_low"]), float(r["ci_high"]),
                          int(r["n_questions"]), "questions", "lk_t02", line, line))
     return rows
@@ -378,12 +382,13 @@ def _fmt(x, digits: int = 3) -> str:
 
 def markdown(table: pd.DataFrame) -> str:
     """The claims table as the README shows it (one line per row)."""
-    lines = ["| claim | dataset | comparison | judge | paper | ours (95% CI) | n | verdict |",
+    lines = ["| claim | data | comparison | judge | paper | ours (95% CI) | n | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     for r in table.itertuples():
-        judge = "" if not isinstance(r.judge, str) else r.judge
-        judge = judge.replace("qwen2.5-coder-", "").replace("-instruct", "") or "-"
-        lines.append(f"| {r.claim} | {r.dataset} | {r.comparison} | {judge} | "
+        judge = _short(r.judge).replace("qwen-", "") if isinstance(r.judge, str) else ""
+        judge = judge or "-"
+        data = str(r.dataset).replace("debateqa sample", "sample")
+        lines.append(f"| {r.claim} | {data} | {r.comparison} | {judge} | "
                      f"{_fmt(r.paper_margin)} | {_fmt(r.ours)} ({_fmt(r.ci_low)} to "
                      f"{_fmt(r.ci_high)}) | {r.n} | {r.verdict} |")
     return "\n".join(lines) + "\n"

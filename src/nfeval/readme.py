@@ -3,7 +3,8 @@
 A block sits between ``<!-- BEGIN <name> -->`` and ``<!-- END <name> -->``;
 everything else in the README is left as it is. Blocks:
 
-* ``claims`` -- :func:`nfeval.claims.markdown` of ``results/claims.csv``.
+* ``claims`` -- :func:`nfeval.claims.markdown` of ``results/claims.csv``;
+* ``artefacts`` -- :func:`nfeval.artefacts.readme_table`, the catalogue's rows.
 
     python -m nfeval.readme README.md           # rewrite the blocks in place
     python -m nfeval.readme README.md --check   # exit 1 if a block is out of date
@@ -24,12 +25,14 @@ def blocks(results: Path = RESULTS) -> dict[str, str]:
     """Each block's text, from the committed results."""
     import pandas as pd
 
+    from nfeval.artefacts import readme_table
     from nfeval.claims import markdown
 
     path = Path(results) / "claims.csv"
     if not path.is_file():
         raise NfevalError(f"{path} is missing: run `make results/claims.csv` first.")
-    return {"claims": markdown(pd.read_csv(path, keep_default_na=False, na_values=[""]))}
+    return {"claims": markdown(pd.read_csv(path, keep_default_na=False, na_values=[""])),
+            "artefacts": readme_table()}
 
 
 def render(text: str, new: dict[str, str]) -> str:

@@ -295,3 +295,38 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+@dataclass
+class Experiment:
+    """What an artefact's experiment function returns: its table with what
+    :func:`write_table` records beside it, and its companion frames.
+
+    Each artefact has one experiment function (``nfeval.<paper>.experiments.<id>.run``)
+    that takes the notebook's parameters and returns this; the notebook writes it
+    (:meth:`write`), plots it and reads it.
+    """
+
+    id: str
+    table: pd.DataFrame
+    id_columns: Sequence[str]
+    interval: str
+    signatures: Sequence[Signature] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    notes: str = ""
+    #: companion data files, ``results/<id>/<name>.csv``
+    frames: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    #: anything else the notebook plots or reads (not written)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def write(self, output_dir: str | Path | None = None,
+              started: float | None = None) -> tuple[Path, Path]:
+        """Write the table (with the calling notebook's parameters) and every frame."""
+        parameters = {**notebook_parameters(depth=2), **dict(self.parameters)}
+        paths = write_table(self.id, self.table, id_columns=self.id_columns,
+                            interval=self.interval, signatures=self.signatures,
+                            parameters=parameters, output_dir=output_dir, started=started,
+                            notes=self.notes)
+        for name, frame in self.frames.items():
+            write_frame(self.id, name, frame, output_dir)
+        return paths
