@@ -60,9 +60,9 @@ from nfeval.paths import NOTEBOOKS, RESULTS, ROOT
 
 #: Parameter stages of each artefact (default: one run at the notebook's defaults).
 STAGES: dict[str, tuple[dict, ...]] = {
-    "lk_t02": ({"limit": 6},
-               *({"limit": n, "sample_limit": 10, "pilot_limit": 10} for n in (20, 40, 60)),
-               {"limit": 120, "sample_limit": 10, "pilot_limit": 53}),
+    # the 1.5B judge's five rows: ANTIQUE grows 30 -> 60 -> 120 questions (TREC-DL-NF: its 53
+    # judgeable questions are reached at the second stage; most of their items are stored)
+    "lk_t02": ({"limit": 30}, {"limit": 60}, {"limit": 120}),
     "lk_t05": ({"limit": 40}, {"limit": 70}, {"limit": 0}),
     "dq_t02": ({"limit": 40}, {"limit": 0}),
     "dq_t04": ({"limit": 16},),
@@ -73,10 +73,10 @@ STAGES: dict[str, tuple[dict, ...]] = {
 
 #: (artefact, what its evidence run computes), in the order they run.
 PLAN: tuple[tuple[str, str], ...] = (
-    ("lk_t02", "LINKAGE Table 2: 5 judge rows + refppl on all 53 TREC-DL-NF and 120 ANTIQUE "
-               "questions x 8 candidates, in stages of 6/20/40/60/120 questions per dataset; both "
-               "decodings on 10+10 questions; the 1.5B judge's LINKAGE 0-shot, both Pointwise and "
-               "the pairwise rows on all 53 TREC-DL-NF"),
+    ("lk_t02", "LINKAGE Table 2: the 1.5B judge's 5 rows + refppl on all 53 TREC-DL-NF and 120 "
+               "ANTIQUE questions x 8 candidates, in stages of 30/60/120 questions per dataset; "
+               "the 0.5B judge's rows on the same items and both decodings on 10+10 questions "
+               "(stored)"),
     ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
     ("lk_t05", "LINKAGE Table 5: every judge row on all 100 WebGLM questions, in stages of "
                "40/70/100 questions"),
@@ -92,7 +92,7 @@ PLAN: tuple[tuple[str, str], ...] = (
 #: The probe of ``--measure``: the smallest stage of each artefact that computes every kind of
 #: item its plan does (sizes grow by extension, so a probe's items are the plan's first ones).
 PROBE: dict[str, dict] = {
-    "lk_t02": {"limit": 1, "sample_limit": 1, "pilot_limit": 1, "lexical_limit": 1},
+    "lk_t02": {"limit": 1, "sample_limit": 1, "lexical_limit": 1},
     "dq_t03": {"limit": 2},
     "lk_t05": {"limit": 3, "lexical_limit": 3},
     "dq_t02": {"limit": 2},
