@@ -1,5 +1,5 @@
-"""LINKAGE Table 2: its rows from a per-candidate frame (the pilot judge against every row), and
-the notebook's steps."""
+"""LINKAGE Table 2: its rows from a per-candidate frame (the judge against the small judge on the
+same items), and the notebook's steps."""
 
 import pandas as pd
 import pytest
@@ -10,7 +10,7 @@ from nfeval.linkage.experiments.table2 import (
     bleu_pools,
     judge_frame,
     judged_items,
-    pilot_frames,
+    small_judge_frames,
     table_rows,
 )
 from nfeval.models.base import LanguageModel, ModelInfo, normalize
@@ -23,30 +23,30 @@ def _rows(sample, mode, method, judge, order):
              "score": order(q, i), "unparsed": 0} for q in range(3) for i in range(4)]
 
 
-def test_the_pilot_judge_is_paired_with_every_row_on_the_same_items():
+def test_the_judge_is_paired_with_the_small_judge_on_the_same_items():
     right, wrong = (lambda q, i: -i), (lambda q, i: i)
-    same = (_rows("same items", "prob", "linkage-0shot", "small", wrong)
-            + _rows("same items", "prob", "pointwise-noref", "small", right)
+    same = (_rows("same items", "prob", "linkage-0shot", "big", right)
+            + _rows("same items", "prob", "pointwise-noref", "big", wrong)
             + _rows("same items", "", "rouge1", "", wrong))
-    pilot = (_rows("pilot", "prob", "linkage-0shot", "big", right)
-             + _rows("pilot", "prob", "linkage-0shot", "small", wrong)
-             + _rows("pilot", "prob", "pointwise-noref", "big", wrong)
-             + _rows("pilot", "prob", "pointwise-noref", "small", right))
-    frame = pd.DataFrame(same + pilot, columns=FRAME_COLUMNS)
+    small = (_rows("small judge", "prob", "linkage-0shot", "small", wrong)
+             + _rows("small judge", "prob", "pointwise-noref", "small", right))
+    frame = pd.DataFrame(same + small, columns=FRAME_COLUMNS)
     paper = pd.DataFrame(columns=["dataset", "method", "coefficient", "judge", "paper"])
-    table = table_rows(frame, paper, mode="prob", judge="small", pilot_judge="big", seed=0)
-    sp = table[(table["sample"] == "pilot") & (table["coefficient"] == "spearman")].set_index("method")
+    table = table_rows(frame, paper, mode="prob", judge="big", small_judge="small", seed=0)
+    sp = table[(table["sample"] == "small judge") & (table["coefficient"] == "spearman")]
+    sp = sp.set_index("method")
+    # per judge row: the judge minus the small judge, on the same questions
     assert sp.loc["linkage-0shot: big - small", "ours"] == pytest.approx(2.0)
-    assert sp.loc["linkage-0shot: big - pointwise-noref", "ours"] == pytest.approx(0.0)
-    assert sp.loc["linkage-0shot: big - rouge1", "ours"] == pytest.approx(2.0)
-    assert (sp.loc["linkage-0shot: big - rouge1", "n_questions"] == 3
-            and sp.loc["linkage-0shot: big - rouge1", "our_judge"] == "big")
-    assert "linkage-0shot: big - linkage-0shot" not in sp.index  # the judge difference says it
-    # a second pilot row: its judge difference, and LINKAGE against it within the pilot judge
     assert sp.loc["pointwise-noref: big - small", "ours"] == pytest.approx(-2.0)
-    assert sp.loc["linkage-0shot: big - pointwise-noref: big", "ours"] == pytest.approx(2.0)
-    own = sp[(sp.index == "pointwise-noref") & (sp["our_judge"] == "big")]
-    assert own["ours"].tolist() == pytest.approx([-1.0])
+    assert sp.loc["linkage-0shot: big - small", "n_questions"] == 3
+    # the small judge's own rows and its LINKAGE minus its own baseline
+    assert sp.loc["linkage-0shot", "ours"] == pytest.approx(-1.0)
+    assert sp.loc["linkage-0shot - pointwise-noref", "ours"] == pytest.approx(-2.0)
+    assert sp.loc["linkage-0shot - pointwise-noref", "our_judge"] == "small"
+    # the same-items differences are the judge's only (the small judge's rows stay apart)
+    same_sp = table[(table["sample"] == "same items") & (table["coefficient"] == "spearman")]
+    d = same_sp.set_index("method").loc["linkage-0shot - pointwise-noref"]
+    assert d["ours"] == pytest.approx(2.0) and d["our_judge"] == "big"
 
 
 # -- the notebook's steps ------------------------------------------------------
@@ -82,23 +82,18 @@ class _ByLength(LanguageModel):
         return "\n".join(m.content for m in messages)
 
 
-def test_pilot_frames_judge_the_first_questions_and_copy_the_default_rows(mirror):
+def test_small_judge_frames_judge_every_judged_question(mirror):
     qs = [_question(f"q{i}") for i in range(4)]
     sample = judged_items(qs, "trec-dl-nf", seed=0, limit=0, max_candidates=3)
-    default, _ = judge_frame(_ByLength("small"), qs, sample, dataset="trec-dl-nf",
-                             rows=["pointwise-noref"], mode="prob", seed=0, shots=0,
-                             progress=False)
-    parts, sigs = pilot_frames(_ByLength("big"), qs, sample, [default], rows=["pointwise-noref"],
-                               limit=2, seed=0)
-    first = [s.qid for s in sample.judged[:2]]
-    own, copied = parts
-    assert set(own["sample"]) == set(copied["sample"]) == {"pilot"}
-    assert set(own["our_judge"]) == {"big"} and set(copied["our_judge"]) == {"small"}
-    assert sorted(set(own["qid"])) == sorted(set(copied["qid"])) == sorted(first)
-    assert len(own) == len(copied) == sum(len(s.candidates) for s in sample.judged[:2])
-    mine = default[default["qid"].isin(first)]
-    assert copied["score"].tolist() == mine["score"].tolist()
-    assert [s.n for s in sigs] == [2] and sigs[0].extra["sample"] == "pilot"
+    parts, sigs = small_judge_frames(_ByLength("small"), {"trec-dl-nf": qs},
+                                     {"trec-dl-nf": sample}, rows=["pointwise-noref"],
+                                     mode="prob", seed=0, shots=0)
+    (own,) = parts
+    assert set(own["sample"]) == {"small judge"} and set(own["our_judge"]) == {"small"}
+    assert sorted(set(own["qid"])) == sorted(s.qid for s in sample.judged)
+    assert len(own) == sum(len(s.candidates) for s in sample.judged)
+    assert [s.n for s in sigs] == [len(sample.judged)]
+    assert sigs[0].extra["sample"] == "small judge"
 
 
 def test_bleu_pools_puts_bleu_beside_answer_length_on_both_pools():

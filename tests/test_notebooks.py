@@ -30,7 +30,7 @@ SMALLEST: dict[str, dict] = {
     "lk_t01": {"limit": 5},
     "lk_t02": {"limit": 1, "lexical_limit": 3, "max_candidates": 2,
                "judge": _SMOL, "shots": 1, "sample_limit": 1,
-               "pilot_judge": "", "refppl_lm": _SMOL},
+               "small_judge": _SMOL, "refppl_lm": _SMOL},
     "lk_t05": {"limit": 1, "lexical_limit": 3, "judge": _SMOL, "subset_size": 2},
     "lk_t09_t10_f02": {"limit": 2, "seeds": "0,1", "max_candidates": 2, "judge": _SMOL,
                "shots": 1},

@@ -58,48 +58,90 @@ from pathlib import Path
 
 from nfeval.paths import NOTEBOOKS, RESULTS, ROOT
 
+#: The judge of every LINKAGE judge row and every D.A. / judge-metric row of the evidence run.
+JUDGE = "qwen2.5-coder-1.5b-instruct"
+_J = {"judge": JUDGE}
+#: lk_t03 / lk_t04: references written by the judge's own model, as the paper does.
+_GEN = {**_J, "generator": f"llama:{JUDGE}", "degraders": f"llama:{JUDGE}", "max_candidates": -1}
+#: The ablations: lk_t02's first judged questions and its 8 candidates (its judgments reused).
+_ABL = {**_J, "limit": 30, "max_candidates": -1}
+
 #: Parameter stages of each artefact (default: one run at the notebook's defaults).
 STAGES: dict[str, tuple[dict, ...]] = {
-    "lk_t02": ({"limit": 6},
-               *({"limit": n, "sample_limit": 10, "pilot_limit": 10} for n in (20, 40, 60)),
-               {"limit": 120, "sample_limit": 10, "pilot_limit": 53}),
-    "lk_t05": ({"limit": 40}, {"limit": 70}, {"limit": 0}),
-    "dq_t02": ({"limit": 40}, {"limit": 0}),
+    # the 1.5B judge's five rows: ANTIQUE grows 30 -> 60 -> 120 questions (TREC-DL-NF: its 53
+    # judgeable questions are reached at the second stage; most of their items are stored)
+    "lk_t02": ({"limit": 30}, {"limit": 60}, {"limit": 120}),
+    "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
+    "lk_t03": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
+    "lk_t04": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
+    "dq_t02": ({"limit": 40, **_J}, {"limit": 0, **_J}),
     "dq_t04": ({"limit": 16},),
     "dq_f03": ({"limit": 16},),
     "dq_f04": ({"limit": 16},),
     "dq_f05": ({"limit": 16},),
+    "dq_t05": ({"limit": 16},),
+    "dq_t06": ({"limit": 16},),
+    "dq_t07": ({"limit": 16},),
+    "dq_f08_f09": ({"limit": 16},),
+    "dq_f10": ({"limit": 16},),
+    "lk_t06": (_ABL,),
+    "lk_t07_t08": (_ABL,),
+    "lk_t09_t10_f02": (_ABL,),
 }
 
-#: (artefact, what its evidence run computes), in the order they run.
+#: (artefact, what its evidence run computes), in the order they run: the claims' tables
+#: first (L1-L2, L3, D1), then the DebateQA analyses, then the LINKAGE ablations.
 PLAN: tuple[tuple[str, str], ...] = (
-    ("lk_t02", "LINKAGE Table 2: 5 judge rows + refppl on all 53 TREC-DL-NF and 120 ANTIQUE "
-               "questions x 8 candidates, in stages of 6/20/40/60/120 questions per dataset; both "
-               "decodings on 10+10 questions; the 1.5B judge's LINKAGE 0-shot, both Pointwise and "
-               "the pairwise rows on all 53 TREC-DL-NF"),
+    ("lk_t02", "LINKAGE Table 2: the 1.5B judge's 5 rows + refppl on all 53 TREC-DL-NF and 120 "
+               "ANTIQUE questions x 8 candidates, in stages of 30/60/120 questions per dataset; "
+               "the 0.5B judge's rows on the same items and both decodings on 10+10 questions "
+               "(stored)"),
+    ("lk_t05", "LINKAGE Table 5: the 1.5B judge's rows on all 100 WebGLM questions (40, then 100)"),
+    ("lk_t03", "LINKAGE Table 3 (1GT): references written by the 1.5B model, its judge rows, 40 "
+               "questions per dataset x 8 candidates (20, then 40)"),
+    ("lk_t04", "LINKAGE Table 4 (0GT): as lk_t03 with references from the question alone"),
+    ("dq_t02", "DebateQA Table 2: the 1.5B judge's metrics on every usable ANTIQUE and "
+               "TREC-DL-NF question (40, then all)"),
     ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
-    ("lk_t05", "LINKAGE Table 5: every judge row on all 100 WebGLM questions, in stages of "
-               "40/70/100 questions"),
-    ("dq_t02", "DebateQA Table 2: every usable ANTIQUE and TREC-DL-NF question"),
     ("dq_t04", "DebateQA Table 4: answers and scores (P.D. two backbones, D.A. two judges) of "
                "16 sample questions"),
     ("dq_f03", "DebateQA Figure 3: P.D. with three backbones"),
     ("dq_f04", "DebateQA Figure 4: P.D. with five restate prompts"),
     ("dq_f05", "DebateQA Figure 5: D.A. with four judges"),
+    ("dq_t05", "DebateQA Table 5: three system prompts, 16 questions"),
+    ("dq_t06", "DebateQA Table 6: no retrieval, vanilla RAG, ReAct, 16 questions"),
+    ("dq_t07", "DebateQA Table 7: RAG on all vs trusted documents, 16 questions"),
+    ("dq_f08_f09", "DebateQA Figures 8-9: temperature and top-p sweeps, 16 questions"),
+    ("dq_f10", "DebateQA Figure 10: answer length, 16 questions"),
+    ("lk_t06", "LINKAGE Table 6: four reference patterns, 0- and 3-shot, 30 questions per "
+               "dataset x 8 candidates, the 1.5B judge"),
+    ("lk_t07_t08", "LINKAGE Tables 7-8: 0/1/3/5 demonstrations, 30 questions per dataset"),
+    ("lk_t09_t10_f02", "LINKAGE Tables 9-10, Figure 2: three reference draws, 30 questions per "
+                       "dataset"),
 )
 
 
 #: The probe of ``--measure``: the smallest stage of each artefact that computes every kind of
 #: item its plan does (sizes grow by extension, so a probe's items are the plan's first ones).
 PROBE: dict[str, dict] = {
-    "lk_t02": {"limit": 1, "sample_limit": 1, "pilot_limit": 1, "lexical_limit": 1},
+    "lk_t02": {"limit": 1, "sample_limit": 1, "lexical_limit": 1},
     "dq_t03": {"limit": 2},
-    "lk_t05": {"limit": 3, "lexical_limit": 3},
-    "dq_t02": {"limit": 2},
+    "lk_t05": {"limit": 3, "lexical_limit": 3, **_J},
+    "lk_t03": {"limit": 1, **_GEN},
+    "lk_t04": {"limit": 1, **_GEN},
+    "dq_t02": {"limit": 2, **_J},
     "dq_t04": {"limit": 1},
     "dq_f03": {"limit": 1},
     "dq_f04": {"limit": 1},
     "dq_f05": {"limit": 1},
+    "dq_t05": {"limit": 1},
+    "dq_t06": {"limit": 1},
+    "dq_t07": {"limit": 1},
+    "dq_f08_f09": {"limit": 1},
+    "dq_f10": {"limit": 1},
+    "lk_t06": {**_ABL, "limit": 1},
+    "lk_t07_t08": {**_ABL, "limit": 1},
+    "lk_t09_t10_f02": {**_ABL, "limit": 1},
 }
 
 #: The budget ``make evidence`` is held to (seconds on 2 cores).

@@ -19,13 +19,14 @@ Item samples (the ``sample`` column):
   uniformly at random); every judge method, ``refppl`` and the automatic
   metrics are scored on exactly these items, so two rows differ only by the
   method.
+* ``small judge`` -- the same items judged by a smaller judge (the embedded
+  profile's Qwen2.5-Coder-0.5B, whose rows were committed before the 1.5B
+  judge became the default): per row, the judge minus the small judge, and
+  the small judge's LINKAGE minus its own baselines.
 * ``mode subset`` -- the first ``sample_limit`` questions of the judged ones,
-  where the LINKAGE and pointwise rows are scored in both decodings: the
-  project's ``prob`` (expected label) and the paper's ``sample``
-  (temperature 0.8, parsed ``[[k]]``, ties possible).
-* ``pilot`` -- the first ``pilot_limit`` judged TREC-DL-NF questions, the
-  ``pilot_rows`` (LINKAGE 0-shot first) with each candidate judge: which judge
-  is stronger, and whether LINKAGE beats pointwise with the stronger one.
+  where the small judge's LINKAGE and pointwise rows are scored in both
+  decodings: the project's ``prob`` (expected label) and the paper's
+  ``sample`` (temperature 0.8, parsed ``[[k]]``, ties possible).
 """
 
 from __future__ import annotations
@@ -62,10 +63,10 @@ __all__ = [
     "judged_items",
     "lexical_frame",
     "mode_subset_frames",
-    "pilot_frames",
     "refppl_frame",
     "same_items_frames",
     "same_items_subset",
+    "small_judge_frames",
     "table_rows",
 ]
 
@@ -241,11 +242,13 @@ def same_items_frames(lm, questions: Mapping[str, Sequence[GradedQuestion]],
 
 def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]],
                        items: Mapping[str, JudgeSample], frames: Sequence[pd.DataFrame], *,
-                       sample_limit: int, seed: int, shots: int, unparsed: str = "drop"
+                       sample_limit: int, seed: int, shots: int, unparsed: str = "drop",
+                       prob_sample: str = "small judge"
                        ) -> tuple[list[pd.DataFrame], list[Signature]]:
     """The :data:`MODE_ROWS` decoded by sampling (``sampler``) on the first ``sample_limit``
     judged questions of each dataset (sample ``mode subset``), each followed by the ``prob``
-    rows of the same questions copied from ``frames`` (:func:`same_items_subset`)."""
+    rows of the same judge on the same questions, copied from the ``prob_sample`` rows of
+    ``frames`` (:func:`same_items_subset`)."""
     out, sigs = [], []
     for name, qs in questions.items():
         subset = items[name].judged[:sample_limit]
@@ -255,21 +258,24 @@ def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]
         out.append(part)
         sigs += s
         out.append(same_items_subset([*frames, *out], dataset=name, methods=MODE_ROWS,
-                                     qids=[x.qid for x in subset], label="mode subset"))
+                                     qids=[x.qid for x in subset], label="mode subset",
+                                     source=prob_sample, judge=sampler.info.name))
     return out, sigs
 
 
-def pilot_frames(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
-                 frames: Sequence[pd.DataFrame], *, rows: Sequence[str], limit: int, seed: int,
-                 dataset: str = "trec-dl-nf") -> tuple[list[pd.DataFrame], list[Signature]]:
-    """The pilot judge ``model``'s ``rows`` (``prob``, 0-shot) on the first ``limit`` judged
-    questions of ``dataset`` (sample ``pilot``), followed by the default judge's rows of
-    those questions copied from ``frames``."""
-    subset = sample.judged[:limit]
-    part, sigs = judge_frame(model, questions, sample, dataset=dataset, rows=list(rows),
-                             mode="prob", seed=seed, shots=0, splits=subset, label="pilot")
-    return [part, same_items_subset([*frames, part], dataset=dataset, methods=rows,
-                                    qids=[x.qid for x in subset], label="pilot")], sigs
+def small_judge_frames(model, questions: Mapping[str, Sequence[GradedQuestion]],
+                       items: Mapping[str, JudgeSample], *, rows: Sequence[str], mode: str,
+                       seed: int, shots: int, unparsed: str = "drop"
+                       ) -> tuple[list[pd.DataFrame], list[Signature]]:
+    """The small judge ``model``'s ``rows`` on the judged items of every dataset (sample
+    ``small judge``)."""
+    out, sigs = [], []
+    for name, qs in questions.items():
+        part, s = judge_frame(model, qs, items[name], dataset=name, rows=list(rows), mode=mode,
+                              seed=seed, shots=shots, unparsed=unparsed, label="small judge")
+        out.append(part)
+        sigs += s
+    return out, sigs
 
 
 def comparisons(shots_row: str = "linkage-fewshot") -> dict[str, list[tuple[str, str]]]:
@@ -283,38 +289,38 @@ def comparisons(shots_row: str = "linkage-fewshot") -> dict[str, list[tuple[str,
 
 
 def same_items_subset(frames: Sequence[pd.DataFrame], *, dataset: str, methods: Sequence[str],
-                      qids, label: str) -> pd.DataFrame:
-    """The ``same items`` rows of ``methods`` on the questions ``qids``, relabelled ``label``.
-
-    A subset sample (``mode subset``, ``pilot``) compares its judge with the
-    default judge's rows on the same questions: this copies those rows in.
-    """
+                      qids, label: str, source: str = "same items",
+                      judge: str | None = None) -> pd.DataFrame:
+    """The ``source`` rows of ``methods`` (of ``judge``, if given) on the questions ``qids``,
+    relabelled ``label``: a subset sample (``mode subset``) compares its decoding with the
+    same judge's ``prob`` rows on the same questions."""
     same = pd.concat(frames)
-    same = same[(same["dataset"] == dataset) & (same["sample"] == "same items")
-                & same["method"].isin(list(methods)) & same["qid"].isin(set(qids))]
-    return same.assign(sample=label)
+    keep = ((same["dataset"] == dataset) & (same["sample"] == source)
+            & same["method"].isin(list(methods)) & same["qid"].isin(set(qids)))
+    if judge is not None:
+        keep &= same["our_judge"] == judge
+    return same[keep].assign(sample=label)
 
 
 #: Column order of the committed table.
 TABLE_COLUMNS = ["dataset", "sample", "mode", "method", "judge", "coefficient", "ours", "ci_low",
                  "ci_high", "n_questions", "paper", "gap", "paper_in_ci", "our_judge",
                  "n_skipped_undefined", "n_candidates", "n_unparsed", "sd", "a_mean", "b_mean"]
-_SAMPLE_ORDER = {"all": 0, "same items": 1, "mode subset": 2, "pilot": 3}
+_SAMPLE_ORDER = {"all": 0, "same items": 1, "small judge": 2, "mode subset": 3}
 
 
 def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: str,
-               pilot_judge: str = "", seed: int = 0) -> pd.DataFrame:
+               small_judge: str = "", seed: int = 0) -> pd.DataFrame:
     """Every row of the table from the per-candidate ``frame`` (:data:`FRAME_COLUMNS`).
 
     Correlation rows per dataset, sample, mode, method and judge with their
     unparsed counts; the paired differences of :func:`comparisons` (``same
-    items`` in ``mode``, ``mode subset`` per decoding); the pilot's judge
-    differences (``pilot_judge`` minus ``judge``, per pilot row) and the pilot
-    judge's LINKAGE row minus its own other rows and every row of ``judge`` on
-    the same items. ``paper`` (dataset, method,
-    coefficient, judge, paper) is joined to the rows it measures: the
-    automatic metrics on all items and the judge rows on the same items in
-    ``mode``; ``gap`` and ``paper_in_ci`` compare with it.
+    items`` in ``mode``, ``mode subset`` per decoding); on the ``small judge``
+    sample, per judge row the judge minus the small judge (``<row>: judge -
+    small``) and the small judge's LINKAGE rows minus its own other rows.
+    ``paper`` (dataset, method, coefficient, judge, paper) is joined to the
+    rows it measures: the automatic metrics on all items and the judge rows
+    on the same items in ``mode``; ``gap`` and ``paper_in_ci`` compare with it.
     """
     by = ["dataset", "sample", "mode", "method", "our_judge"]
     rows = correlation_rows(frame, by=by, seed=seed)
@@ -327,28 +333,20 @@ def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: st
     both = frame[frame["sample"] == "mode subset"]
     if len(both):
         diffs.append(paired_rows(both, pairs["mode subset"], by=["dataset", "sample", "mode"],
-                                 seed=seed).assign(our_judge=judge))
-    pilot = frame[frame["sample"] == "pilot"]
-    if len(pilot):
-        # per pilot row: the pilot judge minus the default judge ("<row>: big - small")
-        d = paired_rows(pilot, [(pilot_judge, judge)], by=["dataset", "sample", "mode", "method"],
+                                 seed=seed).assign(our_judge=small_judge))
+    small = frame[frame["sample"] == "small judge"]
+    if len(small):
+        # per judge row: the judge minus the small judge on the same items
+        big = same[same["method"].isin(set(small["method"])) & (same["our_judge"] == judge)]
+        d = paired_rows(pd.concat([big.assign(sample="small judge"), small]),
+                        [(judge, small_judge)], by=["dataset", "sample", "mode", "method"],
                         method="our_judge", seed=seed)
         diffs.append(d.assign(method=d["method"] + ": " + d["our_judge"]))
-        # the pilot judge's LINKAGE row against its own other rows and every row of the
-        # default judge on the same items ("linkage-0shot: big - <row>[: big]")
-        strong = pilot[pilot["our_judge"] == pilot_judge]
-        strong = strong.assign(method=strong["method"] + f": {pilot_judge}")
-        label = f"linkage-0shot: {pilot_judge}"
-        own = [m for m in dict.fromkeys(strong["method"]) if m != label]
-        base = same[same["dataset"].isin(set(strong["dataset"]))
-                    & same["qid"].isin(set(strong["qid"]))]
-        others = [m for m in [*JUDGE_ROWS, "refppl", *LEXICAL_ROWS]
-                  if m != "linkage-0shot" and m in set(base["method"])]
-        if label in set(strong["method"]):
-            diffs.append(paired_rows(pd.concat([strong, base]).assign(sample="pilot"),
-                                     [(label, m) for m in own + others], by=["dataset", "sample"],
-                                     seed=seed)
-                         .assign(mode=pilot["mode"].iloc[0], our_judge=pilot_judge))
+        # the small judge's LINKAGE rows against its own other judge rows
+        own = [(a, b) for a, b in pairs["same items"] if a in set(small["method"])
+               and b in set(small["method"])]
+        diffs.append(paired_rows(small, own, by=["dataset", "sample"], seed=seed)
+                     .assign(mode=mode, our_judge=small_judge))
     ours = pd.concat([rows, *diffs], ignore_index=True)
     paper = pd.concat([paper, paper[paper["method"] == "bertscore"].assign(method="bertscore-cls")])
     eligible = (((ours["sample"] == "all") & ours["method"].isin(LEXICAL_ROWS))
