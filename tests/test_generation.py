@@ -23,7 +23,7 @@ from nfeval.prompts import (
     system_prompts,
 )
 from nfeval.runcache import RunCache
-from nfeval.debateqa.systems import (kendall_matrix, load_questions, normalized_rank, pd_validity_rows,
+from nfeval.debateqa.experiments.systems import (kendall_matrix, load_questions, normalized_rank, pd_validity_rows,
                             system_ranks, znorm_ranking)
 
 

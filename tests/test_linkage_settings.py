@@ -10,7 +10,7 @@ import pytest
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.linkage.evaluation import JudgeSample, judge_sample
+from nfeval.linkage.experiments.evaluation import JudgeSample, judge_sample
 from nfeval.linkage.generated import GeneratedReferences
 from nfeval.linkage.judges import JudgeConfig, Judgment, QuestionScores
 from nfeval.linkage.references import ReferenceSplit, sample_references

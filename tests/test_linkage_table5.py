@@ -1,5 +1,5 @@
 """LINKAGE Table 5 (WebGLM): per-question hits, tie rules, intervals, paired differences and
-the lexical diagnosis (nfeval.linkage.evaluation, nfeval.linkage.experiments.table5)."""
+the lexical diagnosis (nfeval.linkage.experiments.evaluation, nfeval.linkage.experiments.table5)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.linkage.evaluation import best_worst_accuracy, best_worst_hits
+from nfeval.linkage.experiments.evaluation import best_worst_accuracy, best_worst_hits
 from nfeval.linkage.experiments import table5 as t5
 from nfeval.linkage.lexical import bleu
 from nfeval.metrics.intervals import proportion_interval

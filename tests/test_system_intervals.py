@@ -1,8 +1,8 @@
-"""Intervals and stability measures of the DebateQA systems (nfeval.debateqa.system_intervals).
+"""Intervals and stability measures of the DebateQA systems (nfeval.debateqa.experiments.intervals).
 
 Every case is built so the expected number can be checked by hand: scores are
 small integers laid out per (system, question), with the written answer sets
-named ``written:<set>`` as :func:`nfeval.debateqa.systems.collect_systems` names them.
+named ``written:<set>`` as :func:`nfeval.debateqa.experiments.systems.collect_systems` names them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from nfeval.debateqa.system_intervals import (
+from nfeval.debateqa.experiments.intervals import (
     answer_correlation,
     cohen_kappa,
     combined_rows,

@@ -100,13 +100,13 @@ def refppl_correlations(model, questions: Sequence, splits: Sequence, *,
     ``questions``: the dataset's :class:`~nfeval.data.loaders.GradedQuestion` list;
     ``splits``: the scored questions' reference splits (references best first,
     graded candidates). Returns the rows of
-    :func:`nfeval.linkage.evaluation.judge_correlations` (``n_unparsed`` is 0:
+    :func:`nfeval.linkage.experiments.evaluation.judge_correlations` (``n_unparsed`` is 0:
     nothing is parsed), with ``truncated_tokens`` and ``scored_tokens`` in
     ``df.attrs``.
     """
     from tqdm.auto import tqdm
 
-    from nfeval.linkage.evaluation import correlation_frame
+    from nfeval.metrics.correlation import correlation_frame
 
     text = {q.qid: q.question for q in questions}
     template = prompt_text(PROMPT) if template is None else template

@@ -210,3 +210,23 @@ def paired_rows(frame, pairs: Sequence[tuple[str, str]], *, by: Sequence[str] = 
                              "b_mean": float(vb[common].mean()) if len(common) else math.nan})
     return pd.DataFrame(rows, columns=[*by, method, "coefficient", "ours", "ci_low", "ci_high",
                                        "n_questions", "a_mean", "b_mean"])
+
+
+def correlation_frame(grades: Mapping[str, Sequence[float]], scores: Mapping[str, Sequence[float]],
+                      *, n_unparsed: int = 0, n_outputs: int | None = None,
+                      coefficients: Sequence[str] = COEFFICIENTS) -> pd.DataFrame:
+    """One row per coefficient: the per-question correlation of ``scores`` with ``grades``
+    (same keys) averaged over questions, with the questions used and skipped.
+
+    ``n_candidates`` counts the scores given; ``n_outputs`` defaults to it (one
+    output per candidate), ``n_unparsed`` to 0 (for scores that parse nothing).
+    """
+    import pandas as pd
+
+    summary = question_correlations(grades, scores, coefficients)
+    n_cands = sum(len(v) for v in scores.values())
+    n_outputs = n_cands if n_outputs is None else n_outputs
+    return pd.DataFrame([{"coefficient": c, "ours": s.mean, "n_questions": s.n_used,
+                          "n_skipped_undefined": s.n_skipped, "n_unparsed": n_unparsed,
+                          "n_dropped": s.n_dropped_items, "n_outputs": n_outputs,
+                          "n_candidates": n_cands} for c, s in summary.items()])

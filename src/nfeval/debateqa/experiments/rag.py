@@ -48,7 +48,7 @@ written from, and so its prompt, do not depend on the float rounding of the
 embedder on another CPU.
 
 :func:`rag_table` assembles Tables 6-7 with their 95% intervals over
-questions (:mod:`nfeval.debateqa.system_intervals`).
+questions (:mod:`nfeval.debateqa.experiments.intervals`).
 """
 
 from __future__ import annotations
@@ -550,12 +550,12 @@ def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
 
     ``answers``: :func:`rag_answers` rows with a ``generator`` column and the
     ``arm`` column (``strategy`` in dq_t06, ``documents`` in dq_t07);
-    ``scores``: :func:`nfeval.debateqa.systems.score_systems` rows with the same two
+    ``scores``: :func:`nfeval.debateqa.experiments.systems.score_systems` rows with the same two
     columns added. Rows, by ``quantity``:
 
     * ``mean`` -- P.D. and D.A. per evaluator, ``length_words`` and
       ``chunks_per_answer``: the mean over questions, percentile bootstrap over
-      questions (:func:`nfeval.debateqa.system_intervals.mean_rows`);
+      questions (:func:`nfeval.debateqa.experiments.intervals.mean_rows`);
     * ``difference`` -- for each ``(a, b)`` in ``pairs``, arm ``a`` minus arm
       ``b`` for the same generator, metric and questions, paired bootstrap
       (``arm`` holds ``"a - b"``);
@@ -570,8 +570,8 @@ def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
     ci_high, n_questions``, sorted by generator, metric, quantity and ``order``
     (the arms' order).
     """
-    from nfeval.debateqa.system_intervals import difference_rows, mean_rows, ratio_rows
-    from nfeval.debateqa.systems import word_count
+    from nfeval.debateqa.experiments.intervals import difference_rows, mean_rows, ratio_rows
+    from nfeval.debateqa.experiments.systems import word_count
 
     keys = ["generator", arm, "id"]
     per_answer = answers.assign(length_words=answers["answer"].map(word_count),

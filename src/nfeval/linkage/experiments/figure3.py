@@ -7,7 +7,7 @@ questions (:func:`case_item`: the same
 the same reference list and the same uniformly drawn candidates) and scores
 it with lk_t02's functions, so that every judgment is read from lk_t02's
 item store. :func:`rescaled` maps each method's scores from its own range to
-0..10 (:func:`nfeval.linkage.evaluation.method_scale`); the human grade g
+0..10 (:func:`nfeval.linkage.experiments.evaluation.method_scale`); the human grade g
 (0..3) becomes 10 g / 3.
 """
 
@@ -20,7 +20,7 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedQuestion
-from nfeval.linkage.evaluation import JudgeSample, method_scale, rescale_0_10
+from nfeval.linkage.experiments.evaluation import JudgeSample, method_scale, rescale_0_10
 from nfeval.linkage.experiments.table2 import judged_items
 from nfeval.linkage.references import ReferenceSplit
 

@@ -44,7 +44,7 @@ import pandas as pd
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
-from nfeval.linkage.evaluation import unparsed_policy
+from nfeval.linkage.experiments.evaluation import unparsed_policy
 from nfeval.linkage.judges import (
     JudgeConfig,
     QuestionScores,

@@ -14,7 +14,7 @@ Item samples (the ``sample`` column):
 * ``all`` -- the paper's protocol for the automatic metrics: every question,
   every answer but the lexical ground truth (the release's pool).
 * ``same items`` -- the questions and candidates the LLM judges see
-  (:func:`nfeval.linkage.evaluation.judge_sample`: judgeable questions in a
+  (:func:`nfeval.linkage.experiments.evaluation.judge_sample`: judgeable questions in a
   seeded random order, at most ``max_candidates`` candidates each, drawn
   uniformly at random); every judge method, ``refppl`` and the automatic
   metrics are scored on exactly these items, so two rows differ only by the
@@ -39,7 +39,7 @@ import pandas as pd
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
-from nfeval.linkage.evaluation import JudgeSample, judge_sample, unparsed_policy
+from nfeval.linkage.experiments.evaluation import JudgeSample, judge_sample, unparsed_policy
 from nfeval.linkage.judges import (
     JudgeConfig,
     judge_questions,

@@ -4,13 +4,13 @@ The notebook ``lk_t05_webglm.ipynb`` calls these functions. Each WebGLM
 question has three candidate answers graded 3/2/1 by a person (94 of the
 released file's 100 questions have three distinct grades; five have 3,2,2
 and one 3,3,2) and four generated references ``ground3`` (best) ..
-``ground0`` (:func:`nfeval.linkage.evaluation.webglm_split`). Every row of
+``ground0`` (:func:`nfeval.linkage.experiments.evaluation.webglm_split`). Every row of
 the table is computed from one long per-candidate frame
 (:data:`nfeval.linkage.experiments.table2.FRAME_COLUMNS`, ``dataset`` =
 ``webglm``; :func:`automatic_frame`, :func:`length_frame`,
 :func:`judge_frame`), by :func:`table_rows`:
 
-* per question, :func:`nfeval.linkage.evaluation.best_worst_hits` says
+* per question, :func:`nfeval.linkage.experiments.evaluation.best_worst_hits` says
   whether the top-scored answer has the question's highest grade (Acc(best))
   and, in addition, the bottom-scored one its lowest (Acc(best+worst));
   :func:`hit_frame` collects them per method;
@@ -52,7 +52,7 @@ from scipy import stats
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
-from nfeval.linkage.evaluation import (
+from nfeval.linkage.experiments.evaluation import (
     TIE_RULES,
     JudgeSample,
     best_worst_hits,
@@ -235,7 +235,7 @@ def hit_frame(frame: pd.DataFrame, *, by: Sequence[str] = ("method",),
     ``frame`` has ``by`` columns, ``qid``, ``grade`` and ``score``. Returns
     one row per group and question: ``by``..., ``qid``, ``best``,
     ``best_worst``, ``top_tie``, ``bottom_tie``, ``nan``
-    (:func:`nfeval.linkage.evaluation.best_worst_hits` with ``ties``).
+    (:func:`nfeval.linkage.experiments.evaluation.best_worst_hits` with ``ties``).
     """
     by = list(by)
     cols = [*by, "qid", "best", "best_worst", "top_tie", "bottom_tie", "nan"]

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from nfeval.data.loaders import GradedQuestion
-from nfeval.linkage.evaluation import JudgeSample
+from nfeval.linkage.experiments.evaluation import JudgeSample
 from nfeval.linkage.references import DEFAULT_PATTERN, ReferenceSplit, sample_all
 from nfeval.linkage.experiments.settings import references_among
 from nfeval.metrics.correlation import per_question

@@ -41,7 +41,7 @@ from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval.linkage.references import ReferenceSplit, sample_all, with_candidates
-from nfeval.metrics.correlation import COEFFICIENTS, question_correlations
+from nfeval.metrics.correlation import COEFFICIENTS, correlation_frame, question_correlations
 
 __all__ = [
     "TIE_RULES",
@@ -138,23 +138,6 @@ def judge_correlations(results: Sequence, splits: Sequence[ReferenceSplit],
     return correlation_frame(grades, scores, n_unparsed=sum(r.n_unparsed for r in results),
                              n_outputs=sum(r.n_outputs for r in results),
                              coefficients=coefficients)
-
-
-def correlation_frame(grades: Mapping[str, Sequence[float]], scores: Mapping[str, Sequence[float]],
-                      *, n_unparsed: int = 0, n_outputs: int | None = None,
-                      coefficients: Sequence[str] = COEFFICIENTS) -> pd.DataFrame:
-    """:func:`judge_correlations`'s rows from per-question grades and scores (same keys).
-
-    ``n_candidates`` counts the scores given; ``n_outputs`` defaults to it (one
-    output per candidate), ``n_unparsed`` to 0 (for scores that parse nothing).
-    """
-    summary = question_correlations(grades, scores, coefficients)
-    n_cands = sum(len(v) for v in scores.values())
-    n_outputs = n_cands if n_outputs is None else n_outputs
-    return pd.DataFrame([{"coefficient": c, "ours": s.mean, "n_questions": s.n_used,
-                          "n_skipped_undefined": s.n_skipped, "n_unparsed": n_unparsed,
-                          "n_dropped": s.n_dropped_items, "n_outputs": n_outputs,
-                          "n_candidates": n_cands} for c, s in summary.items()])
 
 
 def with_paper_rows(ours: pd.DataFrame, paper: pd.DataFrame, on: Sequence[str],

@@ -1,7 +1,7 @@
 """95% intervals for the DebateQA "systems" tables, and how stable their rankings are.
 
 The DebateQA notebooks dq_t04-dq_f10 and dq_t06-dq_t07 score *systems* (sets
-of answers to the same questions, :mod:`nfeval.debateqa.systems`) and report means,
+of answers to the same questions, :mod:`nfeval.debateqa.experiments.systems`) and report means,
 differences between them, rankings and agreements between evaluators. Every
 number here resamples **questions** (the unit the paper's questions stand
 for): a question is drawn with all its answers, since the answers to one
@@ -32,7 +32,7 @@ question share its partial answers and are not independent
 * :func:`combined_rows` -- the paper's Figure 7 score k * Z(-P.D.) + Z(D.A.)
   per system with its interval, and the rank it gives.
 
-The score frames are :func:`nfeval.debateqa.systems.score_systems`'s long tables
+The score frames are :func:`nfeval.debateqa.experiments.systems.score_systems`'s long tables
 (``system, id, metric, evaluator, score``); ``id`` is the question.
 Beyond the paper: the paper reports none of these intervals.
 """
@@ -67,7 +67,7 @@ __all__ = [
     "within_question_correlation",
 ]
 
-WRITTEN_PREFIX = "written:"  # the sample's written answer sets (nfeval.debateqa.systems.collect_systems)
+WRITTEN_PREFIX = "written:"  # the sample's written answer sets (nfeval.debateqa.experiments.systems.collect_systems)
 UNIT = "questions"
 Selector = tuple[str, str]  # (metric, evaluator)
 
@@ -447,7 +447,7 @@ def combined_rows(scores: pd.DataFrame, ks: Sequence[float], *, pd_evaluator: st
                   da_evaluator: str, seed: int = 0) -> pd.DataFrame:
     """Paper Figure 7: per system and k, ``combined`` = k * Z(-P.D.) + Z(D.A.) of the
     system means (z over the systems, population SD; as
-    :func:`nfeval.debateqa.systems.znorm_ranking`) with a cluster bootstrap over questions
+    :func:`nfeval.debateqa.experiments.systems.znorm_ranking`) with a cluster bootstrap over questions
     (means, z-scores and the combination recomputed on each resample), and the
     ``rank`` it gives (1 = best; exact, no interval: NaN bounds).
 
