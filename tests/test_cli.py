@@ -92,14 +92,14 @@ def test_artefacts_lists_catalogue(capsys):
     assert "lk_t01" in out and "dq_eq7" in out
 
 
-def test_hardware_flags_set_the_runtime_and_a_missing_gpu_is_one_clear_error(
+def test_hardware_flags_reach_the_model_load_and_a_missing_gpu_is_one_clear_error(
         isolated, capsys, monkeypatch):
-    """--device/--dtype/--batch-tokens reach nfeval.runtime before any model loads."""
+    """--device/--dtype/--batch-tokens are passed to the load; a GPU that is not there is
+    said before any model loads."""
     import torch
 
-    from nfeval import runtime
+    import nfeval.models as models
 
-    monkeypatch.setattr(runtime, "_CONFIGURED", runtime.Runtime())
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     answers = isolated / "a.jsonl"
     answers.write_text('{"id": 9001, "generation": "x"}\n')
@@ -107,7 +107,17 @@ def test_hardware_flags_set_the_runtime_and_a_missing_gpu_is_one_clear_error(
                  "--device", "cuda", "--dtype", "bfloat16", "--batch-tokens", "4096"])
     err = capsys.readouterr().err
     assert code == 2 and "torch sees no GPU" in err and "--device cpu" in err
-    assert runtime.current().dtype == "bfloat16" and runtime.current().batch_tokens == 4096
+    seen = {}
+
+    def fake_load(name, backend="hf", **kw):
+        seen.update(kw)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(models, "load_model", fake_load)
+    main(["da", "--answers", str(answers), "--split", "sample", "--judge",
+          "smollm2-135m-instruct", "--device", "cpu", "--dtype", "bfloat16",
+          "--batch-tokens", "4096"])
+    assert seen == {"device": "cpu", "dtype": "bfloat16", "batch_tokens": 4096}
 
 
 @pytest.mark.parametrize("backend", ["openai", "openai-chat"])

@@ -1,4 +1,4 @@
-"""The device a user asks for reaches every model load.
+"""The device a user asks for reaches every model load, as an argument (no global).
 
 On a CPU machine no GPU exists, so torch is told one does and every loader's
 device argument is recorded instead of used: the transformers backend, the
@@ -12,18 +12,16 @@ import pytest
 import torch
 
 from nfeval import NfevalError
-from nfeval.runtime import configure, current, resolve_device
+from nfeval.runtime import Runtime, from_env, resolve_device
 
 ASKED = "cuda:3"
 
 
 @pytest.fixture
 def fake_gpu(monkeypatch):
+    """torch sees a GPU; NFEVAL_DEVICE asks for it (the default of a load given no device)."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    before = current()
-    configure(device=ASKED)
-    yield
-    configure(device=before.device, dtype=before.dtype, batch_tokens=before.batch_tokens)
+    monkeypatch.setenv("NFEVAL_DEVICE", ASKED)
 
 
 class Recorder:
@@ -31,18 +29,37 @@ class Recorder:
         self.devices: list[str] = []
 
 
-def test_profile_and_environment_set_the_runtime(monkeypatch):
+def test_profile_carries_device_and_dtype_and_the_environment_overrides_it(monkeypatch):
     from nfeval.profiles import get_profile
 
-    before = current()
-    try:
+    for var in ("NFEVAL_DEVICE", "NFEVAL_DTYPE", "NFEVAL_BATCH_TOKENS"):
+        monkeypatch.delenv(var, raising=False)
+    prof = get_profile("embedded")
+    assert (prof.device, prof.dtype, prof.batch_tokens) == ("cpu", "float32", 2048)
+    assert from_env() == Runtime()  # selecting a profile set nothing globally
+    monkeypatch.setenv("NFEVAL_DEVICE", "cpu:0")
+    monkeypatch.setenv("NFEVAL_BATCH_TOKENS", "512")
+    prof = get_profile("embedded")
+    assert prof.device == "cpu:0" and prof.batch_tokens == 512 and prof.dtype == "float32"
+    monkeypatch.setenv("NFEVAL_BATCH_TOKENS", "many")
+    with pytest.raises(NfevalError, match="NFEVAL_BATCH_TOKENS must be an integer"):
         get_profile("embedded")
-        assert current().device == "cpu" and current().dtype == "float32"
-        monkeypatch.setenv("NFEVAL_DEVICE", "cpu:0")
-        monkeypatch.setenv("NFEVAL_BATCH_TOKENS", "512")
-        assert current().device == "cpu:0" and current().batch_tokens == 512
-    finally:
-        configure(device=before.device, dtype=before.dtype, batch_tokens=before.batch_tokens)
+
+
+def test_profile_load_passes_its_device_dtype_and_batch_size(monkeypatch):
+    import nfeval.models as models
+    from nfeval.profiles import get_profile
+
+    seen = {}
+    monkeypatch.setattr(models, "load_model", lambda name, backend="hf", **kw: seen.update(
+        name=name, backend=backend, **kw))
+    monkeypatch.setenv("NFEVAL_DEVICE", "cpu:0")
+    get_profile("embedded").load("smollm2-135m-instruct")
+    assert seen == {"name": "smollm2-135m-instruct", "backend": "hf", "device": "cpu:0",
+                    "dtype": "float32", "batch_tokens": 2048}
+    seen.clear()
+    get_profile("embedded").load("smollm2-135m-instruct", backend="llama", n_ctx=512)
+    assert seen == {"name": "smollm2-135m-instruct", "backend": "llama", "n_ctx": 512}
 
 
 def test_a_gpu_asked_for_where_there_is_none_is_a_clear_error(monkeypatch):
@@ -111,10 +128,12 @@ def test_bertscore_and_cls_encoder_use_the_asked_device(fake_gpu, monkeypatch):
     try:
         lexical.bertscore_f1(["a candidate"], ["a reference"])
         lexical.cls_cosine(["a candidate"], ["a reference"])
+        lexical.bertscore_f1(["a candidate"], ["a reference"], device="cuda:1")
     finally:
         lexical._bert_scorer.cache_clear()
         lexical._encoder.cache_clear()
     assert ("bertscore", ASKED) in rec.devices and ("cls", ASKED) in rec.devices
+    assert ("bertscore", "cuda:1") in rec.devices  # an argument wins over the environment
 
 
 def test_sentence_embedder_uses_the_asked_device(fake_gpu, monkeypatch):

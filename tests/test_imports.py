@@ -13,9 +13,9 @@ import pytest
 from nfeval.paths import ROOT
 
 SRC = ROOT / "src"
-#: The modules everything may use: the package root (its errors), hashing, paths and the
-#: machine's record. ``nfeval.runtime`` (the device and dtype defaults) is still read by the
-#: model loads.
+#: The modules everything may use: the package root (its errors), hashing, paths, the
+#: machine's record and ``nfeval.runtime`` (resolving a device, dtype and batch size; it
+#: holds no state: see the test below).
 LEAVES = {"nfeval", "nfeval.hashing", "nfeval.paths", "nfeval.machine", "nfeval.runtime"}
 
 
@@ -127,3 +127,16 @@ def test_the_graph_sees_real_edges():  # the test above cannot pass by seeing no
         for d in deps:
             counts[d] += 1
     assert counts["nfeval"] > 20
+
+
+def test_the_device_travels_as_an_argument_not_a_global():
+    """No module keeps a device or dtype that a profile or command sets for later loads."""
+    import re
+
+    offenders = [str(p.relative_to(SRC)) for p in (SRC / "nfeval").rglob("*.py")
+                 if re.search(r"^\s*global\s+_?(CONFIGURED|RUNTIME|DEVICE|DTYPE)", p.read_text(),
+                              re.MULTILINE)]
+    assert offenders == []
+    from nfeval import runtime
+
+    assert not hasattr(runtime, "configure") and not hasattr(runtime, "current")

@@ -116,6 +116,9 @@ def _load(name: str, args: argparse.Namespace, backend: str | None = None):
                       "assistant_prefill": args.assistant_prefill}
     elif backend == "llama" and args.threads:
         kwargs = {"n_threads": args.threads}
+    elif backend == "hf":
+        kwargs = {k: v for k, v in (("device", args.device), ("dtype", args.dtype),
+                                    ("batch_tokens", args.batch_tokens)) if v is not None}
     return load_model(name, backend=backend, **kwargs)
 
 
@@ -276,7 +279,7 @@ def _linkage(args: argparse.Namespace) -> int:
         shots=args.shots, seed=args.seed, unparsed=unparsed, positions=args.positions,
         embedder=args.embedder, rouge=args.rouge, demonstrations=demos,
         max_tokens=args.max_tokens, use_cache=not args.no_cache,
-        progress=not args.no_progress)
+        progress=not args.no_progress, device=args.device)
     res = SF.finish(lf, splits, rows, sources, method, model, mode=mode, shots=args.shots,
                     seed=args.seed, prompt_sha=sha, references=args.references,
                     generator=gen_name, unparsed=unparsed, positions=args.positions,
@@ -551,12 +554,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if hasattr(args, "device"):
-            # --device/--dtype/--batch-tokens set the run's defaults: the hf backend and the
-            # encoders (BERTScore, sentence embeddings) read them (nfeval.runtime).
-            from nfeval.runtime import configure
+        if getattr(args, "batch_tokens", None) is not None and args.batch_tokens < 1:
+            raise NfevalError(f"batch_tokens must be >= 1, got {args.batch_tokens}.")
+        if getattr(args, "device", None):
+            from nfeval.runtime import resolve_device
 
-            configure(device=args.device, dtype=args.dtype, batch_tokens=args.batch_tokens)
+            resolve_device(args.device)  # a GPU asked for where there is none: one clear error
         return args.func(args)
     except KeyboardInterrupt as err:
         # nfeval.debateqa.scoring.Interrupted says what is cached; a bare Ctrl-C (loading,

@@ -87,10 +87,11 @@ PROFILES = {
 
 
 def get_profile(name: str) -> Profile:
-    """The named profile; selecting it sets the runtime's device and dtype
-    (:func:`nfeval.runtime.configure`), which every later model load uses unless
-    ``NFEVAL_DEVICE`` / ``NFEVAL_DTYPE`` override them."""
-    from nfeval.runtime import configure
+    """The named profile, with ``NFEVAL_DEVICE`` / ``NFEVAL_DTYPE`` / ``NFEVAL_BATCH_TOKENS``
+    over its device, dtype and batch size; :meth:`Profile.load` passes them to each load."""
+    from dataclasses import replace
+
+    from nfeval.runtime import Runtime, from_env
 
     try:
         prof = PROFILES[name]
@@ -98,8 +99,8 @@ def get_profile(name: str) -> Profile:
         raise NfevalError(
             f"unknown profile {name!r}; use one of {sorted(PROFILES)}"
         ) from None
-    configure(device=prof.device, dtype=prof.dtype)
-    return prof
+    rt = from_env(Runtime(prof.device, prof.dtype, prof.batch_tokens))
+    return replace(prof, device=rt.device, dtype=rt.dtype, batch_tokens=rt.batch_tokens)
 
 
 def model_list(value: str, default: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,13 +1,13 @@
-"""Where models run: the device, dtype and batch size every model load uses by default.
+"""Where models run: the device, dtype and batch size of a model load, resolved explicitly.
 
-A profile (:func:`nfeval.profiles.get_profile`) or a command's ``--device``
-/ ``--dtype`` / ``--batch-tokens`` sets them once (:func:`configure`); every
-load then uses them unless it is given its own: the transformers backend
-(:class:`nfeval.models.hf.HFModel`), BERTScore and the [CLS] encoder
-(:mod:`nfeval.linkage.lexical`), the sentence embedders of retrieval, dedup
-and BERTopic (:mod:`nfeval.debateqa.experiments.curation`). The environment variables
-``NFEVAL_DEVICE``, ``NFEVAL_DTYPE`` and ``NFEVAL_BATCH_TOKENS`` override the
-profile (and are what ``make PROFILE=paper`` on a GPU machine relies on).
+Nothing here is set globally. A profile carries the three
+(:class:`nfeval.profiles.Profile`: ``device``, ``dtype``, ``batch_tokens``)
+and loads models with them (:meth:`~nfeval.profiles.Profile.load`); the
+commands pass ``--device`` / ``--dtype`` / ``--batch-tokens`` to every load
+and encoder. The environment variables ``NFEVAL_DEVICE``, ``NFEVAL_DTYPE``
+and ``NFEVAL_BATCH_TOKENS`` override a profile when it is selected (what
+``make PROFILE=paper`` on a GPU machine relies on) and are the default of a
+load given none (:func:`from_env`).
 
 ``"auto"`` device means CUDA when torch sees a GPU, else the CPU. The dtype
 ``"auto"`` means float32 on a CPU (numbers must not depend on which CPU ran
@@ -23,7 +23,7 @@ from nfeval import NfevalError
 
 DEVICE_ENV, DTYPE_ENV, BATCH_ENV = "NFEVAL_DEVICE", "NFEVAL_DTYPE", "NFEVAL_BATCH_TOKENS"
 
-__all__ = ["Runtime", "configure", "current", "resolve_device"]
+__all__ = ["Runtime", "from_env", "resolve_device"]
 
 
 @dataclass(frozen=True)
@@ -33,25 +33,12 @@ class Runtime:
     batch_tokens: int = 2048  # padded tokens per forward batch of the scoring kernels
 
 
-_CONFIGURED = Runtime()
-
-
-def configure(*, device: str | None = None, dtype: str | None = None,
-              batch_tokens: int | None = None) -> Runtime:
-    """Set the defaults every later model load uses (None keeps a field as it is)."""
-    global _CONFIGURED
-    if batch_tokens is not None and int(batch_tokens) < 1:
-        raise NfevalError(f"batch_tokens must be >= 1, got {batch_tokens}.")
-    _CONFIGURED = replace(_CONFIGURED, **{k: v for k, v in
-                                          {"device": device, "dtype": dtype,
-                                           "batch_tokens": None if batch_tokens is None
-                                           else int(batch_tokens)}.items() if v is not None})
-    return current()
-
-
-def current() -> Runtime:
-    """The defaults in force: the environment variables over what :func:`configure` set."""
-    rt = _CONFIGURED
+def from_env(base: Runtime | None = None) -> Runtime:
+    """``base`` (default: the CPU, dtype auto, 2048 tokens) with the environment variables
+    over it."""
+    rt = base or Runtime()
+    if rt.batch_tokens < 1:
+        raise NfevalError(f"batch_tokens must be >= 1, got {rt.batch_tokens}.")
     env = {k: os.environ.get(v, "").strip() for k, v in
            (("device", DEVICE_ENV), ("dtype", DTYPE_ENV), ("batch_tokens", BATCH_ENV))}
     if env["device"]:
@@ -68,8 +55,9 @@ def current() -> Runtime:
 
 
 def resolve_device(device: str | None = None) -> str:
-    """A concrete torch device string: ``device``, else the configured one; "auto" -> cuda/cpu."""
-    d = (device or current().device or "cpu").strip()
+    """A concrete torch device string: ``device``, else ``NFEVAL_DEVICE``, else the CPU;
+    "auto" -> cuda/cpu."""
+    d = (device or from_env().device or "cpu").strip()
     if d == "auto":
         import torch
 

@@ -512,8 +512,9 @@ class _Scorer:
     def __init__(self, method: str, model, *, mode: str, shots: int, seed: int,
                  unparsed: str | float, positions: str, embedder: str | None, rouge: str,
                  demonstrations: dict[str, list[J.Demonstration]], questions: dict[str, str],
-                 max_tokens: int = J.SAMPLING["max_tokens"]):
+                 max_tokens: int = J.SAMPLING["max_tokens"], device: str | None = None):
         self.method, self.model, self.mode, self.shots = method, model, mode, shots
+        self.device = device
         self.kind = method_kind(method)
         self.demos = demonstrations
         self.questions = questions
@@ -570,7 +571,7 @@ class _Scorer:
                     for c, r in zip(s.candidates, res)]
         df = LX.split_scores([s], [GradedQuestion(s.qid, q, list(s.candidates))],
                              methods=[self.method], candidates="rest", rouge=self.rouge,
-                             embedder=self.embedder)
+                             embedder=self.embedder, device=self.device)
         gt = LX.lexical_ground_truth(s.references)
         return [{"candidate_id": c.doc_id, "score": float(v), "unparsed": False,
                  "n_outputs": 1, "dist": None, "raw": None,
@@ -584,14 +585,15 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
                  embedder: str | None = None, rouge: str = "rouge-score",
                  demonstrations: dict[str, list[J.Demonstration]] | None = None,
                  max_tokens: int = J.SAMPLING["max_tokens"],
-                 use_cache: bool = True, progress: bool = True
+                 use_cache: bool = True, progress: bool = True, device: str | None = None
                  ) -> tuple[list[dict], str | None]:
     """Per-candidate rows of every split, and the prompt checksum of the method.
 
     Each finished question is cached (``use_cache``); on Ctrl-C an
     :class:`nfeval.Interrupted` says how many questions are done.
     ``questions`` maps qid to the question text; ``max_tokens`` bounds a
-    sampled reply (judge methods, ``sample`` mode; the paper's 512 by default).
+    sampled reply (judge methods, ``sample`` mode; the paper's 512 by default);
+    ``device`` is where the BERTScore methods' encoder runs.
     """
     from tqdm.auto import tqdm
 
@@ -606,7 +608,7 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
     scorer = _Scorer(method, model, mode=mode, shots=shots, seed=seed, unparsed=unparsed,
                      positions=positions, embedder=embedder, rouge=rouge,
                      demonstrations=demonstrations or {}, questions=questions,
-                     max_tokens=max_tokens)
+                     max_tokens=max_tokens, device=device)
     cache = RunCache(f"linkage-file-{kind}", scorer.fields) if use_cache else None
     rows: list[dict] = []
     todo = []
@@ -778,7 +780,8 @@ def score_linkage_file(lf: LinkageFile, method: str = "linkage", model=None, *,
                        unparsed: str | float = "drop", positions: str = "random",
                        embedder: str | None = None, rouge: str = "rouge-score",
                        max_tokens: int = J.SAMPLING["max_tokens"],
-                       use_cache: bool = True, progress: bool = True) -> LinkageScores:
+                       use_cache: bool = True, progress: bool = True,
+                       device: str | None = None) -> LinkageScores:
     """Score a read file (:func:`read_linkage_file`) with one method (module docstring).
 
     ``model``: the judge (judge methods) or the base LM (``refppl``); None
@@ -801,7 +804,7 @@ def score_linkage_file(lf: LinkageFile, method: str = "linkage", model=None, *,
                              mode=mode, shots=shots, seed=seed, unparsed=unparsed,
                              positions=positions, embedder=embedder, rouge=rouge,
                              demonstrations=demos, max_tokens=max_tokens,
-                             use_cache=use_cache, progress=progress)
+                             use_cache=use_cache, progress=progress, device=device)
     gen_name = generator.info.name if generator is not None and need else None
     return finish(lf, splits, rows, sources, method, model, mode=mode, shots=shots, seed=seed,
                   prompt_sha=sha, references=references, generator=gen_name,

@@ -182,9 +182,10 @@ class HFModel(TokenIdScoring, LanguageModel):
     chat_template: "auto" | "model" | "legacy-eos" | "none" (module doc).
     device: "cpu", "cuda", "cuda:1", "auto"...; where the weights go.
 
-    ``dtype``, ``batch_tokens`` and ``device`` default to the runtime's
-    (:mod:`nfeval.runtime`: set by the profile, ``--device``/``--dtype``/
-    ``--batch-tokens`` or ``NFEVAL_DEVICE``/``NFEVAL_DTYPE``/``NFEVAL_BATCH_TOKENS``).
+    ``dtype``, ``batch_tokens`` and ``device`` are passed by the profile
+    (:meth:`nfeval.profiles.Profile.load`) or the command's ``--device``/``--dtype``/
+    ``--batch-tokens``; a load given none uses ``NFEVAL_DEVICE``/``NFEVAL_DTYPE``/
+    ``NFEVAL_BATCH_TOKENS``, else the CPU in float32 (:mod:`nfeval.runtime`).
     """
 
     def __init__(self, name_or_path: str, *, dtype=None, max_length: int | None = None,
@@ -192,9 +193,9 @@ class HFModel(TokenIdScoring, LanguageModel):
                  device: str | None = None):
         from transformers import AutoConfig, AutoTokenizer
 
-        from nfeval.runtime import current, resolve_device
+        from nfeval.runtime import from_env, resolve_device
 
-        rt = current()
+        rt = from_env()
         device = resolve_device(device)
         res = registry.resolve(name_or_path, weights=False)
         self._resolved = res
