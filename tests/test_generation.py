@@ -199,3 +199,13 @@ def test_llama_backend_generates_like_hf_and_stops():
     assert s1.text == s2.text
     with pytest.raises(NfevalError, match="max_tokens"):
         fast.generate(prompt, max_tokens=0)
+
+
+def test_runcache_writes_item_store_records(tmp_path):
+    """The commands' cache is the store's file format: one reader for both."""
+    from nfeval.store import read_records
+
+    c = RunCache("t", {"a": 1}, directory=tmp_path)
+    c.put(7, "first", {"v": 1})
+    (rec,) = list(read_records(c.path))
+    assert rec["v"] == {"v": 1} and set(rec) == {"k", "v", "m", "s"}

@@ -1,28 +1,29 @@
-"""Per-item results cached on disk, so an interrupted run loses nothing.
+"""The commands' cache: per-item results on disk, so an interrupted run loses nothing.
 
-A run (for example P.D. of one answers file with one model and variant) is
-identified by a key built from everything that determines its numbers:
-model name, source, checksum and dtype, metric variant, prompt checksum and
-the question file's checksum. Each finished item is appended as one JSON
-line (flushed and fsynced) to ``<cache>/runs/<kind>-<key>.jsonl`` together
-with the SHA-256 of its input text; a rerun reuses an item only if that text
-is unchanged. A line cut short by a crash is ignored.
+It is the item store's file (:mod:`nfeval.store`: same records, same reader,
+same appends), kept in the user's cache folder instead of an artefact's
+``results/<id>/items/``. A run (for example P.D. of one answers file with
+one model and variant) is one file, ``<cache>/runs/<kind>-<key>.jsonl``,
+whose key hashes everything that determines its numbers: model name,
+source, checksum and dtype, metric variant, prompt checksum, the question
+file's checksum. Each finished item is appended (flushed and fsynced) under
+the hash of its id and input text, so a rerun reuses an item only where
+that text is unchanged; a line cut short by a crash is ignored.
 
-While a notebook's committed item store is active (:mod:`nfeval.store`), a
-RunCache neither reads nor writes: the store already keeps every model
-output, and a user cache from another run must not stand in for items the
-store should hold.
+While a notebook's committed item store is active, a RunCache neither reads
+nor writes: the store already keeps every model output, and a user cache
+from another run must not stand in for items the store should hold.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Mapping
 
 from nfeval.hashing import sha256_text
 from nfeval.paths import cache_dir
+from nfeval.store import _File, _key, active_store
 
 
 def run_key(fields: Mapping[str, Any]) -> str:
@@ -31,40 +32,26 @@ def run_key(fields: Mapping[str, Any]) -> str:
 
 class RunCache:
     def __init__(self, kind: str, fields: Mapping[str, Any], directory: Path | None = None):
-        from nfeval.store import active_store
-
         self.fields = dict(fields)
         self.disabled = directory is None and active_store() is not None
         folder = Path(directory) if directory else cache_dir() / "runs"
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / f"{kind}-{run_key(self.fields)}.jsonl"
-        self._done: dict[str, dict] = {}
-        if self.path.exists() and not self.disabled:
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut short by an interruption
-                self._done[(str(rec["id"]), rec.get("input_sha256"))] = rec
+        self._file = _File(self.path.name, [] if self.disabled else [folder],
+                           None if self.disabled else folder)
+
+    @staticmethod
+    def _item(item_id, text: str) -> str:
+        # several texts may share an id (answers of different systems to one question)
+        return _key(str(item_id), sha256_text(text))
 
     def get(self, item_id, text: str) -> dict | None:
-        """The cached result of an item, if it was computed on the same text.
-
-        Several texts may share an id (answers of different systems to one
-        question); each (id, text) pair is its own entry."""
-        rec = self._done.get((str(item_id), sha256_text(text)))
-        return rec["result"] if rec else None
+        """The cached result of an item, if it was computed on the same text."""
+        return self._file.get(self._item(item_id, text))
 
     def put(self, item_id, text: str, result: Mapping[str, Any]) -> None:
-        rec = {"id": item_id, "input_sha256": sha256_text(text), "result": dict(result)}
-        if self.disabled:
-            self._done[(str(item_id), rec["input_sha256"])] = rec
-            return
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, default=str) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        self._done[(str(item_id), rec["input_sha256"])] = rec
+        self._file.put_many([(self._item(item_id, text), json.loads(json.dumps(
+            dict(result), default=str)))])
 
     def __len__(self) -> int:
-        return len(self._done)
+        return len(self._file.entries)
