@@ -1,29 +1,7 @@
 """Score your own candidate answers with LINKAGE or one of its baselines (``nfeval linkage``).
 
-Input: JSON Lines, one question a line::
-
-    {"id": "q1", "question": "How do I ...?",
-     "candidates": [{"id": "c1", "text": "...", "grade": 2}, {"id": "c2", "text": "..."}],
-     "references": [{"text": "...", "grade": 3}, {"text": "...", "grade": 1}]}
-
-* ``id``: a string or an integer, unique in the file.
-* ``question``: non-empty text.
-* ``candidates``: the answers to score, at least one. ``text`` is required;
-  ``id`` is optional (``c1``, ``c2``... by position) and unique within the
-  question; ``grade`` is optional: a human grade (any number, higher is
-  better). Where candidates carry grades, the per-question correlation of the
-  scores with them is reported, averaged over questions, with its 95%
-  interval.
-* ``references``: optional, the graded reference list. Either every
-  reference has a ``grade`` (an integer >= 0 on LINKAGE's scale, 3 best),
-  and the list is sorted best first (a stable sort, so equal grades keep
-  their order), or none has, and the list is taken as given, best first,
-  with the grades m-1, ..., 0 (all distinct). ``id`` is optional
-  (``r1``, ``r2``...).
-
-Other keys are ignored. A line that breaks a rule (bad JSON, a missing or
-duplicate id, an empty text, a grade that is not a number...) is reported
-with its line number and left out; the other lines are scored.
+Input: JSON Lines, one question a line (:mod:`nfeval.linkage.file_format` says
+what each line holds).
 
 Methods (:data:`METHODS`):
 
@@ -75,13 +53,9 @@ Usage::
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
@@ -89,8 +63,14 @@ from nfeval.hashing import sha256_text
 from nfeval.linkage import judges as J
 from nfeval.linkage import lexical as LX
 from nfeval.linkage.references import ReferenceSplit
+from nfeval.linkage.file_format import (COLUMNS, DEFAULT_MODELS, JUDGE_METHODS, METHODS,
+                                        REFERENCE_SOURCES, FileQuestion, LinkageFile,
+                                        method_kind, method_label, needs_references,
+                                        parse_linkage_text, read_linkage_file)
+from nfeval.linkage.file_results import LinkageScores, finish
 
 __all__ = [
+    "COLUMNS",
     "DEFAULT_MODELS",
     "JUDGE_METHODS",
     "METHODS",
@@ -112,230 +92,6 @@ __all__ = [
     "score_linkage_file",
     "score_splits",
 ]
-
-JUDGE_METHODS = J.METHODS
-METHODS = (*JUDGE_METHODS, "refppl", *LX.METHODS)
-REFERENCE_SOURCES = ("file", "1gt", "0gt")
-#: The embedded profile's models (:mod:`nfeval.profiles`): the judge, and refppl's base LM.
-DEFAULT_MODELS = {"judge": "qwen2.5-coder-1.5b-instruct", "refppl": "gemma3-270m"}
-#: Columns of the per-candidate table, in order.
-COLUMNS = ["qid", "candidate_id", "method", "score", "rank", "grade", "unparsed", "n_outputs",
-           "cut_tokens", "references", "dist", "raw", "detail"]
-
-_LABELS = {
-    "linkage": "LINKAGE", "pointwise": "pointwise without references",
-    "pointwise-ref": "pointwise with references",
-    "pointwise-ref-graded": "pointwise with graded references", "pairwise": "pairwise",
-    "refppl": "reference-recovery perplexity", "rouge1": "ROUGE-1 F1", "rouge2": "ROUGE-2 F1",
-    "rougeL": "ROUGE-L F1", "bleu": "BLEU", "bertscore": "BERTScore F1",
-    "bertscore-cls": "BERTScore (release: [CLS] cosine)",
-}
-
-
-def method_kind(method: str) -> str:
-    """``"judge"``, ``"refppl"`` or ``"lexical"``; an unknown method is an error."""
-    if method in JUDGE_METHODS:
-        return "judge"
-    if method == "refppl":
-        return "refppl"
-    if method in LX.METHODS:
-        return "lexical"
-    raise NfevalError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-
-
-def method_label(method: str, mode: str | None = None, shots: int = 0) -> str:
-    """A method's name for people, e.g. ``"LINKAGE (prob, 3-shot)"``."""
-    label = _LABELS[method]
-    if method_kind(method) != "judge":
-        return label
-    return f"{label} ({mode}{f', {shots}-shot' if method == 'linkage' else ''})"
-
-
-def needs_references(method: str) -> bool:
-    """Every method but ``pointwise`` (without references) reads a reference list."""
-    method_kind(method)
-    return method != "pointwise"
-
-
-# --------------------------------------------------------------------------- reading
-
-@dataclass(frozen=True)
-class FileQuestion:
-    """One valid line: a question, its candidates and its reference list (best first).
-
-    A candidate's ``grade`` is its human grade or None; ``raw_label`` keeps
-    the value as written.
-    """
-
-    qid: str
-    line: int
-    question: str
-    candidates: tuple[GradedAnswer, ...]
-    references: tuple[GradedAnswer, ...] = ()
-    graded_references: bool = False  # grades given in the file (else m-1..0 from the order)
-
-    def graded_question(self) -> GradedQuestion:
-        return GradedQuestion(self.qid, self.question, list(self.candidates))
-
-
-@dataclass
-class LinkageFile:
-    """The valid questions of a file, and the lines that were left out."""
-
-    name: str
-    sha256: str
-    questions: list[FileQuestion]
-    skipped: list[str] = field(default_factory=list)  # "line N: reason"
-
-    @property
-    def has_grades(self) -> bool:
-        """Some candidate carries a human grade."""
-        return any(c.grade is not None for q in self.questions for c in q.candidates)
-
-
-class _Bad(Exception):
-    pass
-
-
-def _text_field(obj: dict, key: str, what: str) -> str:
-    if key not in obj:
-        raise _Bad(f"{what} has no {key!r}")
-    v = obj[key]
-    if not isinstance(v, str):
-        raise _Bad(f"{what}: {key!r} must be a string, got {type(v).__name__}")
-    if not v.strip():
-        raise _Bad(f"{what}: {key!r} is empty")
-    return v
-
-
-def _item_id(obj: dict, default: str, what: str) -> str:
-    if "id" not in obj:
-        return default
-    v = obj["id"]
-    if isinstance(v, bool) or not isinstance(v, (str, int)) or (isinstance(v, str) and not v.strip()):
-        raise _Bad(f"{what}: id must be a non-empty string or an integer, got {v!r}")
-    return str(v)
-
-
-def _human_grade(v: Any, what: str) -> float | int:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise _Bad(f"{what}: grade must be a number, got {v!r}")
-    return v
-
-
-def _entries(raw: list, qid: str, kind: str, prefix: str) -> list[tuple[str, str, str, dict]]:
-    """Check a candidates or references list entry by entry: ``(what, id, text, entry)``.
-
-    Every entry must be an object with a text; ids default to ``prefix`` + its
-    1-based position and must be unique within the question.
-    """
-    out, seen = [], set()
-    for k, entry in enumerate(raw, 1):
-        what = f"question {qid}, {kind} {k}"
-        if not isinstance(entry, dict):
-            raise _Bad(f"{what} must be an object with a text")
-        eid = _item_id(entry, f"{prefix}{k}", what)
-        if eid in seen:
-            raise _Bad(f"question {qid}: {kind} id {eid!r} is used twice")
-        seen.add(eid)
-        out.append((what, eid, _text_field(entry, "text", what), entry))
-    return out
-
-
-def _parse_question(obj: Any) -> tuple[str, str, tuple[GradedAnswer, ...],
-                                        tuple[GradedAnswer, ...], bool]:
-    if not isinstance(obj, dict):
-        raise _Bad("expected a JSON object with id, question and candidates")
-    if "id" not in obj:
-        raise _Bad("no id")
-    qid = _item_id(obj, "", "question")
-    question = _text_field(obj, "question", f"question {qid}")
-    cands_raw = obj.get("candidates")
-    if not isinstance(cands_raw, list) or not cands_raw:
-        raise _Bad(f"question {qid}: 'candidates' must be a non-empty list")
-    cands = []
-    for what, cid, text, c in _entries(cands_raw, qid, "candidate", "c"):
-        grade = _human_grade(c["grade"], what) if c.get("grade") is not None else None
-        cands.append(GradedAnswer(cid, text, grade, c.get("grade")))
-    refs_raw = obj.get("references")
-    if refs_raw is None:
-        refs_raw = []
-    if not isinstance(refs_raw, list):
-        raise _Bad(f"question {qid}: 'references' must be a list")
-    refs, graded = [], []
-    for what, rid, text, r in _entries(refs_raw, qid, "reference", "r"):
-        g = r.get("grade")
-        if g is not None and (isinstance(g, bool) or not isinstance(g, int) or g < 0):
-            raise _Bad(f"{what}: grade must be an integer >= 0 (3 best), got {g!r}")
-        graded.append(g is not None)
-        refs.append((rid, text, g))
-    if any(graded) and not all(graded):
-        raise _Bad(f"question {qid}: give every reference a grade, or none (then the list "
-                   "order is the ranking, best first)")
-    m = len(refs)
-    if all(graded) and refs:
-        refs = sorted(refs, key=lambda t: -t[2])
-        out = tuple(GradedAnswer(rid, text, g, g) for rid, text, g in refs)
-    else:
-        out = tuple(GradedAnswer(rid, text, m - 1 - i, None) for i, (rid, text, _) in enumerate(refs))
-    return qid, question, tuple(cands), out, bool(refs) and all(graded)
-
-
-def parse_linkage_text(text: str, name: str = "<input>", *, limit: int = 0) -> LinkageFile:
-    """Validate every line of a file's text (module docstring); keep the good ones.
-
-    ``limit`` > 0 keeps the first ``limit`` valid questions. Blank lines at
-    the end are ignored; a blank line elsewhere is reported.
-    """
-    if limit < 0:
-        raise NfevalError(f"--limit must be >= 0, got {limit}")
-    lines = text.split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    questions: list[FileQuestion] = []
-    skipped: list[str] = []
-    first: dict[str, int] = {}
-    for i, line in enumerate(lines, 1):
-        if limit and len(questions) >= limit:
-            break
-        if not line.strip():
-            skipped.append(f"line {i}: blank line")
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            skipped.append(f"line {i}: invalid JSON: {e.msg} at column {e.colno}")
-            continue
-        try:
-            qid, question, cands, refs, graded = _parse_question(obj)
-        except _Bad as e:
-            skipped.append(f"line {i}: {e}")
-            continue
-        if qid in first:
-            skipped.append(f"line {i}: duplicate question id {qid!r} (first on line "
-                           f"{first[qid]}, kept)")
-            continue
-        first[qid] = i
-        questions.append(FileQuestion(qid, i, question, cands, refs, graded))
-    return LinkageFile(name, sha256_text(text), questions, skipped)
-
-
-def read_linkage_file(path: str | Path, *, limit: int = 0) -> LinkageFile:
-    """:func:`parse_linkage_text` of a file, or of standard input for ``"-"``."""
-    if str(path) == "-":
-        import sys
-
-        return parse_linkage_text(sys.stdin.read(), "<stdin>", limit=limit)
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise NfevalError(f"answers file {p} does not exist; pass a JSON-lines file with one "
-                          'question a line ({"id", "question", "candidates", "references"}; '
-                          "see nfeval linkage --help)")
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise NfevalError(f"{p} is not UTF-8 text (byte {e.start}): {e.reason}") from e
-    return parse_linkage_text(text, str(p), limit=limit)
 
 
 # --------------------------------------------------------------------------- reference lists
@@ -639,138 +395,6 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
     order = {s.qid: i for i, s in enumerate(splits)}
     rows.sort(key=lambda r: order[r["qid"]])  # stable: candidates keep their order
     return rows, scorer.prompt_sha
-
-
-# --------------------------------------------------------------------------- results
-
-@dataclass
-class LinkageScores:
-    """A file's scores: the per-candidate table, its signature, the correlation with
-    the human grades (None without grades) and the questions left out."""
-
-    method: str
-    label: str
-    table: pd.DataFrame
-    signature: Any  # nfeval.results.Signature
-    correlations: pd.DataFrame | None
-    skipped: list[str]
-    n_questions: int
-
-    @property
-    def n_candidates(self) -> int:
-        return len(self.table)
-
-    @property
-    def n_scored(self) -> int:
-        return int(self.table["score"].notna().sum())
-
-    @property
-    def n_unparsed(self) -> int:
-        return int(self.table["unparsed"].sum())
-
-    @property
-    def n_cut(self) -> int:
-        """Candidates cut from their end to fit the judge's window."""
-        return int((self.table["cut_tokens"] > 0).sum())
-
-    def summary(self, name: str) -> str:
-        """The one-line summary: what was scored, the mean score and the signature."""
-        mean = self.table["score"].mean()
-        extra = f", {self.n_unparsed} unparsed" if self.n_unparsed else ""
-        nan = self.n_candidates - self.n_scored
-        extra += f", {nan} without a score" if nan else ""
-        if self.n_cut:
-            extra += (f", {self.n_cut} cut to fit the judge's window "
-                      f"({int(self.table['cut_tokens'].sum())} tokens; column cut_tokens)")
-        return (f"File: {name}, {self.label}: {self.n_candidates} candidates of "
-                f"{self.n_questions} questions scored{extra}, mean score {mean:.6g} | "
-                f"{self.signature.as_string()}")
-
-    def correlation_lines(self) -> list[str]:
-        """One line per coefficient: the mean over questions of the per-question
-        correlation with the human grades, with its 95% interval and base."""
-        if self.correlations is None:
-            return []
-        out = []
-        for r in self.correlations.itertuples():
-            ci = ("no interval" if math.isnan(r.ci_low) else
-                  f"95% CI {r.ci_low:.3f} to {r.ci_high:.3f}")
-            out.append(f"{r.coefficient} with the human grades: {r.ours:.3f} ({ci}; "
-                       f"{r.n_questions} questions, {r.n_skipped_undefined} undefined, "
-                       f"{r.n_candidates} candidates)")
-        return out
-
-
-def _signature(method: str, model, *, mode: str, shots: int, seed: int, n: int,
-               n_questions: int, prompt_sha: str | None, references: str,
-               generator: str | None, unparsed, positions: str, embedder: str | None,
-               rouge: str, max_tokens: int = J.SAMPLING["max_tokens"]):
-    from nfeval.results import Signature
-
-    refs = references if method != "pointwise" else "none"
-    if generator and method != "pointwise":
-        refs += f"+{generator}"
-    extra: dict[str, Any] = {"questions": n_questions, "refs": refs}
-    kind = method_kind(method)
-    if kind == "judge":
-        extra["unparsed"] = unparsed
-        if mode == "sample" and max_tokens != J.SAMPLING["max_tokens"]:
-            extra["max_tokens"] = max_tokens
-        if method == "pairwise":
-            extra["positions"] = positions
-        variant = f"{mode}" + (f"-{shots}shot" if method == "linkage" else "")
-        info = model.info.as_dict()
-        return Signature(metric=method, variant=variant, model=info, dtype=info.get("dtype"),
-                         prompt_sha256=prompt_sha, seed=seed, n=n, extra=extra)
-    if kind == "refppl":
-        info = model.info.as_dict()
-        return Signature(metric="refppl", variant="top-grade-mean-nll", model=info,
-                         dtype=info.get("dtype"), prompt_sha256=prompt_sha, seed=seed, n=n,
-                         extra=extra)
-    sig = LX.method_signature(method, pattern="file", seed=seed, n=n, candidates="rest",
-                              rouge=rouge, embedder=embedder)
-    sig.extra = {**{k: v for k, v in sig.extra.items() if k != "pattern"}, **extra}
-    return sig
-
-
-def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
-           sources: dict[str, str], method: str, model, *, mode: str = "prob", shots: int = 0,
-           seed: int = 0, prompt_sha: str | None = None, references: str = "file",
-           generator: str | None = None, unparsed="drop", positions: str = "random",
-           embedder: str | None = None, rouge: str = "rouge-score",
-           skipped: Sequence[str] = (), max_tokens: int = J.SAMPLING["max_tokens"]
-           ) -> LinkageScores:
-    """The table (ranks, grades, list sources), its signature and the correlations."""
-    from nfeval.metrics.correlation import correlation_rows
-
-    grades = {(q.qid, c.doc_id): c.grade for q in lf.questions for c in q.candidates}
-    df = pd.DataFrame(rows)
-    if df.empty:
-        df = pd.DataFrame(columns=COLUMNS)
-    df["method"] = method
-    df["grade"] = [grades.get((q, c)) for q, c in zip(df["qid"], df["candidate_id"])]
-    df["references"] = [sources.get(q) for q in df["qid"]]
-    df["score"] = df["score"].astype(float)
-    df["rank"] = (df.groupby("qid", sort=False)["score"]
-                  .rank(ascending=False, method="min").astype("Int64"))
-    df["unparsed"] = df["unparsed"].astype(bool)
-    # tokens cut from a candidate's end to fit the judge's window (judge methods; 0 otherwise)
-    df["cut_tokens"] = (df["cut_tokens"].fillna(0).astype(int) if "cut_tokens" in df
-                        else 0)
-    df = df[COLUMNS].reset_index(drop=True)
-    graded = df[df["grade"].notna()]
-    corr = None
-    if len(graded):
-        frame = graded.assign(grade=graded["grade"].astype(float))[["method", "qid", "grade",
-                                                                     "score"]]
-        corr = correlation_rows(frame, by=["method"], seed=seed)
-    sig = _signature(method, model, mode=mode, shots=shots, seed=seed,
-                     n=int(df["score"].notna().sum()), n_questions=len(splits),
-                     prompt_sha=prompt_sha, references=references, generator=generator,
-                     unparsed=unparsed, positions=positions, embedder=embedder, rouge=rouge,
-                     max_tokens=max_tokens)
-    return LinkageScores(method, method_label(method, mode, shots), df, sig, corr,
-                         list(lf.skipped) + list(skipped), len(splits))
 
 
 def score_linkage_file(lf: LinkageFile, method: str = "linkage", model=None, *,

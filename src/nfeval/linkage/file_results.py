@@ -1,0 +1,145 @@
+"""The result of scoring a LINKAGE answer file: per-candidate table, signature, correlations."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from nfeval.linkage import judges as J
+from nfeval.linkage import lexical as LX
+from nfeval.linkage.references import ReferenceSplit
+from nfeval.linkage.file_format import COLUMNS, LinkageFile, method_kind, method_label
+
+
+@dataclass
+class LinkageScores:
+    """A file's scores: the per-candidate table, its signature, the correlation with
+    the human grades (None without grades) and the questions left out."""
+
+    method: str
+    label: str
+    table: pd.DataFrame
+    signature: Any  # nfeval.results.Signature
+    correlations: pd.DataFrame | None
+    skipped: list[str]
+    n_questions: int
+
+    @property
+    def n_candidates(self) -> int:
+        return len(self.table)
+
+    @property
+    def n_scored(self) -> int:
+        return int(self.table["score"].notna().sum())
+
+    @property
+    def n_unparsed(self) -> int:
+        return int(self.table["unparsed"].sum())
+
+    @property
+    def n_cut(self) -> int:
+        """Candidates cut from their end to fit the judge's window."""
+        return int((self.table["cut_tokens"] > 0).sum())
+
+    def summary(self, name: str) -> str:
+        """The one-line summary: what was scored, the mean score and the signature."""
+        mean = self.table["score"].mean()
+        extra = f", {self.n_unparsed} unparsed" if self.n_unparsed else ""
+        nan = self.n_candidates - self.n_scored
+        extra += f", {nan} without a score" if nan else ""
+        if self.n_cut:
+            extra += (f", {self.n_cut} cut to fit the judge's window "
+                      f"({int(self.table['cut_tokens'].sum())} tokens; column cut_tokens)")
+        return (f"File: {name}, {self.label}: {self.n_candidates} candidates of "
+                f"{self.n_questions} questions scored{extra}, mean score {mean:.6g} | "
+                f"{self.signature.as_string()}")
+
+    def correlation_lines(self) -> list[str]:
+        """One line per coefficient: the mean over questions of the per-question
+        correlation with the human grades, with its 95% interval and base."""
+        if self.correlations is None:
+            return []
+        out = []
+        for r in self.correlations.itertuples():
+            ci = ("no interval" if math.isnan(r.ci_low) else
+                  f"95% CI {r.ci_low:.3f} to {r.ci_high:.3f}")
+            out.append(f"{r.coefficient} with the human grades: {r.ours:.3f} ({ci}; "
+                       f"{r.n_questions} questions, {r.n_skipped_undefined} undefined, "
+                       f"{r.n_candidates} candidates)")
+        return out
+
+
+def _signature(method: str, model, *, mode: str, shots: int, seed: int, n: int,
+               n_questions: int, prompt_sha: str | None, references: str,
+               generator: str | None, unparsed, positions: str, embedder: str | None,
+               rouge: str, max_tokens: int = J.SAMPLING["max_tokens"]):
+    from nfeval.results import Signature
+
+    refs = references if method != "pointwise" else "none"
+    if generator and method != "pointwise":
+        refs += f"+{generator}"
+    extra: dict[str, Any] = {"questions": n_questions, "refs": refs}
+    kind = method_kind(method)
+    if kind == "judge":
+        extra["unparsed"] = unparsed
+        if mode == "sample" and max_tokens != J.SAMPLING["max_tokens"]:
+            extra["max_tokens"] = max_tokens
+        if method == "pairwise":
+            extra["positions"] = positions
+        variant = f"{mode}" + (f"-{shots}shot" if method == "linkage" else "")
+        info = model.info.as_dict()
+        return Signature(metric=method, variant=variant, model=info, dtype=info.get("dtype"),
+                         prompt_sha256=prompt_sha, seed=seed, n=n, extra=extra)
+    if kind == "refppl":
+        info = model.info.as_dict()
+        return Signature(metric="refppl", variant="top-grade-mean-nll", model=info,
+                         dtype=info.get("dtype"), prompt_sha256=prompt_sha, seed=seed, n=n,
+                         extra=extra)
+    sig = LX.method_signature(method, pattern="file", seed=seed, n=n, candidates="rest",
+                              rouge=rouge, embedder=embedder)
+    sig.extra = {**{k: v for k, v in sig.extra.items() if k != "pattern"}, **extra}
+    return sig
+
+
+def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
+           sources: dict[str, str], method: str, model, *, mode: str = "prob", shots: int = 0,
+           seed: int = 0, prompt_sha: str | None = None, references: str = "file",
+           generator: str | None = None, unparsed="drop", positions: str = "random",
+           embedder: str | None = None, rouge: str = "rouge-score",
+           skipped: Sequence[str] = (), max_tokens: int = J.SAMPLING["max_tokens"]
+           ) -> LinkageScores:
+    """The table (ranks, grades, list sources), its signature and the correlations."""
+    from nfeval.metrics.correlation import correlation_rows
+
+    grades = {(q.qid, c.doc_id): c.grade for q in lf.questions for c in q.candidates}
+    df = pd.DataFrame(rows)
+    if df.empty:
+        df = pd.DataFrame(columns=COLUMNS)
+    df["method"] = method
+    df["grade"] = [grades.get((q, c)) for q, c in zip(df["qid"], df["candidate_id"])]
+    df["references"] = [sources.get(q) for q in df["qid"]]
+    df["score"] = df["score"].astype(float)
+    df["rank"] = (df.groupby("qid", sort=False)["score"]
+                  .rank(ascending=False, method="min").astype("Int64"))
+    df["unparsed"] = df["unparsed"].astype(bool)
+    # tokens cut from a candidate's end to fit the judge's window (judge methods; 0 otherwise)
+    df["cut_tokens"] = (df["cut_tokens"].fillna(0).astype(int) if "cut_tokens" in df
+                        else 0)
+    df = df[COLUMNS].reset_index(drop=True)
+    graded = df[df["grade"].notna()]
+    corr = None
+    if len(graded):
+        frame = graded.assign(grade=graded["grade"].astype(float))[["method", "qid", "grade",
+                                                                     "score"]]
+        corr = correlation_rows(frame, by=["method"], seed=seed)
+    sig = _signature(method, model, mode=mode, shots=shots, seed=seed,
+                     n=int(df["score"].notna().sum()), n_questions=len(splits),
+                     prompt_sha=prompt_sha, references=references, generator=generator,
+                     unparsed=unparsed, positions=positions, embedder=embedder, rouge=rouge,
+                     max_tokens=max_tokens)
+    return LinkageScores(method, method_label(method, mode, shots), df, sig, corr,
+                         list(lf.skipped) + list(skipped), len(splits))
