@@ -82,6 +82,9 @@ Two more kernels measure the HTTP path and a peer tool:
 
 ``--quick`` runs a tiny workload (smoke test) and writes no CSV unless
 ``--csv`` is given.
+
+Why this file is long: every kernel's benchmark is one function here, so
+``make bench`` runs them in one process and prints ratios from one run.
 """
 
 from __future__ import annotations

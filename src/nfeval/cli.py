@@ -13,6 +13,9 @@ Every error meant for a user exits with status 2 and one line saying what
 is wrong and how to fix it. The scoring commands exit with 0 when something
 was scored, 1 when nothing could be, and 130 on Ctrl-C (with a line saying
 how to resume from the per-item cache).
+
+Why this file is long: every command's arguments and help text are here, so
+``nfeval --help`` and the code that reads each flag sit side by side.
 """
 
 from __future__ import annotations

@@ -30,6 +30,9 @@ computed sum is printed so it can be pinned (see :mod:`nfeval.data.registry`).
 
 Hashes are memoized per process by ``(path, size, mtime)``, so resolving the
 same large file repeatedly costs one hash.
+
+Why this file is long: mirror, cache, download and their checks are one path
+(each step falls back to the next), kept together so its order is read in one place.
 """
 
 from __future__ import annotations

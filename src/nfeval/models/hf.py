@@ -34,6 +34,9 @@ Chat templates (``ModelInfo.chat_template``):
 * ``"none"`` -- any other model without a template (e.g. gemma3-270m base):
   the message contents joined by a blank line (``"\\n\\n"``), no role markers,
   nothing added for the generation prompt.
+
+Why this file is long: the chat-template rules above and the one backend class
+that applies them.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 How it reads scores and label distributions over HTTP (echo semantics,
 verification, boundary policy): ``docs/servers.md``.
+
+Why this file is long: it is one class speaking one protocol (completions with
+echo, its probes and its fallbacks); split, each part would need the others' state.
 """
 
 from __future__ import annotations

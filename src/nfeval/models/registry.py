@@ -37,6 +37,9 @@ Two kinds of models:
 
 Any existing local folder (a transformers checkpoint) is accepted as a name
 too, and so is a path to a ``.gguf`` file.
+
+Why this file is long: the table of models is data (each with its package,
+checksum and licence), next to the one function that prepares them.
 """
 
 from __future__ import annotations
