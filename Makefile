@@ -27,12 +27,13 @@ export TOKENIZERS_PARALLELISM := false
 SRC := $(shell find src -name '*.py' -o -name '*.txt' 2>/dev/null) $(wildcard prompts/*.txt data/paper_values/*.csv)
 PAPERMILL_ARGS = -p profile $(PROFILE) -p seed $(SEED) $(if $(LIMIT),-p limit $(LIMIT)) -p output_dir $(CURDIR)
 
-# run_notebook NOTEBOOK: execute with papermill into results/executed/ and print the wall time
+# run_notebook NOTEBOOK,EXECUTED,ARGS: execute with papermill into results/executed/EXECUTED
+# (ARGS: the artefact's own parameters) and print the wall time
 define run_notebook
 	@mkdir -p results/executed figures
 	@start=$$(date +%s); \
-	$(VENV)/bin/papermill --cwd notebooks --progress-bar $(1) results/executed/$(notdir $(1)) $(PAPERMILL_ARGS) \
-	  && echo "== $(notdir $(1)): $$(( $$(date +%s) - start )) s"
+	$(VENV)/bin/papermill --cwd notebooks --progress-bar $(1) results/executed/$(2) $(3) $(PAPERMILL_ARGS) \
+	  && echo "== $(2): $$(( $$(date +%s) - start )) s"
 endef
 
 # Project data the DebateQA notebooks read (their rules name them through nfeval.artefacts).

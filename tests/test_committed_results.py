@@ -162,8 +162,9 @@ def _run_defaults(art, out_dir):
     from nfeval.paths import NOTEBOOKS
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    pm.execute_notebook(str(art.path), str(out_dir / art.notebook),
-                        parameters={"output_dir": str(out_dir)}, cwd=str(NOTEBOOKS),
+    pm.execute_notebook(str(art.path), str(out_dir / art.executed),
+                        parameters={"output_dir": str(out_dir), **dict(art.parameters)},
+                        cwd=str(NOTEBOOKS),
                         kernel_name="python3", progress_bar=False)
     return out_dir / "results" / f"{art.id}.csv", out_dir / "results" / f"{art.id}.json"
 

@@ -23,10 +23,17 @@ class Artefact:
     status: str = ""  # one phrase: where its evidence stands (the README's table)
     after: tuple[str, ...] = ()  # artefacts whose outputs (or item store) it reads
     inputs: tuple[str, ...] = ()  # project data it reads: "sample", "docs"
+    #: notebook parameters that make the notebook this artefact (one notebook, two artefacts)
+    parameters: tuple[tuple[str, str], ...] = ()
 
     @property
     def path(self):
         return NOTEBOOKS / self.notebook
+
+    @property
+    def executed(self) -> str:
+        """File name of its executed copy (``results/executed/``)."""
+        return f"{self.id}.ipynb" if self.parameters else self.notebook
 
     @property
     def target(self) -> str:
@@ -171,8 +178,9 @@ def make_rules() -> str:
         deps = [f"notebooks/{a.notebook}", "$(SRC)", *(by_id(d).target for d in a.after),
                 *(INPUTS[i] for i in a.inputs)]
         label = {"linkage": "LINKAGE", "debateqa": "DebateQA", "both": "Both papers"}[a.paper]
+        args = " ".join(f"-p {k} {v}" for k, v in a.parameters)
         out += [f"{a.target}: {' '.join(deps)} | $(STAMP) ## {label} {a.item}",
-                "\t$(call run_notebook,$<)", ""]
+                f"\t$(call run_notebook,$<,{a.executed},{args})", ""]
     return "\n".join(out)
 
 

@@ -209,8 +209,9 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
         for stage in stages.get(artefact, ({},)):
             t = time.time()
             print(f"-- {artefact} {stage or 'at its defaults'}", flush=True)
-            pm.execute_notebook(str(art.path), str(out_dir / art.notebook),
-                                parameters={"output_dir": str(output_dir), **stage,
+            pm.execute_notebook(str(art.path), str(out_dir / art.executed),
+                                parameters={"output_dir": str(output_dir),
+                                            **dict(art.parameters), **stage,
                                             **(overrides or {})},
                                 cwd=str(NOTEBOOKS), kernel_name="python3", log_output=True,
                                 progress_bar=False, stdout_file=sys.stdout, stderr_file=sys.stderr)
