@@ -15,7 +15,8 @@ from nfeval import NfevalError
 from nfeval.debateqa.experiments.curation import documents
 from nfeval.debateqa.experiments.curation.chunking import similarity_summary
 from nfeval.debateqa.experiments.curation.dedup import dedup_questions, similarity_edges, stored_similarity_edges
-from nfeval.debateqa.experiments.curation.pipeline import PipelineResult, distribution_table
+from nfeval.debateqa.experiments.curation.pipeline import PipelineResult
+from nfeval.debateqa.experiments.curation.report import distribution_table
 from nfeval.debateqa.experiments.curation.topics import STEP, fit_topics, topic_spec
 from nfeval.store import close_store, use_store
 
@@ -95,7 +96,7 @@ def test_without_a_store_topics_are_fitted_every_time():
 
 
 def _fake_encoder(calls):
-    def encode(texts, model, batch_size):
+    def encode(texts, model, batch_size, device=None):
         calls.append(list(texts))
         rng = np.random.default_rng(len(calls))
         emb = rng.normal(size=(len(texts), 8)).astype(np.float32)

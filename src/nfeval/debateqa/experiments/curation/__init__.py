@@ -9,7 +9,8 @@
 * :mod:`.chunking`: character and token chunks by LangChain's recursive splitter
   (Figure 11, RAG);
 * :mod:`.topics`: BERTopic topics of a question set (Figure 14), stored once fitted;
-* :mod:`.pipeline`: the stages end to end (Figure 1, Figures 12-13).
+* :mod:`.pipeline`: the stages end to end (Figure 1);
+* :mod:`.report`: a run as the artefacts make it, and its tables (Figures 1, 12-13).
 
 Steps whose floats could differ on another CPU (embeddings, the dedup
 graph's edges, the topic assignments) go through the item store

@@ -77,7 +77,8 @@ def chunk_tokens(text: str, tokenizer, max_tokens: int = 1000) -> list[str]:
 
 
 def embed_long_texts(texts: Sequence[str], tokenizer, model: str = "minilm-l6",
-                     window_tokens: int = 250, *, stored: bool = False) -> np.ndarray:
+                     window_tokens: int = 250, *, stored: bool = False,
+                     device: str | None = None) -> np.ndarray:
     """One L2-normalised embedding per text: the mean over its ``window_tokens`` windows.
 
     MiniLM reads at most 256 word pieces, so a 1000-token chunk embedded
@@ -85,7 +86,7 @@ def embed_long_texts(texts: Sequence[str], tokenizer, model: str = "minilm-l6",
     (:func:`chunk_tokens`) and averages, a stand-in for the long-context
     gte-Qwen2-1.5B of Appendix A.2 (our choice, not the paper's). ``stored``: the
     windows' embeddings go through the active item store
-    (:func:`nfeval.debateqa.experiments.curation.documents.embed_texts`).
+    (:func:`nfeval.debateqa.experiments.curation.documents.embed_texts`, on ``device``).
     """
     from nfeval.debateqa.experiments.curation.documents import embed_texts
 
@@ -95,7 +96,7 @@ def embed_long_texts(texts: Sequence[str], tokenizer, model: str = "minilm-l6",
         parts = [w for w in chunk_tokens(t, tokenizer, window_tokens) if w.strip()] or [t]
         windows.extend(parts)
         owner.extend([i] * len(parts))
-    emb = embed_texts(windows, model, stored=stored)
+    emb = embed_texts(windows, model, stored=stored, device=device)
     out = np.zeros((len(texts), emb.shape[1]), dtype=np.float64)
     np.add.at(out, np.asarray(owner, dtype=int), emb)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -107,7 +108,8 @@ EMBEDDING_MODES = ("truncate", "window-mean")
 
 def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequence],
                               tokenizer, max_tokens: int = 1000, model: str = "minilm-l6",
-                              modes: Sequence[str] = EMBEDDING_MODES, *, stored: bool = True):
+                              modes: Sequence[str] = EMBEDDING_MODES, *, stored: bool = True,
+                              device: str | None = None):
     """Cosine(question, chunk) for every ~``max_tokens`` chunk of each question's documents.
 
     Appendix A.2 / Figure 11: "We segment each document into 1000-token chunks
@@ -119,7 +121,8 @@ def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequenc
     (:func:`embed_long_texts`). One row per (mode, question, document, chunk),
     with the chunk's token count; whitespace-only chunks are skipped. While an item
     store is active (and ``stored``), every embedding is read from / kept in it, so a
-    rerun on another CPU computes the cosines from the committed vectors.
+    rerun on another CPU computes the cosines from the committed vectors. ``device``: where
+    the embedder runs.
     """
     import pandas as pd
 
@@ -139,11 +142,12 @@ def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequenc
                              "n_tokens": n, "n_chars": len(c)})
                 chunks.append(c)
     qids = list(questions)
-    q_emb = dict(zip(qids, embed_texts([questions[q] for q in qids], model, stored=stored)))
+    q_emb = dict(zip(qids, embed_texts([questions[q] for q in qids], model, stored=stored,
+                                       device=device)))
     frames = []
     for mode in modes:
-        emb = embed_texts(chunks, model, stored=stored) if mode == "truncate" else \
-            embed_long_texts(chunks, tokenizer, model, stored=stored)
+        emb = embed_texts(chunks, model, stored=stored, device=device) if mode == "truncate" \
+            else embed_long_texts(chunks, tokenizer, model, stored=stored, device=device)
         cos = [float(q_emb[m["question_id"]] @ e) for m, e in zip(meta, emb)]
         frames.append(pd.DataFrame(meta).assign(mode=mode, cosine=cos))
     cols = ["mode", "question_id", "doc_id", "chunk", "n_tokens", "n_chars", "cosine"]

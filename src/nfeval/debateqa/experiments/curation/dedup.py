@@ -183,11 +183,12 @@ class DedupResult:
 
 def dedup_questions(questions: Sequence[Sequence[str]], *, threshold: float = DEFAULT_THRESHOLD,
                     seed: int = 0, model: str = "minilm-l6", embeddings: np.ndarray | None = None,
-                    block_size: int = 1024) -> DedupResult:
+                    block_size: int = 1024, device: str | None = None) -> DedupResult:
     """Deduplicate ``(source, question_id, text)`` triples (e.g. :class:`SourcedQuestion`).
 
     ``embeddings`` (L2-normalised rows, one per question) skips the encoder,
-    so tests and callers with their own vectors need no model.
+    so tests and callers with their own vectors need no model; otherwise ``model``
+    embeds the questions on ``device``.
     """
     triples = [tuple(q) for q in questions]
     for k, q in enumerate(triples):
@@ -201,7 +202,7 @@ def dedup_questions(questions: Sequence[Sequence[str]], *, threshold: float = DE
     if embeddings is None:
         from nfeval.debateqa.experiments.curation.documents import embed_texts
 
-        embeddings = (embed_texts(texts, model, stored=True) if texts
+        embeddings = (embed_texts(texts, model, stored=True, device=device) if texts
                       else np.zeros((0, 1), np.float32))
         used_model = model
     else:

@@ -213,8 +213,9 @@ def _encoder_on(model: str, device: str):
                           "'minilm-l6' (embedded) or a local sentence-transformers folder.") from e
 
 
-def _encode(texts: Sequence[str], model: str, batch_size: int) -> np.ndarray:
-    encoder = _encoder(model)
+def _encode(texts: Sequence[str], model: str, batch_size: int,
+            device: str | None = None) -> np.ndarray:
+    encoder = _encoder(model, device)
     if len(texts) == 0:
         return np.zeros((0, encoder.get_sentence_embedding_dimension()), dtype=np.float32)
     emb = encoder.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
@@ -233,8 +234,9 @@ def _from_stored(value: dict) -> np.ndarray:
 
 
 def embed_texts(texts: Sequence[str], model: str = "minilm-l6", batch_size: int = 32, *,
-                stored: bool = False) -> np.ndarray:
-    """L2-normalised float32 embeddings, one row per text (model cached per process).
+                stored: bool = False, device: str | None = None) -> np.ndarray:
+    """L2-normalised float32 embeddings, one row per text (model cached per process and
+    ``device``, see :func:`_encoder`).
 
     MiniLM reads at most 256 word pieces: longer texts are truncated (see
     :func:`nfeval.debateqa.experiments.curation.chunking.embed_long_texts` for a windowed mean).
@@ -249,10 +251,10 @@ def embed_texts(texts: Sequence[str], model: str = "minilm-l6", batch_size: int 
     from nfeval.store import active_store, cached_steps
 
     if not stored or active_store() is None or len(texts) == 0:
-        return _encode(texts, model, batch_size)
+        return _encode(texts, model, batch_size, device)
     spec = {"texts": [str(t) for t in texts], "batch_size": int(batch_size)}
     value = cached_steps(f"embed-batch.{embedder_key(model)}", [spec],
-                         lambda specs: [_to_stored(_encode(s["texts"], model, batch_size))
+                         lambda specs: [_to_stored(_encode(s["texts"], model, batch_size, device))
                                         for s in specs])[0]
     emb = _from_stored(value)
     if emb.shape[0] != len(texts):
@@ -275,19 +277,22 @@ def embedder_key(model: str = "minilm-l6") -> str:
 
 
 class DenseIndex:
-    """Cosine-similarity search over ``texts`` embedded with ``model`` (``stored``: the
-    embeddings of texts and queries go through the item store, see :func:`embed_texts`)."""
+    """Cosine-similarity search over ``texts`` embedded with ``model`` on ``device``
+    (``stored``: the embeddings of texts and queries go through the item store, see
+    :func:`embed_texts`)."""
 
-    def __init__(self, texts: Sequence[str], model: str = "minilm-l6", *, stored: bool = False):
+    def __init__(self, texts: Sequence[str], model: str = "minilm-l6", *, stored: bool = False,
+                 device: str | None = None):
         self.model = model
         self.stored = stored
-        self.embeddings = embed_texts(texts, model, stored=stored)
+        self.device = device
+        self.embeddings = embed_texts(texts, model, stored=stored, device=device)
 
     def scores(self, query: str) -> np.ndarray:
         """Cosine similarity of every text with ``query``."""
         if not len(self.embeddings):
             return np.zeros(0)
-        q = embed_texts([query], self.model, stored=self.stored)[0]
+        q = embed_texts([query], self.model, stored=self.stored, device=self.device)[0]
         return (self.embeddings @ q).astype(float)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
@@ -295,12 +300,12 @@ class DenseIndex:
         return _top_k(self.scores(query), k)
 
 
-def embedder_tokenizer(model: str = "minilm-l6"):
+def embedder_tokenizer(model: str = "minilm-l6", device: str | None = None):
     """The (fast) tokenizer of the embedding model, for token-budget chunking."""
-    return _encoder(model).tokenizer
+    return _encoder(model, device).tokenizer
 
 
-def embedder_info(model: str = "minilm-l6") -> dict:
+def embedder_info(model: str = "minilm-l6", device: str | None = None) -> dict:
     """Name, source, checksum and dtype of an embedding model, for a :class:`Signature`."""
     if model in ("minilm-l6", "minilm", "all-MiniLM-L6-v2"):
         from nfeval.hashing import sha256_file
@@ -309,7 +314,7 @@ def embedder_info(model: str = "minilm-l6") -> dict:
         spec = get_spec("minilm-l6")
         return {"name": spec.name, "source": spec.source, "dtype": "float32",
                 "checksum": sha256_file(minilm_path() / "model.safetensors"),
-                "max_seq_length": int(_encoder(model).max_seq_length)}
+                "max_seq_length": int(_encoder(model, device).max_seq_length)}
     return {"name": model, "source": model, "dtype": "float32", "checksum": None}
 
 
@@ -371,21 +376,23 @@ def documents_per_question(docs: Sequence[Document], question_ids: Sequence[int]
 
 
 def retrieve(questions: dict[int, str], docs: Sequence[Document], k: int = 5,
-             method: str = "bm25", model: str = "minilm-l6"):
+             method: str = "bm25", model: str = "minilm-l6", device: str | None = None):
     """The top ``k`` documents of ``docs`` for each question, one row per (question, rank).
 
     Columns: question_id, rank (from 1), doc_id, score, linked (the document
     was written for this question). ``method``: ``"bm25"`` (:class:`BM25Index`
     over title + text), ``"dense"`` (:class:`DenseIndex`), or ``"linked"``
     (only the question's own documents, ranked by BM25: a stand-in for the
-    paper's search results reranked by Bge-Reranker-v2-Gemma, Appendix A.2).
+    paper's search results reranked by Bge-Reranker-v2-Gemma, Appendix A.2). ``device``:
+    where the dense embedder runs.
     """
     import pandas as pd
 
     texts = [f"{d.title}\n{d.text}" if d.title else d.text for d in docs]
     if method not in ("bm25", "dense", "linked"):
         raise NfevalError(f"unknown retrieval method {method!r}; use bm25, dense or linked")
-    index = DenseIndex(texts, model, stored=True) if method == "dense" else BM25Index(texts)
+    index = (DenseIndex(texts, model, stored=True, device=device) if method == "dense"
+             else BM25Index(texts))
     rows = []
     for qid, question in questions.items():
         if method == "linked":

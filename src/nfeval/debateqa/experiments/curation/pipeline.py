@@ -28,8 +28,12 @@ One function per stage, each taking the previous stage's output:
    ``{"id", "question", "partial_answers": [{"point_of_view", "explanation"}]}``.
 
 :func:`run_pipeline` chains them and returns the funnel (counts after each
-stage) with every intermediate table. The paper's last step, human
-annotation of the partial answers (A.4), has no counterpart here.
+stage) with every intermediate table; :mod:`.report` turns a run into the
+tables of Figures 1 and 12-13. The paper's last step, human annotation of the
+partial answers (A.4), has no counterpart here.
+
+The sentence embedder (deduplication, dense search) runs on the ``device``
+given to :func:`run_pipeline`.
 """
 
 from __future__ import annotations
@@ -71,14 +75,11 @@ __all__ = [
     "STEPS",
     "PipelineResult",
     "dedup_stage",
-    "distribution_table",
     "explanation_stage",
     "extract_stage",
     "filter_trusted",
-    "funnel_table",
     "item_id",
     "min_povs_stage",
-    "partial_answer_counts",
     "run_pipeline",
     "search_documents",
     "select_documents",
@@ -112,15 +113,18 @@ def source_questions(sources: Sequence[str] | str = ("debateqa-sample",), *,
 
 
 def dedup_stage(questions: Sequence[SourcedQuestion], *, threshold: float | None = None,
-                seed: int = 0, model: str = "minilm-l6", embeddings: np.ndarray | None = None):
+                seed: int = 0, model: str = "minilm-l6", embeddings: np.ndarray | None = None,
+                device: str | None = None):
     """Stage 2: the questions kept by deduplication (input order) and the ``DedupResult``.
 
-    ``embeddings`` (one L2-normalised row per question) skips the encoder.
+    ``embeddings`` (one L2-normalised row per question) skips the encoder, which
+    otherwise runs on ``device``.
     """
     from nfeval.debateqa.experiments.curation.dedup import DEFAULT_THRESHOLD, dedup_questions
 
     res = dedup_questions(questions, threshold=DEFAULT_THRESHOLD if threshold is None
-                          else threshold, seed=seed, model=model, embeddings=embeddings)
+                          else threshold, seed=seed, model=model, embeddings=embeddings,
+                          device=device)
     kept = set(res.kept)
     return [q for q in questions if (q.source, q.question_id) in kept], res
 
@@ -134,12 +138,13 @@ def _doc_text(d: Document) -> str:
 def search_documents(questions: Sequence[SourcedQuestion], docs: Sequence[Document], *,
                      method: str = "linked", k: int = 10,
                      min_relative_score: float | None = None,
-                     model: str = "minilm-l6") -> pd.DataFrame:
+                     model: str = "minilm-l6", device: str | None = None) -> pd.DataFrame:
     """Stage 3: up to ``k`` documents per question, one row per hit.
 
     Columns: source, question_id, rank (from 1), doc_id, url, score, linked
     (the page was written for this question). Hits with score <= 0 (no shared
-    word) are never kept; see the module docstring for ``method``.
+    word) are never kept; see the module docstring for ``method``. ``device``: where
+    the dense search's embedder runs.
     """
     if method not in SEARCH_METHODS:
         raise NfevalError(f"unknown search method {method!r}; use one of {sorted(SEARCH_METHODS)}")
@@ -151,7 +156,8 @@ def search_documents(questions: Sequence[SourcedQuestion], docs: Sequence[Docume
     if not questions or not docs:
         return pd.DataFrame(columns=cols)
     texts = [_doc_text(d) for d in docs]
-    index = DenseIndex(texts, model, stored=True) if method == "dense" else BM25Index(texts)
+    index = (DenseIndex(texts, model, stored=True, device=device) if method == "dense"
+             else BM25Index(texts))
     rows = []
     for q in questions:
         scores = index.scores(q.text)
@@ -308,14 +314,15 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
                  limit: int = 0, min_povs: int = MIN_POVS, seed: int = 0,
                  pov_tokens: int = 256, explanation_tokens: int = 200, max_povs: int = 6,
                  temperature: float = 0.0, max_chars: int = 0, use_cache: bool = True,
-                 progress: bool = True) -> PipelineResult:
+                 progress: bool = True, device: str | None = None) -> PipelineResult:
     """Run every stage; ``model=None`` stops after the document stages (no LLM).
 
     ``questions`` (``SourcedQuestion`` triples) replaces stage 1's ``sources``;
     ``docs`` replaces the collection file. ``dedup_threshold`` None or negative:
     the dedup module's default. ``limit`` > 0 sends only the first
     ``limit`` questions kept by the document stages (in source order) through
-    the LLM stages, whose funnel counts are then out of ``limit``.
+    the LLM stages, whose funnel counts are then out of ``limit``. ``device``: where
+    the sentence embedder runs (the LLM ``model`` comes loaded).
     """
     params = {"sources": list(sources) if not isinstance(sources, str) else sources,
               "dedup": dedup, "dedup_threshold": dedup_threshold, "search": search, "k": k,
@@ -339,14 +346,14 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
         dedup_threshold = None  # the dedup module's default
     if dedup and len(questions) > 1:
         kept, dres = dedup_stage(questions, threshold=dedup_threshold, seed=seed,
-                                 embeddings=dedup_embeddings)
+                                 embeddings=dedup_embeddings, device=device)
     else:
         kept = list(questions)
     funnel.append(_funnel_row("dedup", "deduplicated", len(kept),
                               note="" if dedup else "deduplication switched off"))
 
     hits = search_documents(kept, docs, method=search, k=k,
-                            min_relative_score=min_relative_score)
+                            min_relative_score=min_relative_score, device=device)
     trusted = filter_trusted(hits, tlds)
     selected = select_documents(trusted, min_docs=min_docs, max_docs=max_docs)
     funnel.append(_funnel_row("search", "document search", _n_questions(hits), len(hits),
@@ -452,107 +459,3 @@ def write_items(items: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(p)
     return p
-
-
-def partial_answer_counts(split: str = "test") -> tuple[str, pd.DataFrame]:
-    """Partial answers per question of a DebateQA split, the closest real data to Figure 13.
-
-    The release holds the partial answers that survived human annotation
-    (A.4), not the POVs extracted before it, so its counts sit one step after
-    Figure 13's. Where the split is not reachable, the project's sample
-    (written in the release's format) stands in; the returned name says which.
-    Returns (name, DataFrame with ``id`` and ``partial_answers``).
-    """
-    from nfeval.data import load_debateqa
-    from nfeval.data.sample import SAMPLE_DIR
-
-    try:
-        items, name = load_debateqa(split), f"DebateQA {split} split"
-    except NfevalError:
-        items, name = load_debateqa(SAMPLE_DIR / "questions.jsonl"), \
-            f"project sample (DebateQA {split} split not reachable)"
-    return name, pd.DataFrame({"id": [it.id for it in items],
-                               "partial_answers": [len(it.partial_answers) for it in items]})
-
-
-def funnel_table(funnel: pd.DataFrame) -> pd.DataFrame:
-    """The funnel in long form (step, stage, measure, ours, note), steps in pipeline order
-    and measures as questions, documents, povs; counts that do not apply are left out."""
-    rows = [{"step": r.step, "stage": r.stage, "measure": m, "ours": float(getattr(r, m)),
-             "note": r.note}
-            for r in funnel.itertuples() for m in ("questions", "documents", "povs")
-            if pd.notna(getattr(r, m))]
-    return pd.DataFrame(rows, columns=["step", "stage", "measure", "ours", "note"])
-
-
-def _histogram(values: pd.Series, lo: int, hi: int) -> list[tuple[int, int]]:
-    counts = values.astype(int).value_counts()
-    return [(n, int(counts.get(n, 0))) for n in range(lo, hi + 1)]
-
-
-def distribution_table(result: PipelineResult, reference: tuple[str, pd.DataFrame] | None = None,
-                       *, seed: int | None = None) -> pd.DataFrame:
-    """Figures 12-13 in long form: figure, metric, n, ours, ci_low, ci_high, n_questions, data.
-
-    f12: trusted documents per searched question (before the ">= min_docs"
-    filter) and documents used per kept question; f13: POVs per question
-    that went through extraction (before the ">= min_povs" filter) and
-    partial answers per produced item; ``reference`` (from
-    :func:`partial_answer_counts`) adds the release's partial answers per
-    question as ``f13 reference``. ``n`` is the bar (a count of documents or
-    POVs), empty for summary rows.
-
-    The means over questions carry a 95% bootstrap interval over questions
-    (:func:`nfeval.metrics.intervals.mean_interval`, seeded by ``seed``, by
-    default the run's, and the row's name); counts are exact and have none.
-    ``n_questions`` is the number of questions a row counts or averages over.
-    """
-    from nfeval.metrics.intervals import mean_interval
-
-    q = result.questions
-    min_docs = int(result.parameters.get("min_docs", 3))
-    seed = int(result.parameters.get("seed", 0)) if seed is None else int(seed)
-    searched = q[q.dropped_at != "deduplicated"]
-    kept = q[q.used > 0]
-    ran = q[q.povs.notna()]
-    rows: list[dict] = []
-
-    def add(figure, metric, ours, over, n="", data="ours"):
-        rows.append({"figure": figure, "metric": metric, "n": n, "ours": ours,
-                     "ci_low": np.nan, "ci_high": np.nan, "n_questions": int(over),
-                     "data": data})
-
-    def add_mean(figure, metric, values, data="ours"):
-        ci = mean_interval(list(values), seed=seed, key=f"{figure}/{metric}/{data}")
-        rows.append({"figure": figure, "metric": metric, "n": "", "ours": ci.estimate,
-                     "ci_low": ci.low, "ci_high": ci.high, "n_questions": ci.n, "data": data})
-
-    add("f12", "questions searched", len(searched), len(searched))
-    add("f12", "questions kept", len(kept), len(searched))
-    if len(kept):
-        add("f12", "min documents per question", int(kept.used.min()), len(kept))
-        add("f12", "max documents per question", int(kept.used.max()), len(kept))
-        add_mean("f12", "mean documents per question", kept.used)
-    if len(searched):
-        for n, c in _histogram(searched.trusted, 0, int(searched.trusted.max())):
-            add("f12", "questions with n trusted documents", c, len(searched), n)
-    if len(kept):
-        for n, c in _histogram(kept.used, min_docs, int(kept.used.max())):
-            add("f12", "questions with n documents used", c, len(kept), n)
-    add("f13", "questions extracted", len(ran), len(ran))
-    add("f13", "questions kept", int((ran.dropped_at == "").sum()), len(ran))
-    if len(ran):
-        add_mean("f13", "mean POVs per question", ran.povs)
-        for n, c in _histogram(ran.povs, 0, int(ran.povs.max())):
-            add("f13", "questions with n POVs", c, len(ran), n)
-    pas = [len(it["partial_answers"]) for it in result.items]
-    add_mean("f13", "mean partial answers per item", pas)
-    if reference is not None:
-        name, ref = reference
-        add_mean("f13 reference", "mean partial answers per item", ref.partial_answers,
-                 data=name)
-        for n, c in _histogram(ref.partial_answers, int(ref.partial_answers.min()),
-                               int(ref.partial_answers.max())):
-            add("f13 reference", "questions with n partial answers", c, len(ref), n, data=name)
-    return pd.DataFrame(rows, columns=["figure", "metric", "n", "ours", "ci_low", "ci_high",
-                                       "n_questions", "data"])

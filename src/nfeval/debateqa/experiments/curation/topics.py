@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from nfeval import NfevalError
@@ -73,8 +74,10 @@ def topic_spec(texts: Sequence[str], *, embedder: str = "minilm-l6", n_neighbors
             "seed": int(seed)}
 
 
-def _fit_bertopic(spec: dict[str, Any], embedder: str) -> dict[str, Any]:
-    """Fit BERTopic as ``spec`` says; the JSON value the store keeps."""
+def _fit_bertopic(spec: dict[str, Any], embedder: str, device: str | None = None
+                  ) -> dict[str, Any]:
+    """Fit BERTopic as ``spec`` says, embedding on ``device``; the JSON value the store
+    keeps."""
     import bertopic
     import hdbscan
     import umap
@@ -86,10 +89,10 @@ def _fit_bertopic(spec: dict[str, Any], embedder: str) -> dict[str, Any]:
     from nfeval.debateqa.experiments.curation.documents import _encoder, embed_texts
 
     texts = spec["questions"]
-    embeddings = embed_texts(texts, embedder, stored=True)
+    embeddings = embed_texts(texts, embedder, stored=True, device=device)
     u, h = spec["umap"], spec["hdbscan"]
     model = BERTopic(
-        embedding_model=_encoder(embedder),
+        embedding_model=_encoder(embedder, device),
         umap_model=UMAP(n_neighbors=u["n_neighbors"], n_components=u["n_components"],
                         min_dist=u["min_dist"], metric=u["metric"],
                         random_state=u["random_state"]),
@@ -108,18 +111,18 @@ def _fit_bertopic(spec: dict[str, Any], embedder: str) -> dict[str, Any]:
 
 def fit_topics(texts: Sequence[str], *, embedder: str = "minilm-l6", seed: int = 0,
                fit: Callable[[dict[str, Any], str], dict[str, Any]] | None = None,
-               **settings: Any) -> TopicResult:
+               device: str | None = None, **settings: Any) -> TopicResult:
     """BERTopic's topic of every text, from the active item store where it holds them.
 
     ``settings`` are :func:`topic_spec`'s (``n_neighbors``, ``n_components``,
     ``min_dist``, ``min_cluster_size``, ``top_n_words``...). ``fit(spec,
-    embedder)`` replaces the BERTopic fit (tests). Without an active store
-    every call fits.
+    embedder)`` replaces the BERTopic fit (tests). ``device``: where the embedder runs
+    (not part of the key). Without an active store every call fits.
     """
     from nfeval.store import cached_steps
 
     spec = topic_spec(texts, embedder=embedder, seed=seed, **settings)
-    fitter = fit or _fit_bertopic
+    fitter = fit or partial(_fit_bertopic, device=device)
     value = cached_steps(STEP, [spec], lambda specs: [fitter(s, embedder) for s in specs])[0]
     topics = [int(t) for t in value["topics"]]
     if len(topics) != len(spec["questions"]):
