@@ -12,22 +12,23 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
+from nfeval.debateqa.experiments.agreement import pseudo_annotator_agreement, split_preferences
 from nfeval.debateqa.experiments.alignment import (
     AlignmentQuestion,
     alignment_table,
     elo_ranking,
     grade_preferences,
     human_rankings,
+    merge_ties,
+    select_questions,
+)
+from nfeval.debateqa.experiments.alignment_scores import (
     judge_prompt,
     leave_one_out_references,
-    merge_ties,
     parse_count,
-    pseudo_annotator_agreement,
     reduce_distribution,
     reference_count,
     score_acknowledge,
-    select_questions,
-    split_preferences,
 )
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.metrics.elo import Comparison
@@ -371,13 +372,13 @@ def test_parse_metrics_rejects(text):
     ("num_povs", "generate", "generate"), ("num_povs", "prob", "prob-expected"),
 ])
 def test_judge_variant(metric, mode, variant):
-    from nfeval.debateqa.experiments.alignment import judge_variant
+    from nfeval.debateqa.experiments.alignment_scores import judge_variant
 
     assert judge_variant(metric, mode) == variant
 
 
 def test_agreement_rows_have_every_pair_and_the_minimum():
-    from nfeval.debateqa.experiments.alignment import agreement_rows
+    from nfeval.debateqa.experiments.agreement import agreement_rows
 
     qs = [_question([3, 3, 2, 2, 1, 1, 0, 0], qid=str(i)) for i in range(4)]
     res = pseudo_annotator_agreement(qs, n_annotators=3, rounds=20, seed=2)
@@ -393,7 +394,7 @@ def test_agreement_rows_have_every_pair_and_the_minimum():
 
 
 def test_agreement_rows_one_question_has_no_interval():
-    from nfeval.debateqa.experiments.alignment import agreement_rows
+    from nfeval.debateqa.experiments.agreement import agreement_rows
 
     res = pseudo_annotator_agreement([_question([3, 3, 2, 2, 1, 1, 0, 0])], n_annotators=2,
                                      rounds=20, seed=0)
@@ -413,7 +414,7 @@ def _tiny_question():
 
 
 def test_shared_prefix_distributions_equal_per_prompt_ones(tiny_gpt2):
-    from nfeval.debateqa.experiments.alignment import label_distributions
+    from nfeval.debateqa.experiments.alignment_scores import label_distributions
     from nfeval.models.base import normalize
 
     labels = ["1", "2", "3", "4", "5"]
@@ -427,7 +428,7 @@ def test_shared_prefix_distributions_equal_per_prompt_ones(tiny_gpt2):
 
 
 def test_score_pd_and_judge_on_a_tiny_model(tiny_gpt2):
-    from nfeval.debateqa.experiments.alignment import score_judge, score_pd
+    from nfeval.debateqa.experiments.alignment_scores import score_judge, score_pd
 
     q = _tiny_question()
     pd_rows = score_pd(tiny_gpt2, [q], max_references=2, use_cache=False, progress=False)

@@ -1,4 +1,5 @@
-"""RAG retrieval, the ReAct loop and its parser, prompt assembly (nfeval.debateqa.experiments.rag).
+"""RAG retrieval, the ReAct loop and its parser, prompt assembly
+(nfeval.debateqa.experiments.rag, .rag_index, .rag_react).
 
 Model-free: a bag-of-words "embedder" over a fixed vocabulary stands in for
 MiniLM, and a fake language model returns canned text, so every expected
@@ -17,20 +18,11 @@ from nfeval import NfevalError
 from nfeval.debateqa.experiments.curation.documents import Document
 from nfeval.data import DebateItem, PartialAnswer
 from nfeval.models.base import Generation, ModelInfo
-from nfeval.debateqa.experiments.rag import (
-    NO_DOCUMENTS,
-    Chunk,
-    ChunkIndex,
-    Retrieved,
-    chunk_documents,
-    format_chunks,
-    parse_react_step,
-    rag_answers,
-    rag_user_prompt,
-    react_gather,
-    react_step_prompt,
-    react_user_prompt,
-)
+from nfeval.debateqa.experiments.rag import (NO_DOCUMENTS, format_chunks, rag_answers,
+                                             rag_user_prompt)
+from nfeval.debateqa.experiments.rag_index import Chunk, ChunkIndex, Retrieved, chunk_documents
+from nfeval.debateqa.experiments.rag_react import (parse_react_step, react_gather,
+                                                   react_step_prompt, react_user_prompt)
 
 VOCAB = ["vote", "voting", "mandatory", "nuclear", "energy", "reactor", "school", "uniform",
          "tax", "meat", "animal", "zoo"]

@@ -1,5 +1,5 @@
 """Metric alignment with human judgement (DebateQA, EACL 2026, Section 5, Table 2 and Figure 2;
-Appendix B.1), run on graded answers.
+Appendix B.1), run on graded answers: the questions, the human ranking and Table 2's rows.
 
 The paper collects three annotators' pairwise preferences between five model
 answers per question (all 10 pairs), turns each annotator's preferences into
@@ -10,6 +10,9 @@ preferences are not public. This module runs the same computation where real
 human judgements exist: the graded answers of ANTIQUE and TREC-DL-NF (the
 LINKAGE release, :func:`nfeval.data.load_linkage`).
 
+* **Questions** (:func:`select_questions`): the answers to rank per question,
+  drawn uniformly at random, and the question's top-grade answers (the pool
+  of P.D. references, :func:`reference_pool`).
 * **Preferences from grades** (:func:`grade_preferences`): within one
   question, every pair of answers once; the higher grade wins, equal grades
   tie.
@@ -20,18 +23,9 @@ LINKAGE release, :func:`nfeval.data.load_linkage`).
   one tie group (each gets the group's mean), because equal grades are equal
   in the human data and only the game order's residue separates them; an
   answer with no game keeps the initial rating.
-* **Metric scores per answer**: P.D. (:func:`score_pd`, paper variant,
-  Equation 1) with the question's top-grade answers as the partial answers;
-  an answer is never among its own references (leave-one-out), and every
-  answer of a question is scored against the same number ``k`` of
-  references (Equation 1 sums perplexities, so unequal counts would favour
-  the answers with fewer references): top-grade answers against ``k`` of the
-  other top-grade answers, the rest against a seeded ``k`` of all of them.
-  Direct-Score, G-Eval and Num-of-POVs (:func:`score_judge`) from the
-  project's prompts ``prompts/dq_direct_score.txt``, ``dq_geval.txt``,
-  ``dq_num_povs.txt`` (the paper's Table 12 text is not in our copy). The
-  Acknowledge rule of :mod:`nfeval.debateqa.da` stands in for "DELPHI's
-  metric" (:func:`score_acknowledge`).
+* **Metric scores per answer** (P.D. with leave-one-out top-grade references,
+  Direct-Score, G-Eval, Num-of-POVs, the Acknowledge rule):
+  :mod:`nfeval.debateqa.experiments.alignment_scores`.
 * **Alignment** (:func:`alignment_rows`): per question, Spearman and Kendall
   between the Elo ratings and the metric's scores (lower P.D. is better, so
   P.D. enters negated), averaged over questions (the paper averages over
@@ -39,22 +33,13 @@ LINKAGE release, :func:`nfeval.data.load_linkage`).
   a coefficient is undefined are counted. :func:`alignment_differences`:
   P.D. minus each other metric on the same questions, with a paired
   interval (the paper's claim that P.D. aligns best).
-* **Agreement** (:func:`pseudo_annotator_agreement`): each question's
-  preferences dealt into ``n`` disjoint seeded parts ("pseudo-annotators"),
-  an Elo ranking per part, pairwise Spearman between parts. This is the
-  closest honest analogue of inter-annotator agreement the data allow, not
-  the paper's quantity: every part comes from the same, consistent grades, so
-  parts never disagree on a pair; their rankings differ only because each
-  sees other pairs.
+* **Agreement** (Figure 2's analogue, pseudo-annotators):
+  :mod:`nfeval.debateqa.experiments.agreement`.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-import math
-import random
-import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -63,20 +48,16 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.hashing import derived_seed, sha256_text
-from nfeval.metrics.correlation import (correlation, correlation_rows, paired_rows,
-                                        question_correlations)
+from nfeval.hashing import derived_seed
+from nfeval.metrics.correlation import correlation_rows, paired_rows, question_correlations
 from nfeval.metrics.elo import Comparison, elo_ratings
 
 __all__ = [
     "ALIGNMENT_METRICS",
     "HIGHER_IS_BETTER",
-    "JUDGE_METRICS",
-    "AgreementResult",
+    "SCORE_COLUMNS",
     "AlignmentQuestion",
-    "JudgeMetric",
     "Selection",
-    "agreement_rows",
     "alignment_differences",
     "alignment_frame",
     "alignment_rows",
@@ -84,21 +65,11 @@ __all__ = [
     "elo_ranking",
     "grade_preferences",
     "human_rankings",
-    "judge_prompt",
-    "judge_variant",
-    "label_distributions",
-    "leave_one_out_references",
     "merge_ties",
-    "parse_count",
     "parse_metrics",
-    "pseudo_annotator_agreement",
-    "reduce_distribution",
-    "reference_count",
-    "score_acknowledge",
-    "score_judge",
-    "score_pd",
+    "reference_pool",
     "select_questions",
-    "split_preferences",
+    "subseed",
 ]
 
 ALIGNMENT_METRICS = ("pd", "direct_score", "g_eval", "num_povs", "acknowledge")
@@ -117,7 +88,7 @@ def parse_metrics(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _subseed(seed: int, *parts: object) -> int:
+def subseed(seed: int, *parts: object) -> int:
     """A 32-bit seed derived from ``seed`` and a path of names (stable across runs)."""
     return derived_seed("/".join(map(str, (seed, *parts))))
 
@@ -159,7 +130,8 @@ class Selection:
     n_total: int = 0
 
 
-def _pool(top_answers: Sequence[GradedAnswer], answer: GradedAnswer) -> list[GradedAnswer]:
+def reference_pool(top_answers: Sequence[GradedAnswer], answer: GradedAnswer
+                   ) -> list[GradedAnswer]:
     """Top-grade answers that may serve as ``answer``'s references: never the answer
     itself (same id), nor another copy of its text."""
     text = answer.text.strip()
@@ -199,7 +171,7 @@ def select_questions(questions: Sequence[GradedQuestion], dataset: str, *, limit
         if len({a.grade for a in cands}) < 2:
             skipped[q.qid] = "candidates of a single grade (no human ranking)"
             continue
-        if need_references and any(not _pool(top_answers, a) for a in cands):
+        if need_references and any(not reference_pool(top_answers, a) for a in cands):
             skipped[q.qid] = ("fewer than two distinct top-grade answers "
                               "(no leave-one-out reference)")
             continue
@@ -277,412 +249,10 @@ def human_rankings(questions: Sequence[AlignmentQuestion], *, rounds: int = 200,
     rows = []
     for q in questions:
         elo = elo_ranking(grade_preferences(q.grades), list(q.grades), rounds=rounds,
-                          seed=_subseed(seed, q.dataset, q.qid, "elo"), tie_points=tie_points)
+                          seed=subseed(seed, q.dataset, q.qid, "elo"), tie_points=tie_points)
         rows += [{"dataset": q.dataset, "qid": q.qid, "doc_id": a.doc_id, "grade": a.grade,
                   "elo": elo[a.doc_id]} for a in q.candidates]
     return pd.DataFrame(rows, columns=["dataset", "qid", "doc_id", "grade", "elo"])
-
-
-# --------------------------------------------------------------------------- agreement (Fig. 2)
-
-def split_preferences(comparisons: Sequence[Comparison], n_parts: int, seed: int
-                      ) -> list[list[Comparison]]:
-    """Deal the comparisons into ``n_parts`` disjoint parts of near-equal size.
-
-    A seeded permutation dealt round-robin: part sizes differ by at most one,
-    every comparison lands in exactly one part, and the same seed gives the
-    same parts. Each part keeps the comparisons' given relative order.
-    """
-    if n_parts < 1:
-        raise NfevalError(f"n_parts must be >= 1, got {n_parts}.")
-    perm = random.Random(f"split/{seed}").sample(range(len(comparisons)), len(comparisons))
-    owner = {idx: pos % n_parts for pos, idx in enumerate(perm)}
-    parts: list[list[Comparison]] = [[] for _ in range(n_parts)]
-    for i, c in enumerate(comparisons):
-        parts[owner[i]].append(c)
-    return parts
-
-
-@dataclass
-class AgreementResult:
-    """Pairwise Spearman between pseudo-annotators' Elo rankings, over questions.
-
-    ``matrix``: mean over questions (diagonal 1); ``n_used`` / ``n_skipped``:
-    questions where the coefficient was defined / undefined (a part whose
-    games left every rating equal); ``per_question``: one row per question
-    and pair.
-    """
-
-    dataset: str
-    annotators: list[str]
-    matrix: pd.DataFrame
-    n_used: pd.DataFrame
-    n_skipped: pd.DataFrame
-    per_question: pd.DataFrame
-
-
-def pseudo_annotator_agreement(questions: Sequence[AlignmentQuestion], *, n_annotators: int = 3,
-                               rounds: int = 200, seed: int = 0, tie_points: float = 1.0
-                               ) -> AgreementResult:
-    """Figure 2's analogue on graded answers (module docstring: what it does and does not show).
-
-    Every question's grade preferences are dealt into ``n_annotators``
-    disjoint parts (:func:`split_preferences`, seeded per question); each part
-    gives an Elo ranking of all the question's candidates
-    (:func:`elo_ranking`; a candidate with no game in a part keeps the
-    initial rating); each pair of parts is compared by Spearman's rho.
-    """
-    if n_annotators < 2:
-        raise NfevalError(f"n_annotators must be >= 2 to compare rankings, got {n_annotators}.")
-    if not questions:
-        raise NfevalError("pseudo_annotator_agreement needs at least one question.")
-    datasets = sorted({q.dataset for q in questions})
-    if len(datasets) > 1:
-        raise NfevalError(f"one dataset at a time, got {datasets}.")
-    names = [f"P{i + 1}" for i in range(n_annotators)]
-    rows = []
-    for q in questions:
-        players = list(q.grades)
-        parts = split_preferences(grade_preferences(q.grades), n_annotators,
-                                  _subseed(seed, q.dataset, q.qid, "split"))
-        elos = [elo_ranking(part, players, rounds=rounds, tie_points=tie_points,
-                            seed=_subseed(seed, q.dataset, q.qid, "elo", i))
-                for i, part in enumerate(parts)]
-        for i, j in itertools.combinations(range(n_annotators), 2):
-            rho = correlation([elos[i][p] for p in players], [elos[j][p] for p in players],
-                              "spearman")
-            rows.append({"dataset": q.dataset, "qid": q.qid, "annotator_a": names[i],
-                         "annotator_b": names[j], "spearman": rho,
-                         "n_games_a": len(parts[i]), "n_games_b": len(parts[j])})
-    per_q = pd.DataFrame(rows)
-    matrix = pd.DataFrame(np.eye(n_annotators), index=names, columns=names)
-    used = pd.DataFrame(0, index=names, columns=names)
-    skipped = pd.DataFrame(0, index=names, columns=names)
-    for (a, b), g in per_q.groupby(["annotator_a", "annotator_b"]):
-        vals = g["spearman"].dropna()
-        matrix.loc[a, b] = matrix.loc[b, a] = float(vals.mean()) if len(vals) else math.nan
-        used.loc[a, b] = used.loc[b, a] = len(vals)
-        skipped.loc[a, b] = skipped.loc[b, a] = len(g) - len(vals)
-    return AgreementResult(datasets[0], names, matrix, used, skipped, per_q)
-
-
-def agreement_rows(result: AgreementResult, *, seed: int = 0) -> pd.DataFrame:
-    """Long-form rows of an :class:`AgreementResult`, each mean with its 95% interval.
-
-    One row per pair of pseudo-annotators (``pair`` "P1-P2", ...): the mean
-    over questions of their Spearman's rho, with a percentile bootstrap
-    interval over the questions where it is defined
-    (:func:`nfeval.metrics.intervals.mean_interval`); and a ``min_pair`` row
-    repeating the pair with the smallest mean (the paper's "rho > 0.8 among
-    three annotators" bounds every pair).
-
-    Columns: ``dataset, pair, ours, ci_low, ci_high, n_questions, n_skipped_undefined,
-    games_per_part, min_of`` (the pair a ``min_pair`` row repeats; empty
-    otherwise).
-    """
-    from nfeval.metrics.intervals import mean_interval
-
-    rows = []
-    per_q = result.per_question
-    games = per_q[["n_games_a", "n_games_b"]].to_numpy().mean()
-    for i, a in enumerate(result.annotators):
-        for b in result.annotators[i + 1:]:
-            vals = per_q.loc[(per_q["annotator_a"] == a) & (per_q["annotator_b"] == b),
-                             "spearman"].to_numpy(dtype=float)
-            ok = vals[~np.isnan(vals)]
-            iv = mean_interval(ok, seed=seed, key=f"dq_f02/{result.dataset}/{a}-{b}")
-            rows.append({"dataset": result.dataset, "pair": f"{a}-{b}", **iv.columns(),
-                         "n_skipped_undefined": int(vals.size - ok.size),
-                         "games_per_part": float(games), "min_of": ""})
-    low = min(rows, key=lambda r: r["ours"] if not math.isnan(r["ours"]) else math.inf)
-    rows.append({**low, "pair": "min_pair", "min_of": low["pair"]})
-    return pd.DataFrame(rows, columns=["dataset", "pair", "ours", "ci_low", "ci_high",
-                                       "n_questions", "n_skipped_undefined", "games_per_part", "min_of"])
-
-
-# --------------------------------------------------------------------------- P.D.
-
-def reference_count(question: AlignmentQuestion, max_references: int) -> int:
-    """k: the references every candidate of the question gets (same for all of them).
-
-    The smallest leave-one-out pool among the candidates, capped at
-    ``max_references`` (0: no cap).
-    """
-    if max_references < 0:
-        raise NfevalError(f"max_references must be >= 0, got {max_references}.")
-    k = min(len(_pool(question.top_answers, a)) for a in question.candidates)
-    if k < 1:
-        raise NfevalError(f"{question.dataset} question {question.qid}: a candidate has no "
-                          "leave-one-out reference (select with need_references=True).")
-    return min(k, max_references) if max_references else k
-
-
-def leave_one_out_references(question: AlignmentQuestion, answer: GradedAnswer, k: int,
-                             seed: int = 0) -> tuple[GradedAnswer, ...]:
-    """``k`` of the question's top-grade answers, never ``answer`` itself (nor a copy of its text).
-
-    Chosen by a generator seeded from (seed, dataset, qid, answer id) and kept
-    in the pool's order; when ``k`` is the whole pool, no choice is made.
-    """
-    pool = _pool(question.top_answers, answer)
-    if not 1 <= k <= len(pool):
-        raise NfevalError(f"{question.dataset} question {question.qid}, answer {answer.doc_id}: "
-                          f"cannot take {k} reference(s) from a pool of {len(pool)}.")
-    if k == len(pool):
-        return tuple(pool)
-    rng = random.Random(f"{seed}/{question.dataset}/{question.qid}/{answer.doc_id}/references")
-    return tuple(pool[i] for i in sorted(rng.sample(range(len(pool)), k)))
-
-
-
-def _item_id(q: AlignmentQuestion, a: GradedAnswer) -> str:
-    return f"{q.dataset}/{q.qid}/{a.doc_id}"
-
-
-def score_pd(model, questions: Sequence[AlignmentQuestion], *, max_references: int = 3,
-             seed: int = 0, variant: str = "paper", restate: str | None = None,
-             use_cache: bool = True, progress: bool = True) -> pd.DataFrame:
-    """P.D. of every candidate against its leave-one-out top-grade references.
-
-    Columns: ``dataset, qid, doc_id, grade, metric ("pd"), score`` (lower is
-    better), ``n_references``, ``references`` (their ids, ``;``-joined),
-    ``scored_tokens``, ``context_truncated_tokens``. Each result is cached on
-    disk (:class:`nfeval.runcache.RunCache`) under the model, variant and
-    restate instruction, keyed by the answer and its references' texts.
-    """
-    from tqdm.auto import tqdm
-
-    from nfeval.debateqa.pd import DEFAULT_RESTATE, pd_score
-    from nfeval.runcache import RunCache
-
-    restate = DEFAULT_RESTATE if restate is None else restate
-    cache = RunCache("dq-align-pd", {"model": model.info.cache_fields(), "variant": variant,
-                                     "restate": restate if variant == "paper" else None}
-                     ) if use_cache else None
-    rows = []
-    total = sum(len(q.candidates) for q in questions)
-    with tqdm(total=total, desc=f"P.D. ({variant})", unit="answer", disable=not progress) as bar:
-        for q in questions:
-            k = reference_count(q, max_references)
-            for a in q.candidates:
-                refs = leave_one_out_references(q, a, k, seed)
-                key = "\x1e".join([a.text] + [f"{r.doc_id}\x1f{r.text}" for r in refs])
-                hit = cache.get(_item_id(q, a), key) if cache is not None else None
-                if hit is None:
-                    r = pd_score(model, a.text, [x.text for x in refs], variant=variant,
-                                 restate=restate, id=_item_id(q, a))
-                    hit = {"score": r.score, "scored_tokens": r.scored_tokens,
-                           "context_truncated_tokens": r.context_truncated_tokens,
-                           "perplexities": [float(p) for p in r.perplexities]}
-                    if cache is not None:
-                        cache.put(_item_id(q, a), key, hit)
-                rows.append({"dataset": q.dataset, "qid": q.qid, "doc_id": a.doc_id,
-                             "grade": a.grade, "metric": "pd", "score": float(hit["score"]),
-                             "n_references": len(refs),
-                             "references": ";".join(r.doc_id for r in refs),
-                             "scored_tokens": hit["scored_tokens"],
-                             "context_truncated_tokens": hit["context_truncated_tokens"]})
-                bar.update()
-    return pd.DataFrame(rows)
-
-
-# --------------------------------------------------------------------------- LLM judges
-
-@dataclass(frozen=True)
-class JudgeMetric:
-    """A prompt-based baseline of Table 2.
-
-    ``prompt``: file under ``prompts/``. ``labels``: the integer labels read
-    at the first position of the reply. ``reduce``: how ``prob`` mode turns
-    the label distribution into a score: ``"argmax"`` (the single label the
-    judge would most likely write: Direct-Score's one Likert number) or
-    ``"expected"`` (probability-weighted mean: G-Eval's score, Num-of-POVs'
-    expected count). ``prob_only``: scored from the distribution in every
-    mode (G-Eval is defined by its probability weighting).
-    """
-
-    name: str
-    prompt: str
-    labels: tuple[str, ...]
-    reduce: str
-    prob_only: bool = False
-
-    @property
-    def low(self) -> int:
-        return int(self.labels[0])
-
-    @property
-    def high(self) -> int:
-        return int(self.labels[-1])
-
-
-_LIKERT = tuple(str(i) for i in range(1, 6))
-JUDGE_METRICS = {
-    "direct_score": JudgeMetric("direct_score", "dq_direct_score", _LIKERT, "argmax"),
-    "g_eval": JudgeMetric("g_eval", "dq_geval", _LIKERT, "expected", prob_only=True),
-    "num_povs": JudgeMetric("num_povs", "dq_num_povs", tuple(str(i) for i in range(10)),
-                            "expected"),
-}
-JUDGE_MODES = ("prob", "generate")
-
-
-def judge_variant(metric: str | JudgeMetric, mode: str) -> str:
-    """The variant a signature records: ``prob-argmax``, ``prob-expected`` or ``generate``."""
-    m = _judge_metric(metric)
-    return f"prob-{m.reduce}" if mode == "prob" or m.prob_only else "generate"
-
-
-def _judge_metric(metric: str | JudgeMetric) -> JudgeMetric:
-    if isinstance(metric, JudgeMetric):
-        return metric
-    try:
-        return JUDGE_METRICS[metric]
-    except KeyError:
-        raise NfevalError(f"unknown judge metric {metric!r}; use one of "
-                          f"{', '.join(JUDGE_METRICS)}.") from None
-
-
-def judge_prompt(metric: str | JudgeMetric, question: str, answer: str,
-                 template: str | None = None) -> str:
-    """The metric's prompt with ``{question}`` and ``{answer}`` filled.
-
-    Filled with ``str.replace``, the question first and the answer last, so
-    braces or slot names inside an answer are kept literally.
-    """
-    from nfeval.prompts import prompt_text
-
-    m = _judge_metric(metric)
-    t = prompt_text(m.prompt) if template is None else template
-    if "{question}" not in t or "{answer}" not in t:
-        raise NfevalError(f"the {m.name} prompt must contain the {{question}} and "
-                          "{answer} slots.")
-    head, _, tail = t.partition("{answer}")
-    return head.replace("{question}", question) + answer + tail.replace("{question}", question)
-
-
-def reduce_distribution(dist: Mapping[str, float], how: str) -> float:
-    """``"expected"``: sum of int(label) * p; ``"argmax"``: the most probable label
-    (the lowest one on an exact tie)."""
-    if not dist:
-        return math.nan
-    if how == "expected":
-        return float(sum(int(lab) * p for lab, p in dist.items()))
-    if how == "argmax":
-        best = max(dist.values())
-        return float(min(int(lab) for lab, p in dist.items() if p == best))
-    raise NfevalError(f"unknown reduction {how!r}; use 'expected' or 'argmax'.")
-
-
-_INT = re.compile(r"\d+")
-
-
-def parse_count(text: str | None, low: int, high: int) -> float:
-    """The first integer of ``text`` if it lies in ``low..high``, else NaN (unparsed)."""
-    m = _INT.search(text or "")
-    if not m:
-        return math.nan
-    v = int(m.group())
-    return float(v) if low <= v <= high else math.nan
-
-
-def label_distributions(judge, prompts: Sequence[str], labels: Sequence[str]
-                        ) -> list[tuple[dict[str, float], float]]:
-    """(distribution over ``labels``, raw label mass) after each full prompt, in order.
-
-    The raw mass is the probability the judge gives to the labels at all
-    (before renormalising): a low value says the judge does not answer with
-    one. :meth:`~nfeval.models.base.LanguageModel.batch_label_logprobs`: on
-    the transformers backend the token ids the prompts share run through the
-    model once, which gives the per-prompt values exactly; other backends
-    score each prompt on its own.
-    """
-    from nfeval.models.base import normalize
-
-    logps = judge.batch_label_logprobs(list(prompts), list(labels))
-    return [(normalize(lp), float(sum(math.exp(v) for v in lp.values()))) for lp in logps]
-
-
-def score_judge(judge, questions: Sequence[AlignmentQuestion], metric: str | JudgeMetric, *,
-                mode: str = "prob", max_tokens: int = 8, use_cache: bool = True,
-                progress: bool = True) -> pd.DataFrame:
-    """A prompt-based baseline's score for every candidate (higher is better).
-
-    ``prob`` mode: the label distribution at the first position of the
-    judge's reply (the prompt as the user turn of its chat template), reduced
-    as the metric says (:class:`JudgeMetric`); the prompts of one question are
-    scored together on their shared prefix. ``generate`` mode: greedy reply of
-    up to ``max_tokens`` tokens, first integer in the label range
-    (:func:`parse_count`), NaN when there is none; G-Eval stays ``prob``.
-    Columns: ``dataset, qid, doc_id, grade, metric, score, label_mass, raw``
-    (``label_mass``: prob mode's raw mass on the labels; ``raw``: the reply in
-    generate mode, else the distribution as JSON). Cached on disk per judge,
-    metric, mode and prompt text.
-    """
-    from tqdm.auto import tqdm
-
-    from nfeval.prompts import prompt_text
-    from nfeval.runcache import RunCache
-
-    m = _judge_metric(metric)
-    if mode not in JUDGE_MODES:
-        raise NfevalError(f"unknown judge mode {mode!r}; use one of {', '.join(JUDGE_MODES)}.")
-    mode = "prob" if m.prob_only else mode
-    template = prompt_text(m.prompt)
-    cache = RunCache("dq-align-judge", {"model": judge.info.cache_fields(), "metric": m.name,
-                                        "labels": list(m.labels), "mode": mode,
-                                        "max_tokens": max_tokens if mode == "generate" else None,
-                                        "prompt": sha256_text(template)}) if use_cache else None
-    rows = []
-    total = sum(len(q.candidates) for q in questions)
-    with tqdm(total=total, desc=f"{m.name} ({mode})", unit="answer", disable=not progress) as bar:
-        for q in questions:
-            chats = {a.doc_id: judge.chat_prompt(judge_prompt(m, q.question, a.text, template))
-                     for a in q.candidates}
-            results = {}
-            todo = []
-            for a in q.candidates:
-                hit = cache.get(_item_id(q, a), chats[a.doc_id]) if cache is not None else None
-                if hit is not None:
-                    results[a.doc_id] = hit
-                    bar.update()
-                else:
-                    todo.append(a)
-            if todo and mode == "prob":
-                dists = label_distributions(judge, [chats[a.doc_id] for a in todo], m.labels)
-                fresh = [{"dist": d, "label_mass": mass} for d, mass in dists]
-            else:
-                fresh = [{"raw": judge.generate(chats[a.doc_id], temperature=0.0,
-                                                max_tokens=max_tokens).text} for a in todo]
-            for a, res in zip(todo, fresh):
-                if cache is not None:
-                    cache.put(_item_id(q, a), chats[a.doc_id], res)
-                results[a.doc_id] = res
-                bar.update()
-            for a in q.candidates:
-                res = results[a.doc_id]
-                if "dist" in res:
-                    score = reduce_distribution(res["dist"], m.reduce)
-                    raw, mass = json.dumps(res["dist"], sort_keys=True), res["label_mass"]
-                else:
-                    score, raw, mass = parse_count(res["raw"], m.low, m.high), res["raw"], math.nan
-                rows.append({"dataset": q.dataset, "qid": q.qid, "doc_id": a.doc_id,
-                             "grade": a.grade, "metric": m.name, "score": score,
-                             "label_mass": mass, "raw": raw})
-    return pd.DataFrame(rows)
-
-
-def score_acknowledge(questions: Sequence[AlignmentQuestion]) -> pd.DataFrame:
-    """The Acknowledge phrase rule (:func:`nfeval.debateqa.da.acknowledge_baseline`), 1/0.
-
-    The project's stand-in for "DELPHI's metric" of Table 2 (a phrase rule,
-    not DELPHI's code); model-free.
-    """
-    from nfeval.debateqa.da import acknowledge_baseline
-
-    rows = [{"dataset": q.dataset, "qid": q.qid, "doc_id": a.doc_id, "grade": a.grade,
-             "metric": "acknowledge", "score": acknowledge_baseline(a.text).score}
-            for q in questions for a in q.candidates]
-    return pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
 
 # --------------------------------------------------------------------------- Table 2

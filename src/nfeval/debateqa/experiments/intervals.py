@@ -67,7 +67,8 @@ __all__ = [
     "within_question_correlation",
 ]
 
-WRITTEN_PREFIX = "written:"  # the sample's written answer sets (nfeval.debateqa.experiments.systems.collect_systems)
+#: the sample's written answer sets (:func:`nfeval.debateqa.experiments.systems.collect_systems`)
+WRITTEN_PREFIX = "written:"
 UNIT = "questions"
 Selector = tuple[str, str]  # (metric, evaluator)
 
@@ -447,8 +448,8 @@ def combined_rows(scores: pd.DataFrame, ks: Sequence[float], *, pd_evaluator: st
                   da_evaluator: str, seed: int = 0) -> pd.DataFrame:
     """Paper Figure 7: per system and k, ``combined`` = k * Z(-P.D.) + Z(D.A.) of the
     system means (z over the systems, population SD; as
-    :func:`nfeval.debateqa.experiments.systems.znorm_ranking`) with a cluster bootstrap over questions
-    (means, z-scores and the combination recomputed on each resample), and the
+    :func:`nfeval.debateqa.experiments.systems.znorm_ranking`) with a cluster bootstrap over
+    questions (means, z-scores and the combination recomputed on each resample), and the
     ``rank`` it gives (1 = best; exact, no interval: NaN bounds).
 
     Columns ``system, k, quantity, ours, ci_low, ci_high, n_questions, n_undefined``.

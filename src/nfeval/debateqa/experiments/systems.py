@@ -1,4 +1,4 @@
-"""Answer "systems" and their P.D./D.A. scores, shared by the DebateQA notebooks.
+"""Answer "systems" and their P.D./D.A. scores, shared by the DebateQA experiments.
 
 A system is a named set of answers ``{question id: answer}``: a model's
 generations (:mod:`nfeval.debateqa.generation`) or one of the sample's written answer
@@ -10,7 +10,8 @@ several notebooks scoring the same answers compute them once.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,10 @@ import pandas as pd
 from nfeval import NfevalError
 from nfeval.data import DebateItem, load_debateqa
 from nfeval.debateqa.scoring import answers_input, question_file, score_da, score_pd
+
+if TYPE_CHECKING:
+    from nfeval.models.base import LanguageModel
+    from nfeval.results import Signature
 
 Systems = Mapping[str, Mapping[int, str]]
 
@@ -50,15 +55,21 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
                     backend: str = "hf", split: str = "sample", written: bool = True,
                     system: str | None = None, suffix: str = "", temperature: float = 0.0,
                     top_p: float = 1.0, max_tokens: int = 256, seed: int = 0,
-                    progress: bool = True) -> dict[str, dict[int, str]]:
+                    progress: bool = True,
+                    load: Callable[..., LanguageModel] | None = None) -> dict[str, dict[int, str]]:
     """Answers of each generator (cached, see :mod:`nfeval.debateqa.generation`) and, on the
-    project's sample, its four written answer sets as ``written:<set>`` systems."""
+    project's sample, its four written answer sets as ``written:<set>`` systems.
+
+    ``load(name, backend=backend)`` loads a generator: an experiment passes its
+    profile's :meth:`~nfeval.profiles.Profile.load` (device and dtype); default
+    :func:`nfeval.models.load_model`."""
     from nfeval.debateqa.generation import generate_answers
     from nfeval.models import load_model
 
+    load = load or load_model
     systems: dict[str, dict[int, str]] = {}
     for name in generators:
-        model = load_model(name, backend=backend)
+        model = load(name, backend=backend)
         df = generate_answers(model, items, system=system, suffix=suffix,
                               temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                               seed=seed, progress=progress)
@@ -103,6 +114,45 @@ def score_systems(systems: Systems, items: Sequence[DebateItem], split: str, *,
     return pd.concat(frames, ignore_index=True)
 
 
+def split_systems(frame: pd.DataFrame, columns: Sequence[str], sep: str = "|") -> pd.DataFrame:
+    """``frame`` with its ``system`` names ``"<a><sep><b>"`` split into ``columns``
+    (strings; e.g. ``generator`` and ``prompt`` of ``"smollm2|basic"``)."""
+    out = frame.copy()
+    out[list(columns)] = out["system"].str.split(sep, expand=True)
+    return out
+
+
+def length_rows(systems: Systems, metric: str, evaluator: str = "words") -> pd.DataFrame:
+    """Every answer's length in words as score rows ``system, id, metric, evaluator,
+    score`` (the long form of :func:`score_systems`)."""
+    return pd.DataFrame([{"system": s, "id": q, "metric": metric, "evaluator": evaluator,
+                          "score": word_count(a)}
+                         for s, ans in systems.items() for q, a in ans.items()])
+
+
+def metric_signatures(pd_models: Mapping[str, LanguageModel],
+                      judges: Mapping[str, LanguageModel], *, seed: int, n: int,
+                      pd_prompt: str | None = None, da_prompt: str | None = None,
+                      pd_extra: Mapping[str, object] | None = None) -> list[Signature]:
+    """Signatures of the scores of :func:`score_systems`: P.D. (paper variant) per
+    backbone, then D.A. (``prob`` mode) per judge, each with its model, the seed and the
+    ``n`` questions. ``pd_prompt``/``da_prompt``: the restate prompt / the judge's
+    template, recorded by checksum; ``pd_extra``: what else decided the P.D. rows
+    (e.g. the retrieval of the RAG answers)."""
+    from nfeval.hashing import sha256_text
+    from nfeval.results import Signature
+
+    def sha(text: str | None) -> str | None:
+        return sha256_text(text) if text is not None else None
+
+    return ([Signature(metric="perspective_diversity", variant="paper", model=m.info.as_dict(),
+                       prompt_sha256=sha(pd_prompt), seed=seed, n=n, extra=dict(pd_extra or {}))
+             for m in pd_models.values()]
+            + [Signature(metric="dispute_awareness", variant="prob", model=m.info.as_dict(),
+                         prompt_sha256=sha(da_prompt), seed=seed, n=n)
+               for m in judges.values()])
+
+
 def system_means(scores: pd.DataFrame) -> pd.DataFrame:
     """Mean score per system, metric and evaluator, with the answers counted."""
     g = scores.groupby(["system", "metric", "evaluator"])["score"]
@@ -138,8 +188,11 @@ def znorm_ranking(means: pd.DataFrame, ks: Sequence[float], *, pd_evaluator: str
     P.D. is negated before z-normalization so that higher is better for both
     terms. Returns ``system, k, combined, rank``.
     """
-    pdm = means[(means.metric == "pd") & (means.evaluator == pd_evaluator)].set_index("system")["mean"]
-    dam = means[(means.metric == "da") & (means.evaluator == da_evaluator)].set_index("system")["mean"]
+    def column(metric: str, evaluator: str) -> pd.Series:
+        part = means[(means.metric == metric) & (means.evaluator == evaluator)]
+        return part.set_index("system")["mean"]
+
+    pdm, dam = column("pd", pd_evaluator), column("da", da_evaluator)
     common = pdm.index.intersection(dam.index)
     if len(common) < 2:
         raise NfevalError("znorm_ranking needs at least two systems scored by both metrics.")
