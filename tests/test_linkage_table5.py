@@ -1,5 +1,5 @@
 """LINKAGE Table 5 (WebGLM): per-question hits, tie rules, intervals, paired differences and
-the lexical diagnosis (nfeval.linkage.experiments.evaluation, nfeval.linkage.experiments.table5)."""
+the lexical diagnosis (nfeval.linkage.experiments.evaluation, .table5, .table5_scores)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.linkage.experiments.evaluation import best_worst_accuracy, best_worst_hits
 from nfeval.linkage.experiments import table5 as t5
+from nfeval.linkage.experiments import table5_scores as t5s
 from nfeval.linkage.lexical import bleu
 from nfeval.metrics.intervals import proportion_interval
 
@@ -244,14 +245,14 @@ def test_diagnostic_table_rows():
 
 
 def test_webglm_sample_limits_in_file_order():
-    s = t5.webglm_sample(QUESTIONS, limit=2)
+    s = t5s.webglm_sample(QUESTIONS, limit=2)
     assert [x.qid for x in s.judged] == ["0", "1"] and len(s.splits) == 3
     assert s.judged[0].reference_grades == (3, 2, 1, 0) and s.n_not_judged == 1
-    assert len(t5.webglm_sample(QUESTIONS).judged) == 3
+    assert len(t5s.webglm_sample(QUESTIONS).judged) == 3
 
 
 def test_length_frame_scores_words():
-    f = t5.length_frame(t5.webglm_sample(QUESTIONS).splits)
+    f = t5s.length_frame(t5s.webglm_sample(QUESTIONS).splits)
     assert f.loc[(f["qid"] == "0") & (f["doc_id"] == "2"), "score"].item() == 2.0
     assert set(f["method"]) == {"length"} and set(f["dataset"]) == {"webglm"}
 
@@ -293,8 +294,8 @@ def test_paper_columns_joins_main_rows_only():
 
 
 def test_automatic_frame_has_both_rouge_rows():
-    sample = t5.webglm_sample(QUESTIONS)
-    f = t5.automatic_frame(QUESTIONS, sample.splits, methods=("rougeL-release", "rougeL", "bleu"))
+    sample = t5s.webglm_sample(QUESTIONS)
+    f = t5s.automatic_frame(QUESTIONS, sample.splits, methods=("rougeL-release", "rougeL", "bleu"))
     assert list(dict.fromkeys(f["method"])) == ["rougeL-release", "rougeL", "bleu"]
     assert len(f) == 9 * 3 and set(f["sample"]) == {"all"}
     from nfeval.linkage.lexical import rouge_f1, rouge_release
@@ -302,10 +303,10 @@ def test_automatic_frame_has_both_rouge_rows():
     first = f[(f["qid"] == "0") & (f["doc_id"] == "0")].set_index("method")["score"]
     assert first["rougeL"] == pytest.approx(rouge_f1(a, ref)["rougeL"])
     assert first["rougeL-release"] == pytest.approx(rouge_release(a, ref)["rougeL"])
-    sigs = t5.automatic_signatures(("rougeL", "rougeL-release"), seed=0, n=3)
+    sigs = t5s.automatic_signatures(("rougeL", "rougeL-release"), seed=0, n=3)
     assert [s.variant for s in sigs] == ["rouge-score-f1", "release-f1"]
     with pytest.raises(NfevalError):
-        t5.automatic_frame(QUESTIONS, sample.splits, methods=("rouge1",))
+        t5s.automatic_frame(QUESTIONS, sample.splits, methods=("rouge1",))
 
 
 def test_paper_columns_prints_the_paper_beside_both_variants():

@@ -1,4 +1,4 @@
-"""Table helpers of the LINKAGE notebooks (Tables 2, 5, 9-10 and Figure 3).
+"""Table helpers of the LINKAGE experiments (Tables 2, 5, 9-10 and Figure 3).
 
 * :func:`judge_sample` draws the reference lists and picks the questions a
   judge sees, each with at most n candidates drawn uniformly at random
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -41,7 +41,7 @@ from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval.linkage.references import ReferenceSplit, sample_all, with_candidates
-from nfeval.metrics.correlation import COEFFICIENTS, correlation_frame, question_correlations
+from nfeval.metrics.correlation import COEFFICIENTS, correlation_frame
 
 __all__ = [
     "TIE_RULES",

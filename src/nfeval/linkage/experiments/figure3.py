@@ -1,7 +1,7 @@
 """LINKAGE Figure 3: one question's candidates, every method's scores on a common 0..10 scale.
 
 The paper's case study shows its question only as an image (Figure 10), so
-the notebook ``lk_f03_case_study.ipynb`` takes one of lk_t02's judged
+the experiment :mod:`nfeval.linkage.experiments.lk_f03` takes one of lk_t02's judged
 questions (:func:`case_item`: the same
 :func:`nfeval.linkage.experiments.table2.judged_items` call as lk_t02, so
 the same reference list and the same uniformly drawn candidates) and scores

@@ -1,6 +1,6 @@
 """LINKAGE Table 2: every evaluator's per-question correlation with human grades.
 
-The notebook ``lk_t02_correlations.ipynb`` calls these functions; they
+The experiment :mod:`nfeval.linkage.experiments.lk_t02` calls these functions; they
 share one long per-candidate frame (:data:`FRAME_COLUMNS`: one row per
 dataset, item sample, decoding mode, method, judge and candidate, with its
 human grade and score), from which every row of the table is computed the
@@ -170,10 +170,11 @@ def lexical_frame(scores: pd.DataFrame, *, dataset: str, label: str) -> pd.DataF
 def automatic_frames(questions: Mapping[str, Sequence[GradedQuestion]], *, seed: int,
                      lexical_limit: int = 0, candidates: str = "all-but-ground",
                      rouge: str = "rouge-score", embedder: str | None = None,
-                     num_layers: int | None = 6) -> tuple[list[pd.DataFrame], list[Signature]]:
+                     num_layers: int | None = 6, device: str | None = None
+                     ) -> tuple[list[pd.DataFrame], list[Signature]]:
     """The automatic metrics on all items (sample ``all``, the paper's protocol) of each
     dataset of ``questions`` (its first ``lexical_limit`` questions; 0: all), with the
-    signature of every method."""
+    signature of every method; ``device`` runs the BERTScore and [CLS] encoders."""
     from nfeval.linkage.lexical import lexical_scores, method_signature
 
     frames, sigs = [], []
@@ -181,7 +182,7 @@ def automatic_frames(questions: Mapping[str, Sequence[GradedQuestion]], *, seed:
         qs = qs[:lexical_limit] if lexical_limit else qs
         scores = lexical_scores(qs, DEFAULT_PATTERN[name], seed, methods=LEXICAL_ROWS,
                                 candidates=candidates, rouge=rouge, embedder=embedder,
-                                num_layers=num_layers)
+                                num_layers=num_layers, device=device)
         frames.append(lexical_frame(scores, dataset=name, label="all"))
         sigs += [method_signature(m, pattern=DEFAULT_PATTERN[name], seed=seed, n=len(qs),
                                   candidates=candidates, rouge=rouge,
@@ -215,11 +216,12 @@ def bleu_pools(questions: Sequence[GradedQuestion], *, seed: int,
 def same_items_frames(lm, questions: Mapping[str, Sequence[GradedQuestion]],
                       items: Mapping[str, JudgeSample], *, seed: int, max_candidates: int,
                       embedder: str | None = None, num_layers: int | None = 6,
-                      progress: bool = True
+                      device: str | None = None, progress: bool = True
                       ) -> tuple[list[pd.DataFrame], list[Signature], dict[str, dict]]:
     """``refppl`` with the base LM ``lm`` and the automatic metrics on the judged items of
     every dataset (sample ``same items``): the frames, refppl's signatures, and per dataset
-    the reference tokens scored and cut by the window (:func:`refppl_frame`)."""
+    the reference tokens scored and cut by the window (:func:`refppl_frame`). ``device``
+    runs the BERTScore and [CLS] encoders."""
     from nfeval.linkage.lexical import split_scores
     from nfeval.linkage.refppl import PROMPT
     from nfeval.prompts import prompt_text
@@ -235,7 +237,7 @@ def same_items_frames(lm, questions: Mapping[str, Sequence[GradedQuestion]],
             n=len(items[name].judged), extra={"dataset": name, "max_candidates": max_candidates}))
     for name, qs in questions.items():
         scores = split_scores(items[name].judged, qs, methods=LEXICAL_ROWS, embedder=embedder,
-                              num_layers=num_layers)
+                              num_layers=num_layers, device=device)
         frames.append(lexical_frame(scores, dataset=name, label="same items"))
     return frames, sigs, counts
 
@@ -243,7 +245,7 @@ def same_items_frames(lm, questions: Mapping[str, Sequence[GradedQuestion]],
 def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]],
                        items: Mapping[str, JudgeSample], frames: Sequence[pd.DataFrame], *,
                        sample_limit: int, seed: int, shots: int, unparsed: str = "drop",
-                       prob_sample: str = "small judge"
+                       prob_sample: str = "small judge", progress: bool = True
                        ) -> tuple[list[pd.DataFrame], list[Signature]]:
     """The :data:`MODE_ROWS` decoded by sampling (``sampler``) on the first ``sample_limit``
     judged questions of each dataset (sample ``mode subset``), each followed by the ``prob``
@@ -254,7 +256,7 @@ def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]
         subset = items[name].judged[:sample_limit]
         part, s = judge_frame(sampler, qs, items[name], dataset=name, rows=list(MODE_ROWS),
                               mode="sample", seed=seed, shots=shots, unparsed=unparsed,
-                              splits=subset, label="mode subset")
+                              splits=subset, label="mode subset", progress=progress)
         out.append(part)
         sigs += s
         out.append(same_items_subset([*frames, *out], dataset=name, methods=MODE_ROWS,
@@ -265,14 +267,15 @@ def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]
 
 def small_judge_frames(model, questions: Mapping[str, Sequence[GradedQuestion]],
                        items: Mapping[str, JudgeSample], *, rows: Sequence[str], mode: str,
-                       seed: int, shots: int, unparsed: str = "drop"
+                       seed: int, shots: int, unparsed: str = "drop", progress: bool = True
                        ) -> tuple[list[pd.DataFrame], list[Signature]]:
     """The small judge ``model``'s ``rows`` on the judged items of every dataset (sample
     ``small judge``)."""
     out, sigs = [], []
     for name, qs in questions.items():
         part, s = judge_frame(model, qs, items[name], dataset=name, rows=list(rows), mode=mode,
-                              seed=seed, shots=shots, unparsed=unparsed, label="small judge")
+                              seed=seed, shots=shots, unparsed=unparsed, label="small judge",
+                              progress=progress)
         out.append(part)
         sigs += s
     return out, sigs

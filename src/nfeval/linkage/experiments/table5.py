@@ -1,14 +1,15 @@
 """LINKAGE Table 5 (WebGLM): Acc(best) and Acc(best+worst), their intervals, the lexical gap.
 
-The notebook ``lk_t05_webglm.ipynb`` calls these functions. Each WebGLM
-question has three candidate answers graded 3/2/1 by a person (94 of the
-released file's 100 questions have three distinct grades; five have 3,2,2
-and one 3,3,2) and four generated references ``ground3`` (best) ..
-``ground0`` (:func:`nfeval.linkage.experiments.evaluation.webglm_split`). Every row of
+The experiment :mod:`nfeval.linkage.experiments.lk_t05` calls these
+functions. Each WebGLM question has three candidate answers graded 3/2/1 by
+a person (94 of the released file's 100 questions have three distinct
+grades; five have 3,2,2 and one 3,3,2) and four generated references
+``ground3`` (best) .. ``ground0``
+(:func:`nfeval.linkage.experiments.evaluation.webglm_split`). Every row of
 the table is computed from one long per-candidate frame
 (:data:`nfeval.linkage.experiments.table2.FRAME_COLUMNS`, ``dataset`` =
-``webglm``; :func:`automatic_frame`, :func:`length_frame`,
-:func:`judge_frame`), by :func:`table_rows`:
+``webglm``; its items and scores come from
+:mod:`nfeval.linkage.experiments.table5_scores`), by :func:`table_rows`:
 
 * per question, :func:`nfeval.linkage.experiments.evaluation.best_worst_hits` says
   whether the top-scored answer has the question's highest grade (Acc(best))
@@ -41,7 +42,6 @@ the chance of reaching the paper's value (:func:`subset_reach`).
 from __future__ import annotations
 
 import math
-import time
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 
@@ -51,17 +51,8 @@ from scipy import stats
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedQuestion
-from nfeval.hashing import sha256_text
-from nfeval.linkage.experiments.evaluation import (
-    TIE_RULES,
-    JudgeSample,
-    best_worst_hits,
-    unparsed_policy,
-    webglm_split,
-)
-from nfeval.linkage.experiments.table2 import FRAME_COLUMNS
+from nfeval.linkage.experiments.evaluation import TIE_RULES, best_worst_hits
 from nfeval.metrics.intervals import mean_interval, paired_difference, proportion_interval
-from nfeval.results import Signature
 
 __all__ = [
     "AUTOMATIC_ROWS",
@@ -73,22 +64,17 @@ __all__ = [
     "PAPER_ALIASES",
     "ROUGE_IMPLEMENTATIONS",
     "accuracy_rows",
-    "automatic_frame",
-    "automatic_signatures",
     "bleu_score",
     "chance_hits",
     "comparisons",
     "diagnostic_table",
     "difference_rows",
     "hit_frame",
-    "judge_frame",
-    "length_frame",
     "lexical_variants",
     "paper_columns",
     "question_subsets",
     "subset_reach",
     "table_rows",
-    "webglm_sample",
 ]
 
 DATASET = "webglm"
@@ -107,123 +93,6 @@ GROUNDS: tuple[int | str, ...] = (3, 2, 1, 0, "mean", "max")
 ROUGE_IMPLEMENTATIONS = ("rouge-score", "release")
 #: NLTK smoothings (``SmoothingFunction().method<k>``); "none" is the release's method0.
 BLEU_SMOOTHING = ("none", "method1", "method2", "method4", "method7")
-
-
-# --------------------------------------------------------------------------- items and scores
-
-def webglm_sample(questions: Sequence[GradedQuestion], limit: int = 0) -> JudgeSample:
-    """Every question's split (:func:`webglm_split`), the first ``limit`` judged (0: all).
-
-    WebGLM's candidates and references are fixed (three answers, four
-    generated references per question): nothing is drawn; file order.
-    """
-    splits = [webglm_split(q) for q in questions]
-    judged = splits[:limit] if limit > 0 else splits
-    return JudgeSample(splits, judged, len(questions), 0)
-
-
-def _frame(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=FRAME_COLUMNS)
-
-
-def automatic_frame(questions: Sequence[GradedQuestion], splits, *,
-                    methods: Sequence[str] = AUTOMATIC_ROWS, embedder: str | None = None,
-                    num_layers: int | None = 6) -> pd.DataFrame:
-    """Per-candidate scores of the automatic rows against ``ground3`` (the splits' best reference).
-
-    :func:`nfeval.linkage.lexical.split_scores` with ``candidates="rest"``:
-    the three graded answers, each against the one reference the release's
-    rule picks from ``ground3..ground0`` (the only grade-3 one, ``ground3``).
-    ``rougeL`` is ``rouge-score``'s F1, ``rougeL-release`` the release's
-    ``rouge`` package (:func:`nfeval.linkage.lexical.rouge_release`).
-    """
-    from nfeval.linkage.experiments.table2 import lexical_frame
-    from nfeval.linkage.lexical import split_scores
-
-    unknown = [m for m in methods if m not in AUTOMATIC_ROWS]
-    if unknown:
-        raise NfevalError(f"unknown automatic rows {unknown}; use {list(AUTOMATIC_ROWS)}.")
-    frames = []
-    plain = [m for m in methods if m != "rougeL-release"]
-    if plain:
-        frames.append(split_scores(splits, questions, methods=plain, candidates="rest",
-                                   rouge="rouge-score", embedder=embedder,
-                                   num_layers=num_layers))
-    if "rougeL-release" in methods:
-        frames.append(split_scores(splits, questions, methods=("rougeL",), candidates="rest",
-                                   rouge="release").assign(method="rougeL-release"))
-    scores = pd.concat(frames, ignore_index=True)
-    order = {m: i for i, m in enumerate(methods)}
-    scores = scores.sort_values("method", key=lambda c: c.map(order), kind="stable")
-    return lexical_frame(scores, dataset=DATASET, label="all")
-
-
-def automatic_signatures(methods: Sequence[str] = AUTOMATIC_ROWS, *, seed: int, n: int,
-                         embedder: str | None = None, num_layers: int | None = 6
-                         ) -> list[Signature]:
-    """The signatures of :func:`automatic_frame`'s rows (reference ``ground3``)."""
-    from nfeval.linkage.lexical import method_signature
-
-    return [method_signature("rougeL" if m == "rougeL-release" else m, pattern="ground3",
-                             seed=seed, n=n, candidates="rest",
-                             rouge="release" if m == "rougeL-release" else "rouge-score",
-                             embedder=embedder, num_layers=num_layers) for m in methods]
-
-
-def length_frame(splits) -> pd.DataFrame:
-    """Answer length in whitespace words as a score (longer = better; a row beyond the paper)."""
-    return _frame([{"dataset": DATASET, "sample": "all", "mode": "", "method": "length",
-                    "our_judge": "", "qid": s.qid, "doc_id": c.doc_id, "grade": c.grade,
-                    "score": float(len(c.text.split())), "unparsed": 0}
-                   for s in splits for c in s.candidates])
-
-
-def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample, *, row: str,
-                mode: str, seed: int, shots: int = 0, unparsed: str = "drop",
-                progress: bool = False) -> tuple[pd.DataFrame, Signature, float]:
-    """Per-candidate scores of one judge row of :data:`JUDGE_ROWS` on ``sample.judged``.
-
-    The references are the graded list ``ground3, ground2, ground1, ground0``
-    (grades 3..0); LINKAGE shows ``shots`` demonstrations from the other
-    questions (0: the release's 0-shot prompt). Returns the frame, the row's
-    signature and the wall seconds it took (near 0 when the item store
-    already held every output).
-    """
-    from nfeval.linkage.judges import (
-        JudgeConfig,
-        judge_questions,
-        load_fewshot_template,
-        release_template,
-    )
-
-    if row not in JUDGE_ROWS:
-        raise NfevalError(f"unknown WebGLM judge row {row!r}; use one of {list(JUDGE_ROWS)}.")
-    method = JUDGE_ROWS[row]
-    n_shots = shots if method == "linkage" else 0
-    cfg = JudgeConfig(method=method, mode=mode, seed=seed,
-                      unparsed=unparsed_policy(unparsed, method))
-    started = time.perf_counter()
-    results = judge_questions(model, questions, sample.judged, cfg, shots=n_shots,
-                              demonstration_splits=sample.splits, progress=progress)
-    seconds = time.perf_counter() - started
-    by_qid = {s.qid: s for s in sample.judged}
-    out = []
-    for r in results:
-        bad = [0] * len(r.scores)
-        for j in r.judgments:
-            bad[j.candidate] += not j.parsed
-        for c, score, b in zip(by_qid[r.qid].candidates, r.scores, bad):
-            out.append({"dataset": DATASET, "sample": "all", "mode": mode, "method": row,
-                        "our_judge": model.info.name, "qid": r.qid, "doc_id": c.doc_id,
-                        "grade": c.grade, "score": score, "unparsed": b})
-    sig = Signature(
-        metric=f"linkage-judge/{row}", variant=f"{method}-{mode}", model=model.info.as_dict(),
-        prompt_sha256=sha256_text(release_template(method)
-                                  + (load_fewshot_template().sha256 if n_shots else "")),
-        seed=seed, n=len(sample.judged),
-        extra={"dataset": DATASET, "references": "ground3..ground0", "shots": n_shots,
-               "unparsed": str(cfg.unparsed), "positions": cfg.positions})
-    return _frame(out), sig, seconds
 
 
 # --------------------------------------------------------------------------- hits and rows

@@ -1,7 +1,7 @@
 """LINKAGE Tables 3 and 4: reference lists written by an LLM (1GT, 0GT), on Table 2's items.
 
-The notebooks ``lk_t03_single_ground_truth.ipynb`` (LINKAGE-1GT, Table 3)
-and ``lk_t04_no_ground_truth.ipynb`` (LINKAGE-0GT, Table 4) judge a prefix
+The experiment :mod:`nfeval.linkage.experiments.lk_t03_t04` (LINKAGE-1GT,
+Table 3, and LINKAGE-0GT, Table 4) judges a prefix
 of lk_t02's judged questions with lk_t02's candidates
 (:func:`nfeval.linkage.experiments.table2.judged_items`), so that every
 row differs from Table 2's on the same items only by the references:
@@ -22,8 +22,8 @@ row differs from Table 2's on the same items only by the references:
 Every row is a per-question correlation averaged over questions, with its
 95% interval (:func:`nfeval.metrics.correlation.correlation_rows`); the
 comparisons (:func:`comparisons`) are paired differences on the same questions.
-:func:`generated_references_table` runs a whole table; the two notebooks
-load, call it, write and plot.
+:func:`generated_references_table` runs a whole table; the experiment
+loads the models, calls it and returns the result.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def references_frame(lists: Sequence[GeneratedReferences], *, dataset: str,
 
 @dataclass
 class GeneratedTable:
-    """One run of Table 3 (1GT) or Table 4 (0GT): what the notebook writes and plots."""
+    """One run of Table 3 (1GT) or Table 4 (0GT): what the experiment writes and plots."""
 
     table: pd.DataFrame  #: the results table (rows, then paired differences)
     frame: pd.DataFrame  #: per-candidate scores of every row

@@ -1,7 +1,7 @@
 """LINKAGE Table 6 (reference-list composition) and Tables 7-8 (demonstrations), on Table 2's items.
 
-The notebooks ``lk_t06_reference_composition.ipynb`` and
-``lk_t07_t08_fewshot.ipynb`` judge a prefix of lk_t02's judged questions
+The experiments :mod:`nfeval.linkage.experiments.lk_t06` and
+:mod:`nfeval.linkage.experiments.lk_t07_t08` judge a prefix of lk_t02's judged questions
 with lk_t02's candidates (:func:`nfeval.linkage.experiments.table2.judged_items`),
 the same for every setting, as the paper's Section 5.2 asks ("candidate
 answers are the same for each setting"):

@@ -3,7 +3,7 @@
 The paper draws the reference list three times and reports Spearman's rho
 of Pointwise with references, Pairwise and LINKAGE few-shot per draw, their
 mean and their standard deviation (the sample one, ddof 1, where its printed
-draws allow a check). The notebook ``lk_t09_t10_f02_reference_draws.ipynb``
+draws allow a check). The experiment :mod:`nfeval.linkage.experiments.lk_t09_t10_f02`
 does the same on a prefix of lk_t02's judged questions with lk_t02's
 candidates:
 

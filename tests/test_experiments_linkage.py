@@ -1,0 +1,184 @@
+"""The LINKAGE experiment functions (nfeval.linkage.experiments.<id>.run): each takes its
+notebook's parameters, and returns the Experiment its notebook writes."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from nfeval import NfevalError
+from nfeval.data.loaders import GradedAnswer, GradedQuestion
+from nfeval.models.base import LanguageModel, ModelInfo, normalize
+from nfeval.paths import NOTEBOOKS
+
+#: experiment module -> the notebook that calls its run
+NOTEBOOK = {
+    "lk_t01": "lk_t01_dataset_stats.ipynb",
+    "lk_t02": "lk_t02_correlations.ipynb",
+    "lk_t03_t04": "lk_t03_t04_reference_settings.ipynb",
+    "lk_t05": "lk_t05_webglm.ipynb",
+    "lk_t06": "lk_t06_reference_composition.ipynb",
+    "lk_t07_t08": "lk_t07_t08_fewshot.ipynb",
+    "lk_t09_t10_f02": "lk_t09_t10_f02_reference_draws.ipynb",
+    "lk_f03": "lk_f03_case_study.ipynb",
+}
+
+
+def _experiment(name: str):
+    return importlib.import_module(f"nfeval.linkage.experiments.{name}")
+
+
+def _notebook_parameters(notebook: str) -> list[tuple[str, object]]:
+    """(name, default) of every annotated literal of the notebook's parameters cell."""
+    nb = json.loads((NOTEBOOKS / notebook).read_text(encoding="utf-8"))
+    (cell,) = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
+    tree = ast.parse("".join(cell["source"]))
+    return [(node.target.id, ast.literal_eval(node.value)) for node in tree.body
+            if isinstance(node, ast.AnnAssign)]
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOK))
+def test_run_takes_the_notebook_parameters(name):
+    """run's keywords are the notebook's parameters, in order and with the same defaults
+    (the output folder stays the notebook's), then ``progress``."""
+    params = inspect.signature(_experiment(name).run).parameters
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
+    ours = [(n, p.default) for n, p in params.items()]
+    want = [(n, d) for n, d in _notebook_parameters(NOTEBOOK[name]) if n != "output_dir"]
+    assert ours == [*want, ("progress", True)]
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOK))
+def test_each_module_has_one_public_entry_point(name):
+    assert _experiment(name).__all__ == ["run"]
+
+
+def test_lk_t01_counts_the_first_questions(mirror):
+    from nfeval.linkage.experiments import lk_t01
+
+    exp = lk_t01.run(limit=3, progress=False)
+    assert exp.id == "lk_t01" and list(exp.id_columns) == ["dataset", "statistic"]
+    assert exp.interval.startswith("none: ") and not exp.parameters and not exp.frames
+    assert set(exp.table["n_questions"]) == {3}
+    counts = exp.table[exp.table["statistic"] == "n_questions"].set_index("dataset")["ours"]
+    assert counts.to_dict() == {"antique": 3.0, "trec-dl-nf": 3.0}
+    assert [s.extra["dataset"] for s in exp.signatures] == ["antique", "trec-dl-nf"]
+
+
+def test_lk_t03_t04_names_its_two_artefacts():
+    from nfeval.linkage.experiments import lk_t03_t04
+
+    assert lk_t03_t04.SETTINGS == {"lk_t03": ("1gt", "Table 3"), "lk_t04": ("0gt", "Table 4")}
+    with pytest.raises(NfevalError, match="lk_t03"):
+        lk_t03_t04.run(artefact="lk_t05")
+
+
+# --------------------------------------------------------------------------- a stub judge
+
+WORDS = "the a of to and in is it that for on with as was by at".split()
+
+
+def _question(qid: str) -> GradedQuestion:
+    answers = [GradedAnswer(f"{qid}-{i}", " ".join(WORDS[: 16 - i]), g, g)
+               for i, g in enumerate([3, 3, 3, 2, 2, 2, 1, 1, 1, 0, 0, 0])]
+    return GradedQuestion(qid, f"question {qid}?", answers)
+
+
+class _ByLength(LanguageModel):
+    """A judge that prefers label "1" more the longer the prompt (no model)."""
+
+    def __init__(self, name):
+        self.info = ModelInfo(name=name, backend="test", source="test")
+
+    def continuation_logprobs(self, context, continuations):
+        raise NotImplementedError
+
+    def label_logprobs(self, prompt, labels):
+        return {lab: (len(prompt) / 100.0 if lab.startswith("1") else 0.0) for lab in labels}
+
+    def label_distribution(self, prompt, labels):
+        return normalize(self.label_logprobs(prompt, labels))
+
+    def generate(self, prompt, **kwargs):
+        raise NotImplementedError
+
+    def apply_chat_template(self, messages, *, add_generation_prompt=True):
+        return "\n".join(m.content for m in messages)
+
+
+@dataclass
+class _Profile:
+    judge: str = "profile-judge"
+    judge_mode: str = "prob"
+    device: str = "cpu"
+
+    def load(self, name, **kwargs):
+        return _ByLength(name)
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    """Patch an experiment module: six synthetic questions per dataset, the stub judge."""
+    questions = [_question(f"q{i}") for i in range(6)]
+
+    def patch(module):
+        monkeypatch.setattr(module, "load_linkage", lambda name: questions)
+        monkeypatch.setattr(module, "get_profile", lambda name: _Profile())
+        return module
+
+    return patch
+
+
+def test_lk_t06_run_on_a_stub_judge(stub):
+    from nfeval.linkage.experiments import lk_t06
+
+    exp = stub(lk_t06).run(limit=2, datasets="trec-dl-nf", patterns="3210,33221100",
+                           shots="0,1", max_candidates=3, judge="", progress=False)
+    assert exp.id == "lk_t06" and exp.interval == "questions"
+    assert list(exp.table.columns) == lk_t06.COLUMNS
+    assert exp.parameters == {"questions_per_dataset": 2, "max_candidates": 3,
+                              "judge": "profile-judge", "judge_mode": "prob"}
+    frame = exp.frames["per_candidate"]
+    assert len(frame) == 2 * 2 * 2 * 3  # patterns x shots x questions x candidates
+    assert set(frame["our_judge"]) == {"profile-judge"}
+    means = exp.table[exp.table["kind"] == "mean"]
+    assert len(means) == 2 * 2 * 3 and set(means["n_questions"]) <= {0, 1, 2}
+    diffs = exp.table[exp.table["kind"] == "difference"]
+    assert set(diffs["pattern"].astype(str)) == {"33221100 - 3210", "3210", "33221100"}
+    assert len(exp.signatures) == 4 and list(exp.extra["timings"]["shots"]) == [0, 1, 0, 1]
+
+
+def test_lk_t07_t08_run_on_a_stub_judge(stub):
+    from nfeval.linkage.experiments import lk_t07_t08
+
+    exp = stub(lk_t07_t08).run(limit=3, datasets="antique,trec-dl-nf", shots="0,1",
+                               max_candidates=3, judge="named-judge", progress=False)
+    assert exp.id == "lk_t07_t08"
+    assert list(exp.table.columns) == lk_t07_t08.COLUMNS
+    assert exp.parameters["judge"] == "named-judge" and exp.parameters["judge_mode"] == "prob"
+    assert dict(zip(exp.table["dataset"], exp.table["paper_table"])) == {
+        "antique": "Table 8", "trec-dl-nf": "Table 7"}
+    assert set(exp.table.loc[exp.table["kind"] == "difference", "shots"]) == {"1 - 0"}
+    assert exp.extra["datasets"] == ["antique", "trec-dl-nf"] and exp.extra["shots"] == [0, 1]
+
+
+def test_lk_t09_t10_f02_run_on_a_stub_judge(stub):
+    from nfeval.linkage.experiments import lk_t09_t10_f02
+
+    exp = stub(lk_t09_t10_f02).run(limit=2, datasets="trec-dl-nf", seeds="0,1",
+                                   max_candidates=3, shots=1, progress=False)
+    table = exp.table
+    assert list(table.columns) == lk_t09_t10_f02.COLUMNS
+    assert list(dict.fromkeys(table["method"])) == ["pointwise-ref", "pairwise",
+                                                    "linkage-fewshot"]
+    assert set(table["quantity"]) == {"spearman_draw1", "spearman_draw2", "mean", "std",
+                                      "spearman_draw2 - spearman_draw1"}
+    assert set(table["coefficient"]) == {"spearman"}
+    assert exp.parameters["seeds"] == [0, 1]
+    frame = exp.frames["per_candidate"]
+    assert set(frame["draw"]) == {1, 2} and len(frame) == 3 * 2 * 2 * 3
