@@ -8,9 +8,7 @@ tests/test_notebooks.py.
 
 from __future__ import annotations
 
-import ast
 import importlib
-import inspect
 import json
 import math
 from types import SimpleNamespace
@@ -23,50 +21,10 @@ from nfeval.debateqa.experiments.systems import (collect_systems, length_rows, l
                                                  metric_signatures, split_systems)
 from nfeval.hashing import sha256_text
 from nfeval.models.base import Generation, LanguageModel, ModelInfo
-from nfeval.paths import NOTEBOOKS
 from nfeval.results import Experiment
-
-#: experiment module -> the notebook that calls its run
-NOTEBOOK = {
-    "dq_t04": "dq_t04_main_results.ipynb",
-    "dq_t05": "dq_t05_system_prompts.ipynb",
-    "dq_t06": "dq_t06_rag.ipynb",
-    "dq_t07": "dq_t07_rag_trusted.ipynb",
-    "dq_f08_f09": "dq_f08_f09_sampling_sweeps.ipynb",
-    "dq_f10": "dq_f10_answer_length.ipynb",
-    "dq_eq7": "dq_eq7_pd_probability_ratio.ipynb",
-}
-
 
 def _experiment(name: str):
     return importlib.import_module(f"nfeval.debateqa.experiments.{name}")
-
-
-def _notebook_parameters(notebook: str) -> list[tuple[str, object]]:
-    """(name, default) of every annotated literal of the notebook's parameters cell."""
-    nb = json.loads((NOTEBOOKS / notebook).read_text(encoding="utf-8"))
-    (cell,) = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
-    tree = ast.parse("".join(cell["source"]))
-    return [(node.target.id, ast.literal_eval(node.value)) for node in tree.body
-            if isinstance(node, ast.AnnAssign)]
-
-
-@pytest.mark.parametrize("name", sorted(NOTEBOOK))
-def test_run_takes_the_notebook_parameters(name):
-    """run's keywords are the notebook's parameters, in order and with the same defaults
-    (the output folder stays the notebook's), then ``progress``."""
-    params = inspect.signature(_experiment(name).run).parameters
-    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
-    ours = [(n, p.default) for n, p in params.items()]
-    want = [(n, d) for n, d in _notebook_parameters(NOTEBOOK[name]) if n != "output_dir"]
-    assert ours == [*want, ("progress", True)]
-
-
-@pytest.mark.parametrize("name", sorted(NOTEBOOK))
-def test_each_module_has_one_public_entry_point_and_its_notebook_calls_it(name):
-    assert _experiment(name).__all__ == ["run"]
-    source = (NOTEBOOKS / NOTEBOOK[name]).read_text(encoding="utf-8")
-    assert f"{name}.run(" in source and "exp.write(output_dir, started)" in source
 
 
 # --------------------------------------------------------------------------- dq_eq7

@@ -1,12 +1,8 @@
-"""The LINKAGE experiment functions (nfeval.linkage.experiments.<id>.run): each takes its
-notebook's parameters, and returns the Experiment its notebook writes."""
+"""The LINKAGE experiment functions (nfeval.linkage.experiments.<id>.run): each returns the Experiment its notebook writes."""
 
 from __future__ import annotations
 
-import ast
 import importlib
-import inspect
-import json
 from dataclasses import dataclass
 
 import pytest
@@ -14,48 +10,9 @@ import pytest
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.models.base import LanguageModel, ModelInfo, normalize
-from nfeval.paths import NOTEBOOKS
-
-#: experiment module -> the notebook that calls its run
-NOTEBOOK = {
-    "lk_t01": "lk_t01_dataset_stats.ipynb",
-    "lk_t02": "lk_t02_correlations.ipynb",
-    "lk_t03_t04": "lk_t03_t04_reference_settings.ipynb",
-    "lk_t05": "lk_t05_webglm.ipynb",
-    "lk_t06": "lk_t06_reference_composition.ipynb",
-    "lk_t07_t08": "lk_t07_t08_fewshot.ipynb",
-    "lk_t09_t10_f02": "lk_t09_t10_f02_reference_draws.ipynb",
-    "lk_f03": "lk_f03_case_study.ipynb",
-}
-
 
 def _experiment(name: str):
     return importlib.import_module(f"nfeval.linkage.experiments.{name}")
-
-
-def _notebook_parameters(notebook: str) -> list[tuple[str, object]]:
-    """(name, default) of every annotated literal of the notebook's parameters cell."""
-    nb = json.loads((NOTEBOOKS / notebook).read_text(encoding="utf-8"))
-    (cell,) = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
-    tree = ast.parse("".join(cell["source"]))
-    return [(node.target.id, ast.literal_eval(node.value)) for node in tree.body
-            if isinstance(node, ast.AnnAssign)]
-
-
-@pytest.mark.parametrize("name", sorted(NOTEBOOK))
-def test_run_takes_the_notebook_parameters(name):
-    """run's keywords are the notebook's parameters, in order and with the same defaults
-    (the output folder stays the notebook's), then ``progress``."""
-    params = inspect.signature(_experiment(name).run).parameters
-    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
-    ours = [(n, p.default) for n, p in params.items()]
-    want = [(n, d) for n, d in _notebook_parameters(NOTEBOOK[name]) if n != "output_dir"]
-    assert ours == [*want, ("progress", True)]
-
-
-@pytest.mark.parametrize("name", sorted(NOTEBOOK))
-def test_each_module_has_one_public_entry_point(name):
-    assert _experiment(name).__all__ == ["run"]
 
 
 def test_lk_t01_counts_the_first_questions(mirror):

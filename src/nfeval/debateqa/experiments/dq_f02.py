@@ -16,6 +16,8 @@ from nfeval.debateqa.experiments.agreement import agreement_rows, pseudo_annotat
 from nfeval.debateqa.experiments.alignment import select_questions
 from nfeval.results import Experiment, Signature, join_paper, paper_values
 
+__all__ = ["run"]
+
 ID = "dq_f02"
 NOTES = ("Human data: the graded answers of ANTIQUE and TREC-DL-NF (LINKAGE release), NOT "
          "the paper's annotations (not public). Pseudo-annotators are disjoint seeded parts "

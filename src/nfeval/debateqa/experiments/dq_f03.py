@@ -17,6 +17,8 @@ from nfeval.debateqa.experiments.systems import system_means
 from nfeval.profiles import get_profile, model_list
 from nfeval.results import Experiment, Signature
 
+__all__ = ["run"]
+
 ID = "dq_f03"
 NOTES = ("Per pair of P.D. backbones: ranking_kendall = Kendall tau-b between the "
          "system rankings by mean P.D.; answer_spearman/answer_kendall = correlation "

@@ -25,6 +25,8 @@ from nfeval.profiles import get_profile, model_list
 from nfeval.prompts import restate_prompts
 from nfeval.results import Experiment, Signature
 
+__all__ = ["run"]
+
 ID = "dq_f04"
 NOTES = ("Per pair of restate prompts (the project's five, "
          "prompts/pd_restate_prompts.txt): ranking_kendall = Kendall tau-b between "

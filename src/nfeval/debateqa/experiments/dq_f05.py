@@ -20,6 +20,8 @@ from nfeval.debateqa.experiments.intervals import decision_agreement_rows
 from nfeval.profiles import get_profile, model_list
 from nfeval.results import Experiment, Signature
 
+__all__ = ["run"]
+
 ID = "dq_f05"
 RULE = "acknowledge_rule"
 NOTES = ("Decision = P('1') >= 0.5 (prob mode); acknowledge_rule is the project's "

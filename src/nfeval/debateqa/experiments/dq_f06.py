@@ -17,6 +17,8 @@ from nfeval.debateqa.experiments.intervals import mean_rows, model_systems, syst
 from nfeval.profiles import get_profile, model_list
 from nfeval.results import Experiment
 
+__all__ = ["run"]
+
 ID = "dq_f06"
 NOTES = ("Means per system (quantity pd / da) with a 95% bootstrap interval over "
          "questions; correlations of the two means over systems (scope all, or the "

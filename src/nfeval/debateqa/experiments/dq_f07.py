@@ -14,6 +14,8 @@ from nfeval.debateqa.experiments.intervals import combined_rows
 from nfeval.profiles import get_profile, model_list
 from nfeval.results import Experiment
 
+__all__ = ["run"]
+
 ID = "dq_f07"
 NOTES = ("quantity combined = k * Z(-P.D.) + Z(D.A.) of the system means (z over the "
          "systems) with a 95% cluster bootstrap interval over questions; quantity "

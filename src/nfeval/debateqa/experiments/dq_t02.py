@@ -27,6 +27,8 @@ from nfeval.profiles import get_profile
 from nfeval.prompts import prompt_text
 from nfeval.results import Experiment, Signature, join_paper, paper_values
 
+__all__ = ["run"]
+
 ID = "dq_t02"
 ID_COLUMNS = ["kind", "dataset", "metric", "coefficient"]
 NOTES = ("Human data: the graded answers of ANTIQUE and TREC-DL-NF (LINKAGE release), "

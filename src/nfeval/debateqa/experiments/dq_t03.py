@@ -25,6 +25,8 @@ from nfeval.paths import PROMPTS
 from nfeval.profiles import get_profile, model_list
 from nfeval.results import Experiment, Signature
 
+__all__ = ["run"]
+
 ID = "dq_t03"
 BY = ["judge", "method"]
 NOTES = ("Labels: the project's sample (data/debateqa_sample/da_labels.csv), not the paper's "
