@@ -6,10 +6,11 @@ import importlib
 from dataclasses import dataclass
 
 import pytest
+from stubs import LengthJudge
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.models.base import LanguageModel, ModelInfo, normalize
+
 
 def _experiment(name: str):
     return importlib.import_module(f"nfeval.linkage.experiments.{name}")
@@ -46,28 +47,6 @@ def _question(qid: str) -> GradedQuestion:
     return GradedQuestion(qid, f"question {qid}?", answers)
 
 
-class _ByLength(LanguageModel):
-    """A judge that prefers label "1" more the longer the prompt (no model)."""
-
-    def __init__(self, name):
-        self.info = ModelInfo(name=name, backend="test", source="test")
-
-    def continuation_logprobs(self, context, continuations):
-        raise NotImplementedError
-
-    def label_logprobs(self, prompt, labels):
-        return {lab: (len(prompt) / 100.0 if lab.startswith("1") else 0.0) for lab in labels}
-
-    def label_distribution(self, prompt, labels):
-        return normalize(self.label_logprobs(prompt, labels))
-
-    def generate(self, prompt, **kwargs):
-        raise NotImplementedError
-
-    def apply_chat_template(self, messages, *, add_generation_prompt=True):
-        return "\n".join(m.content for m in messages)
-
-
 @dataclass
 class _Profile:
     judge: str = "profile-judge"
@@ -75,7 +54,7 @@ class _Profile:
     device: str = "cpu"
 
     def load(self, name, **kwargs):
-        return _ByLength(name)
+        return LengthJudge(name)
 
 
 @pytest.fixture

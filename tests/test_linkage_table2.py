@@ -3,17 +3,16 @@ same items), and the notebook's steps."""
 
 import pandas as pd
 import pytest
+from stubs import LengthJudge
 
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.linkage.experiments.table2 import (
     FRAME_COLUMNS,
     bleu_pools,
-    judge_frame,
     judged_items,
     small_judge_frames,
     table_rows,
 )
-from nfeval.models.base import LanguageModel, ModelInfo, normalize
 
 
 def _rows(sample, mode, method, judge, order):
@@ -60,32 +59,10 @@ def _question(qid: str) -> GradedQuestion:
     return GradedQuestion(qid, f"question {qid}?", answers)
 
 
-class _ByLength(LanguageModel):
-    """A judge that prefers label "1" more the longer the prompt (no model)."""
-
-    def __init__(self, name):
-        self.info = ModelInfo(name=name, backend="test", source="test")
-
-    def continuation_logprobs(self, context, continuations):
-        raise NotImplementedError
-
-    def label_logprobs(self, prompt, labels):
-        return {lab: (len(prompt) / 100.0 if lab.startswith("1") else 0.0) for lab in labels}
-
-    def label_distribution(self, prompt, labels):
-        return normalize(self.label_logprobs(prompt, labels))
-
-    def generate(self, prompt, **kwargs):
-        raise NotImplementedError
-
-    def apply_chat_template(self, messages, *, add_generation_prompt=True):
-        return "\n".join(m.content for m in messages)
-
-
 def test_small_judge_frames_judge_every_judged_question(mirror):
     qs = [_question(f"q{i}") for i in range(4)]
     sample = judged_items(qs, "trec-dl-nf", seed=0, limit=0, max_candidates=3)
-    parts, sigs = small_judge_frames(_ByLength("small"), {"trec-dl-nf": qs},
+    parts, sigs = small_judge_frames(LengthJudge("small"), {"trec-dl-nf": qs},
                                      {"trec-dl-nf": sample}, rows=["pointwise-noref"],
                                      mode="prob", seed=0, shots=0)
     (own,) = parts
