@@ -21,12 +21,15 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
 
 from nfeval import NfevalError
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built
+    import pandas as pd
 
 COEFFICIENTS = ("kendall", "spearman", "pearson")
 

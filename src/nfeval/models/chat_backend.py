@@ -107,19 +107,13 @@ from nfeval.models.transport import (
     bounded_map,
     display_url,
 )
-# re-exported: the chat prompt format is part of this backend's interface
-from nfeval.models.chat_prompt import (  # noqa: F401
-    ROLES,
-    UNLIKELY,
-    REPLY,
-    _MARK,
-    _MARK_RE,
+# the chat prompt format (nfeval.models.chat_prompt): used here, and importable from here
+from nfeval.models.chat_prompt import (
     ChatPrompt,
-    serialize_messages,
+    first_token_top,
     is_chat_prompt,
     parse_chat_prompt,
-    _token_text,
-    first_token_top,
+    serialize_messages,
 )
 
 log = logging.getLogger(__name__)

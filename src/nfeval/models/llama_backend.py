@@ -34,7 +34,6 @@ from nfeval.models.base import (
     LanguageModel,
     Message,
     ModelInfo,
-    TokenLogprobs,
     fit_prompt,
 )
 from nfeval.models.hf import render_messages, template_mode
