@@ -168,3 +168,81 @@ def test_ctrl_c_ends_a_running_evidence_run_within_seconds_keeping_its_items(tmp
     time.sleep(5)
     assert judged() == n  # nothing computes any more: the kernel is gone
     assert n >= 3
+
+
+def test_the_claims_stages_run_in_rounds_before_the_analyses_and_ablations():
+    steps = evidence.schedule(["lk_t06", "dq_t05", "lk_t05", "lk_t02", "dq_t02"])
+    got = [(a, s.get("limit")) for a, s in steps]
+    assert got == [("lk_t02", 30), ("lk_t05", 40), ("dq_t02", 40),
+                   ("lk_t02", 60), ("lk_t05", 0), ("dq_t02", 0), ("lk_t02", 120),
+                   ("dq_t05", 16), ("lk_t06", 30)]
+    # every stage of the whole plan is scheduled once
+    whole = evidence.schedule([a for a, _ in evidence.PLAN])
+    assert len(whole) == sum(len(evidence.STAGES.get(a, ({},))) for a, _ in evidence.PLAN)
+
+
+def test_questions_a_stage_covers_are_capped_per_dataset():
+    assert evidence.questions("lk_t02", {"limit": 60}) == 60 + 53
+    assert evidence.questions("lk_t02", {"limit": 0}) == 120 + 53
+    assert evidence.questions("lk_t05", {"limit": 0}) == 100
+    assert evidence.questions("dq_t03", {}) is None
+    assert evidence.questions("nope", {"limit": 3}) is None
+
+
+def _log(artefact, stage, q, wall, items):
+    return {"artefact": artefact, "stage": evidence._stage_text(stage), "questions": str(q),
+            "wall_s": str(wall), "items_computed": str(items)}
+
+
+def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():
+    steps = evidence.schedule(["lk_t02", "lk_t05"])
+    log = [_log("lk_t02", {"limit": 30}, 60, 6000.0, 100),
+           _log("lk_t02", {"limit": 60}, 113, 5300.0, 90)]
+    rows = {(r["artefact"], r["stage"].get("limit")): r for r in evidence.projection(steps, log)}
+    assert rows["lk_t02", 30]["done"] and rows["lk_t02", 60]["done"]
+    # 100 s per question (5,300 s for the 53 questions stage 60 added); 120 adds 60 more
+    assert rows["lk_t02", 120]["projected_s"] == pytest.approx(6000.0)
+    assert rows["lk_t05", 40]["projected_s"] is None  # nothing of lk_t05 logged
+    # a later stage is projected from the projection of the earlier one
+    log = [_log("lk_t05", {"limit": 40, **evidence._J}, 40, 400.0, 10)]
+    rows = evidence.projection(evidence.schedule(["lk_t05"]), log)
+    assert rows[0]["done"] and rows[1]["projected_s"] == pytest.approx(600.0)
+    # a rerun that computed nothing gives no rate
+    rows = evidence.projection(steps, [_log("lk_t02", {"limit": 30}, 60, 74.0, 0)])
+    assert rows[0]["done"] and rows[1]["projected_s"] is None
+
+
+def test_a_run_skips_the_stages_its_log_holds_and_says_so(tmp_path, monkeypatch, capsys):
+    import papermill as pm
+
+    results = tmp_path / "results"
+    results.mkdir()
+    for a, stage in evidence.schedule(["lk_t05"]):
+        evidence._append_log(results / "evidence_log.csv",
+                             {**_log(a, stage, 1, 1.0, 1), "finished": "x"})
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a logged stage was run again")
+
+    monkeypatch.setattr(pm, "execute_notebook", refuse)
+    evidence.run(["lk_t05"], tmp_path)
+    assert capsys.readouterr().out.count("skipped") == 2
+
+
+def test_a_finished_stage_is_logged_with_its_real_cost(tmp_path, monkeypatch):
+    import papermill as pm
+
+    store = tmp_path / "store"
+    monkeypatch.setenv("NFEVAL_STORE", str(store))
+    _write(store, "lk_t05", "judge.labels.jsonl", [("old", "m", 9.0)])
+
+    def fake(*args, **kwargs):  # the notebook computes two items
+        _write(store, "lk_t05", "judge.labels.jsonl",
+               [("old", "m", 9.0), ("a", "m", 2.5), ("b", "m", 1.5)])
+
+    monkeypatch.setattr(pm, "execute_notebook", fake)
+    evidence.run(["lk_t05"], tmp_path, {"lk_t05": ({"limit": 40},)})
+    (row,) = evidence.read_log(tmp_path / "results" / "evidence_log.csv")
+    assert (row["artefact"], row["stage"], row["questions"], row["items_computed"],
+            row["item_s"]) == ("lk_t05", '{"limit": 40}', "40", "2", "4.0")
+    assert float(row["wall_s"]) >= 0 and row["machine"] and row["commit"]

@@ -5,7 +5,16 @@ stages of growing size (a stage is a notebook run whose parameters are given
 below; its questions are a seeded random sample that grows by extension, so a
 later stage reuses every item of the earlier ones). Each stage writes the
 artefact's table, so an interrupted run leaves the tables of its last
-finished stage. A notebook's own defaults are the size of its committed
+finished stage. The claims' artefacts run their stages in rounds (every
+claim's first stage, then every claim's second, ...), so each claim gets a
+first verdict before any of them grows; the DebateQA analyses and the LINKAGE
+ablations follow. Each finished stage is logged in
+``results/evidence_log.csv`` (wall seconds, items computed and their
+seconds, machine, commit): the run's real cost, the stages a rerun skips, and
+the rates from which the driver projects, before it starts, what each
+remaining stage will take (wall seconds per question of the artefact's last
+logged stage times the questions the stage adds; a stage of an artefact with
+none logged yet is listed as not projected). A notebook's own defaults are the size of its committed
 tables, which ``make reproduce`` rebuilds from the store in minutes. Every model output goes to the committed
 item store as it is computed (:mod:`nfeval.store`), so the run is resumable
 item by item: kill it, start it again, and nothing stored is recomputed.
@@ -14,7 +23,7 @@ before each one the driver prints what the store already holds.
 
     python -m nfeval.evidence                 # every evidence artefact, in order
     python -m nfeval.evidence lk_t02 dq_t03   # some of them
-    python -m nfeval.evidence --list          # the plan
+    python -m nfeval.evidence --list          # the plan, its order and projected cost
     python -m nfeval.evidence --measure DIR   # what the whole plan costs on this machine
     python -m nfeval.evidence --agree DIR     # items recomputed here vs the committed ones
     python -m nfeval.evidence lk_t05 --set judge=smollm2-135m-instruct   # other parameters
@@ -121,6 +130,140 @@ PLAN: tuple[tuple[str, str], ...] = (
 )
 
 
+#: The artefacts of the central claims' tables. Their stages run in rounds (every claim's
+#: first stage, then every claim's second, ...), so each claim gets a first verdict with the
+#: 1.5B judge before any of them grows; the DebateQA analyses and the LINKAGE ablations follow.
+CLAIMS = ("lk_t02", "lk_t05", "lk_t03", "lk_t04", "dq_t02", "dq_t03")
+
+#: Questions per dataset an artefact can reach (``limit`` 0 or above them reaches them all):
+#: lk_t02's judgeable questions (its drawn ANTIQUE ones, TREC-DL-NF's), which lk_t03/lk_t04 and
+#: the ablations take their first questions from; WebGLM's; dq_t02's usable ones; the DebateQA
+#: sample's. Used only to project a stage's cost from a finished one (questions it adds).
+REACH: dict[str, tuple[int, ...]] = {
+    "lk_t02": (120, 53), "lk_t03": (120, 53), "lk_t04": (120, 53), "lk_t06": (120, 53),
+    "lk_t07_t08": (120, 53), "lk_t09_t10_f02": (120, 53), "lk_t05": (100,),
+    "dq_t02": (430, 43), "dq_t03": (40,), "dq_t04": (40,), "dq_f03": (40,), "dq_f04": (40,),
+    "dq_f05": (40,), "dq_t05": (40,), "dq_t06": (40,), "dq_t07": (40,), "dq_f08_f09": (40,),
+    "dq_f10": (40,),
+}
+
+#: The log of finished stages (one row each: real wall and item seconds, the machine): what
+#: the run cost, and the rates the next run's projection is made from.
+LOG_FIELDS = ("finished", "artefact", "stage", "questions", "wall_s", "items_computed",
+              "item_s", "machine", "commit")
+
+
+def schedule(ids: Sequence[str], stages: dict[str, tuple[dict, ...]] | None = None
+             ) -> list[tuple[str, dict]]:
+    """The order of the run's steps ``(artefact, stage)``: the claims' artefacts (:data:`CLAIMS`)
+    stage by stage in rounds, then every other artefact's stages in plan order."""
+    stages = STAGES if stages is None else stages
+    order = {a: i for i, (a, _) in enumerate(PLAN)}
+    steps = []
+    for a in ids:
+        for r, stage in enumerate(stages.get(a, ({},))):
+            claim = a in CLAIMS
+            steps.append(((0, r, order.get(a, len(order))) if claim else
+                          (1, order.get(a, len(order)), r), a, stage))
+    return [(a, stage) for _, a, stage in sorted(steps, key=lambda s: s[0])]
+
+
+def questions(artefact: str, stage: dict) -> int | None:
+    """Questions a stage covers across its datasets (``None``: unknown)."""
+    reach = REACH.get(artefact)
+    limit = stage.get("limit")
+    if reach is None or not isinstance(limit, int) or limit < 0:
+        return None
+    return sum(n if limit == 0 else min(limit, n) for n in reach)
+
+
+def _stage_text(stage: dict) -> str:
+    import json
+
+    return json.dumps(stage, sort_keys=True)
+
+
+def read_log(path: Path) -> list[dict]:
+    """The rows of a stage log (:data:`LOG_FIELDS`); none when it does not exist."""
+    if not Path(path).is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _append_log(path: Path, row: dict) -> None:
+    new = not path.is_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", newline="", encoding="utf-8") as fh:
+        out = csv.DictWriter(fh, fieldnames=LOG_FIELDS)
+        if new:
+            out.writeheader()
+        out.writerow(row)
+
+
+def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[dict]:
+    """Per step: ``done`` (the log holds it), or its projected wall seconds, the wall seconds
+    per question of the artefact's last logged stage times the questions the step adds to the
+    largest logged one (``None``: no stage of the artefact logged yet, or its size unknown)."""
+    finished: dict[str, list[dict]] = {}
+    for row in log:
+        finished.setdefault(row["artefact"], []).append(row)
+    rows = []
+    for a, stage in steps:
+        mine = finished.get(a, [])
+        done = any(r["stage"] == _stage_text(stage) for r in mine)
+        q = questions(a, stage)
+        per = reached = None
+        # a stage rerun from a store that already held its items says nothing about a rate
+        sized = [r for r in mine if r.get("questions") not in ("", None)
+                 and float(r.get("items_computed") or 0) > 0]
+        if sized:
+            last = sized[-1]
+            before = [int(r["questions"]) for r in sized[:-1]]
+            added = int(last["questions"]) - max(before, default=0)
+            per = float(last["wall_s"]) / added if added > 0 else None
+            reached = max(int(r["questions"]) for r in sized)
+        projected = None
+        if not done and per is not None and q is not None:
+            projected = per * max(q - reached, 0)
+        rows.append({"artefact": a, "stage": stage, "questions": q, "done": done,
+                     "projected_s": projected})
+        if not done and q is not None:  # the next step of the same artefact starts from here
+            finished.setdefault(a, [])
+            if projected is not None:
+                finished[a].append({"artefact": a, "stage": _stage_text(stage),
+                                    "questions": str(q), "wall_s": str(projected),
+                                    "items_computed": "1"})
+    return rows
+
+
+def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
+    """Print the plan's steps with what each is projected to take (:func:`projection`)."""
+    rows = projection(steps, read_log(log_path))
+    todo = [r for r in rows if not r["done"]]
+    known = sum(r["projected_s"] for r in todo if r["projected_s"] is not None)
+    unknown = [r for r in todo if r["projected_s"] is None]
+    print(f"the plan: {len(rows)} steps, {len(rows) - len(todo)} logged as done in "
+          f"{_display_path(log_path)}", flush=True)
+    for i, r in enumerate(rows, 1):
+        what = ("done" if r["done"] else "not projected: no finished stage of it logged yet"
+                if r["projected_s"] is None else f"projected {r['projected_s'] / 3600:.1f} h")
+        q = f"{r['questions']} questions" if r["questions"] is not None else "size unknown"
+        print(f"  {i:>2}. {r['artefact']:<15} {_stage_text(r['stage']):<58} {q:<14} {what}")
+    print(f"projected: {known / 3600:.1f} h of wall time for the {len(todo) - len(unknown)} "
+          f"projected steps (wall seconds per question of each artefact's last logged stage, "
+          f"on the machine that logged it), plus {len(unknown)} steps not projected yet (each "
+          f"artefact's first stage measures its rate; `make evidence-cost` projects the items "
+          f"the store already holds)", flush=True)
+
+
+def _display_path(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(ROOT.resolve()))
+    except ValueError:
+        return str(path)
+
+
 #: The probe of ``--measure``: the smallest stage of each artefact that computes every kind of
 #: item its plan does (sizes grow by extension, so a probe's items are the plan's first ones).
 PROBE: dict[str, dict] = {
@@ -188,36 +331,59 @@ def stop_on_interrupt() -> None:
 def run(ids: Sequence[str], output_dir: Path = ROOT,
         stages: dict[str, tuple[dict, ...]] | None = None,
         overrides: dict | None = None) -> dict[str, float]:
-    """Run the plan's stages of ``ids`` (or the given ``stages``) with their tables written
-    under ``output_dir``; ``overrides`` are notebook parameters given to every stage. The
-    seconds each artefact took."""
+    """Run the plan's stages of ``ids`` (or the given ``stages``) in :func:`schedule`'s order,
+    with their tables written under ``output_dir``; ``overrides`` are notebook parameters given
+    to every stage. Each finished stage is appended to ``<output_dir>/results/evidence_log.csv``
+    (wall and item seconds, machine, commit). The seconds each artefact took."""
+    import datetime
+    import os
+
     import papermill as pm
 
     from nfeval.artefacts import by_id
+    from nfeval.machine import machine_tag
+    from nfeval.results import git_commit
 
-    stages = STAGES if stages is None else stages
-    out_dir = Path(output_dir) / RESULTS.relative_to(ROOT) / "executed"
+    steps = schedule(ids, stages)
+    results = Path(output_dir) / RESULTS.relative_to(ROOT)
+    out_dir = results / "executed"
     out_dir.mkdir(parents=True, exist_ok=True)
+    log_path = results / "evidence_log.csv"
+    store = Path(os.environ.get("NFEVAL_STORE") or RESULTS)
+    done = {(r["artefact"], r["stage"]) for r in read_log(log_path)}
     started = time.time()
     took: dict[str, float] = {}
-    for i, artefact in enumerate(ids, 1):
+    for i, (artefact, stage) in enumerate(steps, 1):
         art = by_id(artefact)
-        print(f"\n== [{i}/{len(ids)}] {artefact}: {dict(PLAN).get(artefact, art.item)}\n"
-              f"   {_stored_items(artefact)} items stored; {time.time() - started:.0f} s elapsed",
-              flush=True)
-        t0 = time.time()
-        for stage in stages.get(artefact, ({},)):
-            t = time.time()
-            print(f"-- {artefact} {stage or 'at its defaults'}", flush=True)
-            pm.execute_notebook(str(art.path), str(out_dir / art.executed),
-                                parameters={"output_dir": str(output_dir),
-                                            **dict(art.parameters), **stage,
-                                            **(overrides or {})},
-                                cwd=str(NOTEBOOKS), kernel_name="python3", log_output=True,
-                                progress_bar=False, stdout_file=sys.stdout, stderr_file=sys.stderr)
-            print(f"== {artefact} {stage}: {time.time() - t:.0f} s, "
-                  f"{_stored_items(artefact)} items stored", flush=True)
-        took[artefact] = time.time() - t0
+        params = {**dict(art.parameters), **stage, **(overrides or {})}
+        if not overrides and (artefact, _stage_text(stage)) in done:
+            print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: done (logged in "
+                  f"{_display_path(log_path)}), skipped", flush=True)
+            continue
+        print(f"\n== [{i}/{len(steps)}] {artefact} {stage or 'at its defaults'}: "
+              f"{dict(PLAN).get(artefact, art.item)}\n   {_stored_items(artefact)} items stored; "
+              f"{time.time() - started:.0f} s elapsed", flush=True)
+        before = read_items(store).get(artefact, {})
+        t = time.time()
+        pm.execute_notebook(str(art.path), str(out_dir / art.executed),
+                            parameters={"output_dir": str(output_dir), **params},
+                            cwd=str(NOTEBOOKS), kernel_name="python3", log_output=True,
+                            progress_bar=False, stdout_file=sys.stdout, stderr_file=sys.stderr)
+        wall = time.time() - t
+        after = read_items(store).get(artefact, {})
+        new = [s for f, ent in after.items() for k, (_, s) in ent.items()
+               if k not in before.get(f, {})]
+        took[artefact] = took.get(artefact, 0.0) + wall
+        q = questions(artefact, params)
+        _append_log(log_path, {
+            "finished": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+            "artefact": artefact, "stage": _stage_text({**stage, **(overrides or {})}),
+            "questions": "" if q is None else q, "wall_s": round(wall, 1),
+            "items_computed": len(new), "item_s": round(sum(new), 1), "machine": machine_tag(),
+            "commit": git_commit()})
+        print(f"== {artefact} {stage}: {wall:.0f} s, {len(new)} items computed "
+              f"({sum(new) / 3600:.2f} item-hours), {_stored_items(artefact)} items stored; "
+              f"logged in {_display_path(log_path)}", flush=True)
     print(f"\nevidence run: {time.time() - started:.0f} s", flush=True)
     return took
 
@@ -410,7 +576,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nfeval.evidence", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ids", nargs="*", help="artefact ids (default: the whole plan)")
-    parser.add_argument("--list", action="store_true", help="print the plan and exit")
+    parser.add_argument("--list", action="store_true",
+                        help="print the plan, its steps in order and their projected cost, and "
+                             "exit")
     parser.add_argument("--agree", metavar="DIR", type=Path,
                         help="compare the items of a results folder recomputed on this machine "
                              "(DIR/<artefact>/items/, e.g. a --measure probe's DIR/probe-items "
@@ -437,8 +605,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             overrides[key.strip()] = value
     if args.list:
         for a, what in PLAN:
-            print(f"{a:<8} {_stored_items(a):>7} items stored  {what}; stages "
-                  f"{list(STAGES.get(a, ({},)))}")
+            print(f"{a:<8} {_stored_items(a):>7} items stored  {what}")
+        print_projection(schedule(args.ids or known), RESULTS / "evidence_log.csv")
         return 0
     unknown = [a for a in args.ids if a not in known]
     if unknown:
@@ -461,7 +629,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.measure is not None:
             return measure(args.measure, args.ids or known)
-        run(args.ids or known, overrides=overrides)
+        ids = args.ids or known
+        if not overrides:
+            print_projection(schedule(ids), RESULTS / "evidence_log.csv")
+        run(ids, overrides=overrides)
         return 0
     except KeyboardInterrupt:
         print("\ninterrupted: every finished item is stored; run the same command again to "
