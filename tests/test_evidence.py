@@ -246,3 +246,35 @@ def test_a_finished_stage_is_logged_with_its_real_cost(tmp_path, monkeypatch):
     assert (row["artefact"], row["stage"], row["questions"], row["items_computed"],
             row["item_s"]) == ("lk_t05", '{"limit": 40}', "40", "2", "4.0")
     assert float(row["wall_s"]) >= 0 and row["machine"] and row["commit"]
+
+
+def test_a_failed_notebook_skips_its_artefact_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
+    import papermill as pm
+
+    ran = []
+
+    def fake(path, *args, **kwargs):
+        ran.append(path)
+        if "webglm" in path:
+            raise RuntimeError("boom\nValueError: the judge is missing")
+
+    monkeypatch.setenv("NFEVAL_STORE", str(tmp_path / "store"))
+    monkeypatch.setattr(pm, "execute_notebook", fake)
+    with pytest.raises(evidence.StagesFailed) as err:
+        evidence.run(["lk_t05", "dq_t05"], tmp_path)
+    assert list(err.value.failed) == ["lk_t05"] and "judge is missing" in err.value.failed["lk_t05"]
+    # lk_t05's second stage is skipped, dq_t05 still runs and is logged
+    assert sum("webglm" in p for p in ran) == 1 and any("dq_t05" in p for p in ran)
+    rows = evidence.read_log(tmp_path / "results" / "evidence_log.csv")
+    assert [r["artefact"] for r in rows] == ["dq_t05"]
+    assert "the run goes on" in capsys.readouterr().err
+
+
+def test_the_command_exits_1_naming_the_failed_artefacts(monkeypatch, capsys):
+    def fail(ids, **kwargs):
+        raise evidence.StagesFailed({"lk_t05": "{'limit': 40}: no judge"})
+
+    monkeypatch.setattr(evidence, "run", fail)
+    assert evidence.main(["lk_t05"]) == 1
+    err = capsys.readouterr().err
+    assert "1 artefact(s) failed" in err and "lk_t05 {'limit': 40}: no judge" in err

@@ -353,6 +353,7 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
     done = {(r["artefact"], r["stage"]) for r in read_log(log_path)}
     started = time.time()
     took: dict[str, float] = {}
+    failed: dict[str, str] = {}
     for i, (artefact, stage) in enumerate(steps, 1):
         art = by_id(artefact)
         params = {**dict(art.parameters), **stage, **(overrides or {})}
@@ -360,15 +361,29 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
             print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: done (logged in "
                   f"{_display_path(log_path)}), skipped", flush=True)
             continue
+        if artefact in failed:
+            print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: skipped, an earlier stage of "
+                  f"{artefact} failed", flush=True)
+            continue
         print(f"\n== [{i}/{len(steps)}] {artefact} {stage or 'at its defaults'}: "
               f"{dict(PLAN).get(artefact, art.item)}\n   {_stored_items(artefact)} items stored; "
               f"{time.time() - started:.0f} s elapsed", flush=True)
         before = read_items(store).get(artefact, {})
         t = time.time()
-        pm.execute_notebook(str(art.path), str(out_dir / art.executed),
-                            parameters={"output_dir": str(output_dir), **params},
-                            cwd=str(NOTEBOOKS), kernel_name="python3", log_output=True,
-                            progress_bar=False, stdout_file=sys.stdout, stderr_file=sys.stderr)
+        try:
+            pm.execute_notebook(str(art.path), str(out_dir / art.executed),
+                                parameters={"output_dir": str(output_dir), **params},
+                                cwd=str(NOTEBOOKS), kernel_name="python3", log_output=True,
+                                progress_bar=False, stdout_file=sys.stdout,
+                                stderr_file=sys.stderr)
+        except Exception as exc:  # noqa: BLE001 -- one failed notebook must not end an hours-long run
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
+            failed[artefact] = f"{stage}: {first}"
+            print(f"!! {artefact} {stage} failed after {time.time() - t:.0f} s: {first}\n"
+                  f"   its items so far are stored; the executed notebook is "
+                  f"{_display_path(out_dir / art.executed)}; the run goes on with the other "
+                  f"artefacts", file=sys.stderr, flush=True)
+            continue
         wall = time.time() - t
         after = read_items(store).get(artefact, {})
         new = [s for f, ent in after.items() for k, (_, s) in ent.items()
@@ -385,7 +400,17 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
               f"({sum(new) / 3600:.2f} item-hours), {_stored_items(artefact)} items stored; "
               f"logged in {_display_path(log_path)}", flush=True)
     print(f"\nevidence run: {time.time() - started:.0f} s", flush=True)
+    if failed:
+        raise StagesFailed(failed)
     return took
+
+
+class StagesFailed(RuntimeError):
+    """Some stages' notebooks failed (the others ran): ``{artefact: what failed}``."""
+
+    def __init__(self, failed: dict[str, str]):
+        self.failed = failed
+        super().__init__("; ".join(f"{a} {what}" for a, what in failed.items()))
 
 
 def read_items(folder: Path) -> dict[str, dict[str, dict[str, tuple[str, float]]]]:
@@ -634,6 +659,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print_projection(schedule(ids), RESULTS / "evidence_log.csv")
         run(ids, overrides=overrides)
         return 0
+    except StagesFailed as exc:
+        print(f"nfeval.evidence: {len(exc.failed)} artefact(s) failed, the rest ran:",
+              file=sys.stderr)
+        for a, what in exc.failed.items():
+            print(f"  {a} {what}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("\ninterrupted: every finished item is stored; run the same command again to "
               "resume", file=sys.stderr)
