@@ -35,7 +35,7 @@ COLUMNS = ["dataset", "method", "judge", "metric", "ties", "ours", "ci_low", "ci
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_limit: int = 0,
-        judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
+        judge: str = "", judge_mode: str = "",
         unparsed: str = "drop", shots: int = 0, subset_size: int = 50,
         progress: bool = True) -> Experiment:
     """Table 5 and the lexical diagnosis (random subsets of ``subset_size`` questions).
