@@ -49,7 +49,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              status="n = 30: 1.5B LINKAGE in the paper's range; vs pointwise cannot tell (60, 120 pending)"),
     Artefact("lk_t05", "linkage", "Table 5: WebGLM Acc(best) and Acc(best+worst)",
              "lk_t05_webglm.ipynb", figure=True,
-             status="n = 100; 0.5B judge at chance (1.5B pending)"),
+             status="n = 100, 1.5B judge: LINKAGE at chance, its lead not reproduced"),
     Artefact("lk_t09_t10_f02", "linkage", "Tables 9-10, Fig. 2: reference draws",
              "lk_t09_t10_f02_reference_draws.ipynb", figure=True,
              status="n = 2: cannot tell (30 pending)",
