@@ -50,6 +50,11 @@ recorded on other machines (``--agree DIR`` does only that, for any folder
 of recomputed items): per store file and recording CPU class, the largest
 difference of a number and how many generated texts came out the same.
 
+Why this file is long: it is one command's plan and its three views of the same
+tables (STAGES, PLAN, PROBE, REACH): the run with its stage log and projection,
+``--measure``'s probe projection and ``--agree``'s item comparison; splitting the
+cost measurement into a module of its own is the next step if it grows.
+
 ``NFEVAL_STORE=<folder>`` with ``NFEVAL_STORE_READ=own`` recomputes every
 item into that folder instead of reading the committed ones (a full rerun
 on another machine, to compare).
