@@ -216,9 +216,8 @@ def test_a_run_skips_the_stages_its_log_holds_and_says_so(tmp_path, monkeypatch,
     import papermill as pm
 
     results = tmp_path / "results"
-    results.mkdir()
     for a, stage in evidence.schedule(["lk_t05"]):
-        evidence._append_log(results / "evidence_log.csv",
+        evidence._append_log(results / evidence.LOG,
                              {**_log(a, stage, 1, 1.0, 1), "finished": "x"})
 
     def refuse(*args, **kwargs):
@@ -242,7 +241,7 @@ def test_a_finished_stage_is_logged_with_its_real_cost(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pm, "execute_notebook", fake)
     evidence.run(["lk_t05"], tmp_path, {"lk_t05": ({"limit": 40},)})
-    (row,) = evidence.read_log(tmp_path / "results" / "evidence_log.csv")
+    (row,) = evidence.read_log(tmp_path / "results" / evidence.LOG)
     assert (row["artefact"], row["stage"], row["questions"], row["items_computed"],
             row["item_s"]) == ("lk_t05", '{"limit": 40}', "40", "2", "4.0")
     assert float(row["wall_s"]) >= 0 and row["machine"] and row["commit"]
@@ -265,7 +264,7 @@ def test_a_failed_notebook_skips_its_artefact_and_the_run_goes_on(tmp_path, monk
     assert list(err.value.failed) == ["lk_t05"] and "judge is missing" in err.value.failed["lk_t05"]
     # lk_t05's second stage is skipped, dq_t05 still runs and is logged
     assert sum("webglm" in p for p in ran) == 1 and any("dq_t05" in p for p in ran)
-    rows = evidence.read_log(tmp_path / "results" / "evidence_log.csv")
+    rows = evidence.read_log(tmp_path / "results" / evidence.LOG)
     assert [r["artefact"] for r in rows] == ["dq_t05"]
     assert "the run goes on" in capsys.readouterr().err
 

@@ -9,7 +9,7 @@ finished stage. The claims' artefacts run their stages in rounds (every
 claim's first stage, then every claim's second, ...), so each claim gets a
 first verdict before any of them grows; the DebateQA analyses and the LINKAGE
 ablations follow. Each finished stage is logged in
-``results/evidence_log.csv`` (wall seconds, items computed and their
+``results/evidence/stages.csv`` (wall seconds, items computed and their
 seconds, machine, commit): the run's real cost, the stages a rerun skips, and
 the rates from which the driver projects, before it starts, what each
 remaining stage will take (wall seconds per question of the artefact's last
@@ -71,6 +71,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nfeval.paths import NOTEBOOKS, RESULTS, ROOT
+from nfeval.store import display_path
 
 #: The judge of every LINKAGE judge row and every D.A. / judge-metric row of the evidence run.
 JUDGE = "qwen2.5-coder-1.5b-instruct"
@@ -154,6 +155,7 @@ REACH: dict[str, tuple[int, ...]] = {
 
 #: The log of finished stages (one row each: real wall and item seconds, the machine): what
 #: the run cost, and the rates the next run's projection is made from.
+LOG = Path("evidence") / "stages.csv"  # under results/: a run log, not an artefact's table
 LOG_FIELDS = ("finished", "artefact", "stage", "questions", "wall_s", "items_computed",
               "item_s", "machine", "commit")
 
@@ -233,12 +235,10 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[d
             projected = per * max(q - reached, 0)
         rows.append({"artefact": a, "stage": stage, "questions": q, "done": done,
                      "projected_s": projected})
-        if not done and q is not None:  # the next step of the same artefact starts from here
-            finished.setdefault(a, [])
-            if projected is not None:
-                finished[a].append({"artefact": a, "stage": _stage_text(stage),
-                                    "questions": str(q), "wall_s": str(projected),
-                                    "items_computed": "1"})
+        if projected is not None:  # the artefact's next step starts from this one
+            finished.setdefault(a, []).append({"artefact": a, "stage": _stage_text(stage),
+                                               "questions": str(q), "wall_s": str(projected),
+                                               "items_computed": "1"})
     return rows
 
 
@@ -249,7 +249,7 @@ def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
     known = sum(r["projected_s"] for r in todo if r["projected_s"] is not None)
     unknown = [r for r in todo if r["projected_s"] is None]
     print(f"the plan: {len(rows)} steps, {len(rows) - len(todo)} logged as done in "
-          f"{_display_path(log_path)}", flush=True)
+          f"{display_path(log_path)}", flush=True)
     for i, r in enumerate(rows, 1):
         what = ("done" if r["done"] else "not projected: no finished stage of it logged yet"
                 if r["projected_s"] is None else f"projected {r['projected_s'] / 3600:.1f} h")
@@ -260,13 +260,6 @@ def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
           f"on the machine that logged it), plus {len(unknown)} steps not projected yet (each "
           f"artefact's first stage measures its rate; `make evidence-cost` projects the items "
           f"the store already holds)", flush=True)
-
-
-def _display_path(path: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(ROOT.resolve()))
-    except ValueError:
-        return str(path)
 
 
 #: The probe of ``--measure``: the smallest stage of each artefact that computes every kind of
@@ -338,7 +331,7 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
         overrides: dict | None = None) -> dict[str, float]:
     """Run the plan's stages of ``ids`` (or the given ``stages``) in :func:`schedule`'s order,
     with their tables written under ``output_dir``; ``overrides`` are notebook parameters given
-    to every stage. Each finished stage is appended to ``<output_dir>/results/evidence_log.csv``
+    to every stage. Each finished stage is appended to ``<output_dir>/results/evidence/stages.csv``
     (wall and item seconds, machine, commit). The seconds each artefact took."""
     import datetime
     import os
@@ -353,7 +346,7 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
     results = Path(output_dir) / RESULTS.relative_to(ROOT)
     out_dir = results / "executed"
     out_dir.mkdir(parents=True, exist_ok=True)
-    log_path = results / "evidence_log.csv"
+    log_path = results / LOG
     store = Path(os.environ.get("NFEVAL_STORE") or RESULTS)
     done = {(r["artefact"], r["stage"]) for r in read_log(log_path)}
     started = time.time()
@@ -364,7 +357,7 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
         params = {**dict(art.parameters), **stage, **(overrides or {})}
         if not overrides and (artefact, _stage_text(stage)) in done:
             print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: done (logged in "
-                  f"{_display_path(log_path)}), skipped", flush=True)
+                  f"{display_path(log_path)}), skipped", flush=True)
             continue
         if artefact in failed:
             print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: skipped, an earlier stage of "
@@ -373,7 +366,7 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
         print(f"\n== [{i}/{len(steps)}] {artefact} {stage or 'at its defaults'}: "
               f"{dict(PLAN).get(artefact, art.item)}\n   {_stored_items(artefact)} items stored; "
               f"{time.time() - started:.0f} s elapsed", flush=True)
-        before = read_items(store).get(artefact, {})
+        before = read_items(store, artefact).get(artefact, {})
         t = time.time()
         try:
             pm.execute_notebook(str(art.path), str(out_dir / art.executed),
@@ -386,11 +379,11 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
             failed[artefact] = f"{stage}: {first}"
             print(f"!! {artefact} {stage} failed after {time.time() - t:.0f} s: {first}\n"
                   f"   its items so far are stored; the executed notebook is "
-                  f"{_display_path(out_dir / art.executed)}; the run goes on with the other "
+                  f"{display_path(out_dir / art.executed)}; the run goes on with the other "
                   f"artefacts", file=sys.stderr, flush=True)
             continue
         wall = time.time() - t
-        after = read_items(store).get(artefact, {})
+        after = read_items(store, artefact).get(artefact, {})
         new = [s for f, ent in after.items() for k, (_, s) in ent.items()
                if k not in before.get(f, {})]
         took[artefact] = took.get(artefact, 0.0) + wall
@@ -403,7 +396,7 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
             "commit": git_commit()})
         print(f"== {artefact} {stage}: {wall:.0f} s, {len(new)} items computed "
               f"({sum(new) / 3600:.2f} item-hours), {_stored_items(artefact)} items stored; "
-              f"logged in {_display_path(log_path)}", flush=True)
+              f"logged in {display_path(log_path)}", flush=True)
     print(f"\nevidence run: {time.time() - started:.0f} s", flush=True)
     if failed:
         raise StagesFailed(failed)
@@ -418,13 +411,15 @@ class StagesFailed(RuntimeError):
         super().__init__("; ".join(f"{a} {what}" for a, what in failed.items()))
 
 
-def read_items(folder: Path) -> dict[str, dict[str, dict[str, tuple[str, float]]]]:
+def read_items(folder: Path, artefact: str = "*"
+               ) -> dict[str, dict[str, dict[str, tuple[str, float]]]]:
     """``{artefact: {store file: {key: (machine class, seconds)}}}`` of a results folder
-    (``<folder>/<artefact>/items/*.jsonl``); lines cut short by a kill are skipped."""
+    (``<folder>/<artefact>/items/*.jsonl``; every artefact, or the one named); lines cut
+    short by a kill are skipped."""
     from nfeval.store import read_records
 
     out: dict[str, dict[str, dict[str, tuple[str, float]]]] = {}
-    for path in sorted(Path(folder).glob("*/items/*.jsonl")):
+    for path in sorted(Path(folder).glob(f"{artefact}/items/*.jsonl")):
         entries = out.setdefault(path.parent.parent.name, {}).setdefault(path.name, {})
         for rec in read_records(path):
             entries.setdefault(rec["k"], (str(rec.get("m", "?")), float(rec.get("s") or 0.0)))
@@ -636,7 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         for a, what in PLAN:
             print(f"{a:<8} {_stored_items(a):>7} items stored  {what}")
-        print_projection(schedule(args.ids or known), RESULTS / "evidence_log.csv")
+        print_projection(schedule(args.ids or known), RESULTS / LOG)
         return 0
     unknown = [a for a in args.ids if a not in known]
     if unknown:
@@ -661,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return measure(args.measure, args.ids or known)
         ids = args.ids or known
         if not overrides:
-            print_projection(schedule(ids), RESULTS / "evidence_log.csv")
+            print_projection(schedule(ids), RESULTS / LOG)
         run(ids, overrides=overrides)
         return 0
     except StagesFailed as exc:

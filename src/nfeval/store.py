@@ -171,10 +171,11 @@ class ItemStore:
 
     def summary(self) -> str:
         return (f"store {self.artefact}: {self.hits} items read, {self.misses} computed"
-                + (f" (written to {_display(self.write_dir)})" if self.write_dir else ""))
+                + (f" (written to {display_path(self.write_dir)})" if self.write_dir else ""))
 
 
-def _display(path: Path | None) -> str:
+def display_path(path: Path | None) -> str:
+    """A path as shown to a user: relative to the repository when inside it."""
     if path is None:
         return "nowhere"
     try:
