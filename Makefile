@@ -85,7 +85,7 @@ evidence: $(STAMP) ## Compute (or resume) the evidence run's items, then its tab
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence $(IDS)
 
 evidence-cost: $(STAMP) ## Project what `make evidence` costs here from an empty store, and compare the recomputed items with the committed ones (about 25 min; run it alone)
-	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)
+	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence_cost --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)
 
 test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)
 	$(PY) -m pytest

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from nfeval import evidence
+from nfeval import evidence, evidence_cost
 
 
 def _write(folder, artefact, name, records):
@@ -38,7 +38,7 @@ def test_projection_is_each_files_items_times_its_probe_seconds_per_item(tmp_pat
     _write(probe, "lk_t02", "judge.labels.jsonl", [("a", "here", 1.0), ("c", "here", 3.0),
                                                    ("x", "here", 99.0)])
     _write(probe, "lk_t02", "lm.cont.jsonl", [("e", "here", 5.0)])
-    rows = evidence.project(evidence.read_items(committed), evidence.read_items(probe))
+    rows = evidence_cost.project(evidence.read_items(committed), evidence.read_items(probe))
     got = {(r["artefact"], r["file"]): r for r in rows}
     assert set(got) == {("lk_t02", "judge.labels.jsonl"), ("lk_t02", "lm.cont.jsonl"),
                         ("dq_t03", "judge.labels.jsonl")}
@@ -55,14 +55,22 @@ def test_projection_is_each_files_items_times_its_probe_seconds_per_item(tmp_pat
 def test_measure_refuses_the_repository_as_its_scratch_folder(capsys):
     from nfeval.paths import ROOT
 
-    assert evidence.main(["--measure", str(ROOT / "results")]) == 2
+    assert evidence_cost.main(["--measure", str(ROOT / "results")]) == 2
     assert "scratch folder" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [["no_such_artefact"], ["--measure", "/tmp/x", "lk_t01"]])
-def test_an_artefact_outside_the_plan_is_a_clear_error(argv, capsys):
-    assert evidence.main(argv) == 2
+@pytest.mark.parametrize("module,argv", [(evidence, ["no_such_artefact"]),
+                                         (evidence_cost, ["--measure", "/tmp/x", "lk_t01"])])
+def test_an_artefact_outside_the_plan_is_a_clear_error(module, argv, capsys):
+    assert module.main(argv) == 2
     assert "unknown artefact" in capsys.readouterr().err
+
+
+def test_the_cost_command_needs_one_of_measure_or_agree(capsys):
+    with pytest.raises(SystemExit) as exc:
+        evidence_cost.main([])
+    assert exc.value.code == 2
+    assert "--measure" in capsys.readouterr().err
 
 
 def _store(folder, artefact, name, records):
@@ -86,7 +94,7 @@ def test_agreement_reports_the_largest_difference_per_recording_cpu_and_equal_te
     _store(here, "dq_t04", "lm.cont.jsonl", [("t", [-500.005, 100, 0], "x")])
     _store(here, "dq_t04", "lm.gen.jsonl", [("g1", {"text": "same"}, "x"),
                                              ("g2", {"text": "another"}, "x")])
-    rows = {(r["file"], r["recorded_on"]): r for r in evidence.agreement(committed, here)}
+    rows = {(r["file"], r["recorded_on"]): r for r in evidence_cost.agreement(committed, here)}
     avx2 = rows["judge.labels.jsonl", "avx2"]
     assert avx2["items"] == 2 and avx2["max_abs_diff"] == pytest.approx(3e-5)
     assert avx2["max_rel_diff"] == pytest.approx(1.5e-5)  # relative to the committed -2.0
@@ -98,9 +106,9 @@ def test_agreement_reports_the_largest_difference_per_recording_cpu_and_equal_te
 
 
 def test_agree_needs_a_folder_of_items(tmp_path, capsys):
-    assert evidence.main(["--agree", str(tmp_path / "missing")]) == 2
+    assert evidence_cost.main(["--agree", str(tmp_path / "missing")]) == 2
     assert "results folder" in capsys.readouterr().err
-    assert evidence.main(["--agree", str(tmp_path)]) == 2
+    assert evidence_cost.main(["--agree", str(tmp_path)]) == 2
     assert "no item the committed store has" in capsys.readouterr().err
 
 
@@ -119,7 +127,7 @@ def test_committed_items_recomputed_on_this_cpu_agree_within_1e_4(tmp_path, mirr
     monkeypatch.setenv("NFEVAL_STORE_READ", "own")
     evidence.run(["lk_t05", "dq_f05"], tmp_path / "out",
                  {"lk_t05": ({"limit": 1, "lexical_limit": 1},), "dq_f05": ({"limit": 1},)})
-    rows = [r for r in evidence.agreement(RESULTS, store) if r["items"] > r["texts"]]
+    rows = [r for r in evidence_cost.agreement(RESULTS, store) if r["items"] > r["texts"]]
     assert sum(r["items"] for r in rows) >= 20
     assert len({r["recorded_on"] for r in rows}) >= 2, rows  # both kinds of CPU
     worst = max(rows, key=lambda r: r["max_rel_diff"])
