@@ -133,3 +133,13 @@ def test_outside_a_notebook_only_the_given_parameters_are_recorded(tmp_path):
     _, json_path = write_table("t", pd.DataFrame({"method": ["a"], "ours": [1]}), id_columns=["method"],
                                interval=NONE, parameters={"seed": 2}, output_dir=tmp_path)
     assert json.loads(json_path.read_text())["parameters"] == {"seed": 2}
+
+
+def test_join_paper_matches_a_transcribed_whole_number_to_a_float_key_without_a_warning():
+    import warnings
+
+    ours = pd.DataFrame({"n": [3.0, 3.0], "d": [-2.0, -2.5], "ours": [1.9, 2.3]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        joined = join_paper(ours, pd.DataFrame({"n": [3], "d": [-2], "paper": [1.95]}), on=["n", "d"])
+    assert joined["paper"].tolist()[0] == 1.95 and pd.isna(joined["paper"].tolist()[1])

@@ -111,6 +111,11 @@ def join_paper(ours: pd.DataFrame, paper: pd.DataFrame, on: Sequence[str]) -> pd
     Every paper row must find its match in ours: a paper figure with nothing
     of ours beside it is a bug in the notebook (or in the transcription).
     """
+    paper = paper.copy()
+    for col in on:  # a transcribed whole number (-2) keys a float column of ours (-2.0, -2.5)
+        if (pd.api.types.is_numeric_dtype(paper[col]) and pd.api.types.is_float_dtype(ours[col])
+                and not pd.api.types.is_float_dtype(paper[col])):
+            paper[col] = paper[col].astype(ours[col].dtype)
     keys = paper[list(on)].merge(ours[list(on)], on=list(on), how="left", indicator=True)
     orphans = keys[keys["_merge"] == "left_only"]
     if len(orphans):
