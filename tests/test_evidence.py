@@ -249,10 +249,49 @@ def test_a_finished_stage_is_logged_with_its_real_cost(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pm, "execute_notebook", fake)
     evidence.run(["lk_t05"], tmp_path, {"lk_t05": ({"limit": 40},)})
-    (row,) = evidence.read_log(tmp_path / "results" / evidence.LOG)
+    start, row = evidence.read_log(tmp_path / "results" / evidence.LOG)
+    assert (start["finished"], start["stored_items"], start["stored_s"]) == ("", "1", "9.0")
     assert (row["artefact"], row["stage"], row["questions"], row["items_computed"],
-            row["item_s"]) == ("lk_t05", '{"limit": 40}', "40", "2", "4.0")
+            row["item_s"], row["stored_items"]) == ("lk_t05", '{"limit": 40}', "40", "2", "4.0", "3")
     assert float(row["wall_s"]) >= 0 and row["machine"] and row["commit"]
+    assert row["started"] == start["started"] and row["finished"]
+
+
+def test_a_stage_resumed_after_a_kill_counts_its_items_since_its_first_start(tmp_path, monkeypatch):
+    """A stage spanning killed runs: its cost is every item added since it first started, not
+    only those of the run that finished it; an older log without the start columns is kept."""
+    import papermill as pm
+
+    store, results = tmp_path / "store", tmp_path / "results"
+    monkeypatch.setenv("NFEVAL_STORE", str(store))
+    log = results / evidence.LOG
+    log.parent.mkdir(parents=True)
+    log.write_text("finished,artefact,stage,questions,wall_s,items_computed,item_s,machine,"
+                   'commit\n2026-01-01T00:00Z,lk_t02,"{""limit"": 30}",60,79.0,0,0,m,c\n')
+    _write(store, "lk_t05", "j.labels.jsonl", [("old", "m", 9.0)])
+
+    def killed(*args, **kwargs):  # computes one item, then the run is killed
+        _write(store, "lk_t05", "j.labels.jsonl", [("old", "m", 9.0), ("a", "m", 30.0)])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pm, "execute_notebook", killed)
+    with pytest.raises(KeyboardInterrupt):
+        evidence.run(["lk_t05"], tmp_path, {"lk_t05": ({"limit": 40},)})
+
+    def finish(*args, **kwargs):
+        _write(store, "lk_t05", "j.labels.jsonl",
+               [("old", "m", 9.0), ("a", "m", 30.0), ("b", "m", 2.0)])
+
+    monkeypatch.setattr(pm, "execute_notebook", finish)
+    evidence.run(["lk_t05"], tmp_path, {"lk_t05": ({"limit": 40},)})
+    old, start, row = evidence.read_log(log)
+    assert (old["artefact"], old["wall_s"], old["started"]) == ("lk_t02", "79.0", "")
+    assert not start["finished"] and row["started"] == start["started"]
+    assert (row["items_computed"], row["item_s"]) == ("2", "32.0")
+    # the projection takes the item seconds where they exceed the finishing run's wall
+    steps = [("lk_t05", {"limit": 40}), ("lk_t05", {"limit": 80})]
+    rows = evidence.projection(steps, evidence.read_log(log))
+    assert rows[0]["done"] and rows[1]["projected_s"] == pytest.approx(32.0)
 
 
 def test_a_failed_notebook_skips_its_artefact_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
@@ -273,7 +312,7 @@ def test_a_failed_notebook_skips_its_artefact_and_the_run_goes_on(tmp_path, monk
     # lk_t05's second stage is skipped, dq_t05 still runs and is logged
     assert sum("webglm" in p for p in ran) == 1 and any("dq_t05" in p for p in ran)
     rows = evidence.read_log(tmp_path / "results" / evidence.LOG)
-    assert [r["artefact"] for r in rows] == ["dq_t05"]
+    assert [r["artefact"] for r in rows if r["finished"]] == ["dq_t05"]
     assert "the run goes on" in capsys.readouterr().err
 
 

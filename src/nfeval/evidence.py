@@ -8,12 +8,15 @@ artefact's table, so an interrupted run leaves the tables of its last
 finished stage. The claims' artefacts run their stages in rounds (every
 claim's first stage, then every claim's second, ...), so each claim gets a
 first verdict before any of them grows; the DebateQA analyses and the LINKAGE
-ablations follow. Each finished stage is logged in
-``results/evidence/stages.csv`` (wall seconds, items computed and their
-seconds, machine, commit): the run's real cost, the stages a rerun skips, and
-the rates from which the driver projects, before it starts, what each
-remaining stage will take (wall seconds per question of the artefact's last
-logged stage times the questions the stage adds; a stage of an artefact with
+ablations follow. Each stage is logged in ``results/evidence/stages.csv``
+when it first starts (the store's items and seconds then) and when it
+finishes (wall seconds of the run that finished it; items computed and their
+seconds since its first start, so a stage that spans killed runs and sessions
+counts all of them; machine, commit): the run's real cost, the stages a rerun
+skips, and the rates from which the driver projects, before it starts, what
+each remaining stage will take (the larger of the wall and item seconds per
+question of the artefact's last logged stage times the questions the stage
+adds; a stage of an artefact with
 none logged yet is listed as not projected). A notebook's own defaults are the size of its committed
 tables, which ``make reproduce`` rebuilds from the store in minutes. Every model output goes to the committed
 item store as it is computed (:mod:`nfeval.store`), so the run is resumable
@@ -133,11 +136,13 @@ REACH: dict[str, tuple[int, ...]] = {
     "dq_f10": (40,),
 }
 
-#: The log of finished stages (one row each: real wall and item seconds, the machine): what
-#: the run cost, and the rates the next run's projection is made from.
+#: The stage log: a row when a stage first starts (``finished`` empty; ``stored_*``: the
+#: artefact's items and their recorded seconds in the store then) and one when it finishes
+#: (wall seconds of the run that finished it; items and item seconds since the first start):
+#: what the run cost, and the rates the next run's projection is made from.
 LOG = Path("evidence") / "stages.csv"  # under results/: a run log, not an artefact's table
 LOG_FIELDS = ("finished", "artefact", "stage", "questions", "wall_s", "items_computed",
-              "item_s", "machine", "commit")
+              "item_s", "machine", "commit", "started", "stored_items", "stored_s")
 
 
 def schedule(ids: Sequence[str], stages: dict[str, tuple[dict, ...]] | None = None
@@ -179,22 +184,28 @@ def read_log(path: Path) -> list[dict]:
 
 
 def _append_log(path: Path, row: dict) -> None:
-    new = not path.is_file()
+    """Append a row; a log written with fewer columns is rewritten with all of them."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", newline="", encoding="utf-8") as fh:
-        out = csv.DictWriter(fh, fieldnames=LOG_FIELDS)
-        if new:
+    same = path.is_file() and path.read_text(encoding="utf-8").split("\n", 1)[0].strip() == \
+        ",".join(LOG_FIELDS)
+    old = [] if same else read_log(path)
+    with open(path, "a" if same else "w", newline="", encoding="utf-8") as fh:
+        out = csv.DictWriter(fh, fieldnames=LOG_FIELDS, restval="")
+        if not same:
             out.writeheader()
+            out.writerows(old)
         out.writerow(row)
 
 
 def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[dict]:
-    """Per step: ``done`` (the log holds it), or its projected wall seconds, the wall seconds
-    per question of the artefact's last logged stage times the questions the step adds to the
-    largest logged one (``None``: no stage of the artefact logged yet, or its size unknown)."""
+    """Per step: ``done`` (the log holds it finished), or its projected wall seconds: the wall
+    or item seconds (the larger) per question of the artefact's last finished stage times the
+    questions the step adds to the largest finished one (``None``: no stage of the artefact
+    finished yet, or its size unknown). Rows of stages only started are left out."""
     finished: dict[str, list[dict]] = {}
     for row in log:
-        finished.setdefault(row["artefact"], []).append(row)
+        if row.get("finished", "x"):
+            finished.setdefault(row["artefact"], []).append(row)
     rows = []
     for a, stage in steps:
         mine = finished.get(a, [])
@@ -208,7 +219,8 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[d
             last = sized[-1]
             before = [int(r["questions"]) for r in sized[:-1]]
             added = int(last["questions"]) - max(before, default=0)
-            per = float(last["wall_s"]) / added if added > 0 else None
+            cost = max(float(last["wall_s"]), float(last.get("item_s") or 0))
+            per = cost / added if added > 0 else None
             reached = max(int(r["questions"]) for r in sized)
         projected = None
         if not done and per is not None and q is not None:
@@ -236,8 +248,8 @@ def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
         q = f"{r['questions']} questions" if r["questions"] is not None else "size unknown"
         print(f"  {i:>2}. {r['artefact']:<15} {_stage_text(r['stage']):<58} {q:<14} {what}")
     print(f"projected: {known / 3600:.1f} h of wall time for the {len(todo) - len(unknown)} "
-          f"projected steps (wall seconds per question of each artefact's last logged stage, "
-          f"on the machine that logged it), plus {len(unknown)} steps not projected yet (each "
+          f"projected steps (wall or item seconds, the larger, per question of each artefact's "
+          f"last finished stage, on the machine that logged it), plus {len(unknown)} steps not projected yet (each "
           f"artefact's first stage measures its rate; `make evidence-cost` projects the items "
           f"the store already holds)", flush=True)
 
@@ -328,7 +340,7 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
     out_dir.mkdir(parents=True, exist_ok=True)
     log_path = results / LOG
     store = Path(os.environ.get("NFEVAL_STORE") or RESULTS)
-    done = {(r["artefact"], r["stage"]) for r in read_log(log_path)}
+    done = {(r["artefact"], r["stage"]) for r in read_log(log_path) if r["finished"]}
     started = time.time()
     took: dict[str, float] = {}
     failed: dict[str, str] = {}
@@ -347,6 +359,16 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
               f"{dict(PLAN).get(artefact, art.item)}\n   {_stored_items(artefact)} items stored; "
               f"{time.time() - started:.0f} s elapsed", flush=True)
         before = read_items(store, artefact).get(artefact, {})
+        text, q = _stage_text({**stage, **(overrides or {})}), questions(artefact, params)
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+        first = _first_start(read_log(log_path), artefact, text)
+        if first is None:  # a stage's first start: the store then is what its cost counts from
+            first = {"artefact": artefact, "stage": text, "finished": "", "started": now,
+                     "questions": "" if q is None else q, "machine": machine_tag(),
+                     "commit": git_commit(), **_totals(before)}
+            _append_log(log_path, first)
+        else:
+            print(f"   resumed: first started {first['started']}", flush=True)
         t = time.time()
         try:
             pm.execute_notebook(str(art.path), str(out_dir / art.executed),
@@ -364,19 +386,18 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
             continue
         wall = time.time() - t
         after = read_items(store, artefact).get(artefact, {})
-        new = [s for f, ent in after.items() for k, (_, s) in ent.items()
-               if k not in before.get(f, {})]
         took[artefact] = took.get(artefact, 0.0) + wall
-        q = questions(artefact, params)
+        end = _totals(after)
+        items = end["stored_items"] - int(first["stored_items"])
+        secs = end["stored_s"] - float(first["stored_s"])
         _append_log(log_path, {
             "finished": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
-            "artefact": artefact, "stage": _stage_text({**stage, **(overrides or {})}),
-            "questions": "" if q is None else q, "wall_s": round(wall, 1),
-            "items_computed": len(new), "item_s": round(sum(new), 1), "machine": machine_tag(),
-            "commit": git_commit()})
-        print(f"== {artefact} {stage}: {wall:.0f} s, {len(new)} items computed "
-              f"({sum(new) / 3600:.2f} item-hours), {_stored_items(artefact)} items stored; "
-              f"logged in {display_path(log_path)}", flush=True)
+            "artefact": artefact, "stage": text, "questions": "" if q is None else q,
+            "wall_s": round(wall, 1), "items_computed": items, "item_s": round(secs, 1),
+            "machine": machine_tag(), "commit": git_commit(), "started": first["started"], **end})
+        print(f"== {artefact} {stage}: {wall:.0f} s, {items} items computed since "
+              f"{first['started']} ({secs / 3600:.2f} item-hours), {_stored_items(artefact)} "
+              f"items stored; logged in {display_path(log_path)}", flush=True)
     print(f"\nevidence run: {time.time() - started:.0f} s", flush=True)
     if failed:
         raise StagesFailed(failed)
@@ -396,6 +417,21 @@ def read_items(folder: Path, artefact: str = "*"
         for rec in read_records(path):
             entries.setdefault(rec["k"], (str(rec.get("m", "?")), float(rec.get("s") or 0.0)))
     return out
+
+
+def _totals(items: dict[str, dict[str, tuple[str, float]]]) -> dict:
+    """The item count and recorded seconds of one artefact's :func:`read_items`."""
+    return {"stored_items": sum(len(ent) for ent in items.values()),
+            "stored_s": round(sum(s for ent in items.values() for _, s in ent.values()), 1)}
+
+
+def _first_start(log: Sequence[dict], artefact: str, stage: str) -> dict | None:
+    """The start row of a stage begun and not finished since (a resumed stage), else None."""
+    first = None
+    for r in log:
+        if (r["artefact"], r["stage"]) == (artefact, stage):
+            first = None if r["finished"] else (first or r)
+    return first
 
 
 class StagesFailed(RuntimeError):
