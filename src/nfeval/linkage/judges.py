@@ -406,7 +406,7 @@ def _prompt_fields(cfg: JudgeConfig, shots: int) -> dict[str, str]:
 def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
                     splits: Sequence[SplitLike], config: JudgeConfig | None = None, *,
                     shots: int = 0, progress: bool = True, use_cache: bool = False,
-                    demonstration_splits: Sequence[SplitLike] | None = None,
+                    demonstration_splits: Sequence[SplitLike] | None = None, desc: str = "",
                     **options: Any) -> list[QuestionScores]:
     """:func:`judge_candidates` for every split (one question each), in order.
 
@@ -417,7 +417,8 @@ def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
     prompts and the question's own inputs, so an interrupted run resumes.
     ``demonstration_splits`` draws the demonstrations from those splits
     instead of from ``splits`` (e.g. a whole dataset's splits while a few of
-    its questions are judged); their questions must be in ``questions``.
+    its questions are judged); their questions must be in ``questions``. ``desc`` names the
+    progress bar (default: the method and mode).
     """
     from tqdm.auto import tqdm
 
@@ -434,7 +435,7 @@ def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
             "model": judge.info.cache_fields(),
             "config": cfg.as_dict(), "shots": shots, **_prompt_fields(cfg, shots)})
     out: list[QuestionScores] = []
-    for s in tqdm(splits, desc=f"LINKAGE judge ({cfg.method}, {cfg.mode})",
+    for s in tqdm(splits, desc=desc or f"LINKAGE judge ({cfg.method}, {cfg.mode})",
                   disable=not progress, unit="question"):
         q = by_qid.get(s.qid)
         if q is None:

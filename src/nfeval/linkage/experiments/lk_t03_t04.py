@@ -70,7 +70,7 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
         setting, questions, items, golden=loaded[str(gold_spec)],
         degraders=[loaded[str(s)] for s in deg_specs], judge=model, paper=paper_values(artefact),
         mode=mode, seed=seed, shots=shots, unparsed=unparsed, attempts=attempts,
-        golden_tokens=golden_tokens, degraded_tokens=degraded_tokens)
+        golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=progress)
     if progress:
         for name, lists in result.lists.items():
             print(f"{name}: {len(items[name].judged)} of lk_t02's judged questions, "

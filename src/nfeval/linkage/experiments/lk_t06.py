@@ -82,7 +82,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = -1,
                 part, sig = judge_setting(model, questions[name], splits[name][p],
                                           method="linkage", mode=mode, seed=seed, shots=n_shots,
                                           unparsed=unparsed, demonstration_splits=pool,
-                                          ids={"dataset": name, "pattern": p, "shots": n_shots})
+                                          ids={"dataset": name, "pattern": p, "shots": n_shots},
+                                          progress=progress)
                 frames.append(part)
                 signatures.append(sig)
                 timings.append({"dataset": name, "pattern": p, "shots": n_shots,

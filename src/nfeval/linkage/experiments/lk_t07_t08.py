@@ -65,7 +65,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = -1,
                                       method="linkage", mode=mode, seed=seed, shots=n_shots,
                                       unparsed=unparsed, demonstration_splits=items[name].splits,
                                       ids={"dataset": name, "pattern": DEFAULT_PATTERN[name],
-                                           "shots": n_shots})
+                                           "shots": n_shots}, progress=progress)
             frames.append(part)
             signatures.append(sig)
             timings.append({"dataset": name, "shots": n_shots, "lk_t02": n_shots in (0, 3),

@@ -72,7 +72,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = -1,
                                           mode=mode, seed=s, shots=n_shots, unparsed=unparsed,
                                           demonstration_splits=pool,
                                           ids={"dataset": name, "method": row, "draw": d,
-                                               "seed": s})
+                                               "seed": s}, progress=progress)
                 frames.append(part)
                 signatures.append(sig)
                 timings.append({"dataset": name, "draw": d, "seed": s, "method": row,

@@ -136,7 +136,8 @@ def judge_setting(model, questions: Sequence[GradedQuestion], splits: Sequence[R
     cfg = JudgeConfig(method=method, mode=mode, seed=seed,
                       unparsed=unparsed_policy(unparsed, method))
     results = judge_questions(model, questions, splits, cfg, shots=shots, progress=progress,
-                              demonstration_splits=demonstration_splits)
+                              demonstration_splits=demonstration_splits,
+                              desc=" ".join(f"{k} {v}" for k, v in ids.items()))
     frame = results_frame(results, splits, ids=ids, our_judge=model.info.name)
     label = ids.get("method", method)
     sig = Signature(

@@ -140,7 +140,7 @@ def generated_references_table(
     setting: str, questions: Mapping[str, Sequence[GradedQuestion]],
     items: Mapping[str, JudgeSample], *, golden, degraders: Sequence, judge, paper: pd.DataFrame,
     mode: str, seed: int, shots: int, unparsed: str = "drop", attempts: int = 2,
-    golden_tokens: int = 160, degraded_tokens: int = 320,
+    golden_tokens: int = 160, degraded_tokens: int = 320, progress: bool = False,
 ) -> GeneratedTable:
     """LINKAGE Table 3 (``setting`` "1gt") or Table 4 ("0gt") on lk_t02's judged items.
 
@@ -151,7 +151,8 @@ def generated_references_table(
     list in every row of :data:`GENERATED_ROWS`, and lk_t02's rows
     (:data:`HUMAN_ROWS`) on the same candidates. The table holds each row's
     mean correlation with its interval, the ``paper`` values beside ours, and
-    the paired differences of :func:`comparisons`.
+    the paired differences of :func:`comparisons`. ``progress`` shows a bar per step (the
+    lists, each judge row).
     """
     label = LABELS[setting]
     lists, gts, frames, signatures, timings = {}, {}, [], [], []
@@ -163,7 +164,7 @@ def generated_references_table(
         lists[name] = generate_reference_lists(
             golden, list(degraders), [by_qid[s.qid] for s in judged],
             gts[name] if setting == "1gt" else None, seed=seed, attempts=attempts,
-            golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=False)
+            golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=progress)
         timings.append(_timing(name, "references", len(judged), 0, t, cpu))
     for name, sample in items.items():
         splits = generated_splits(questions[name], sample.judged, lists[name], seed)
@@ -174,14 +175,15 @@ def generated_references_table(
             part, sig = judge_setting(judge, questions[name], splits, method=method, mode=mode,
                                       seed=seed, shots=n_shots, unparsed=unparsed,
                                       demonstration_splits=pool if n_shots else None,
-                                      ids={"dataset": name, "references": label, "method": row})
+                                      ids={"dataset": name, "references": label, "method": row},
+                                      progress=progress)
             frames.append(part)
             signatures.append(sig)
             timings.append(_timing(name, row, len(splits), len(part), t, cpu))
         t, cpu = time.time(), time.process_time()
         part, sigs = judge_frame(judge, questions[name], sample, dataset=name,
                                  rows=list(HUMAN_ROWS), mode=mode, seed=seed, shots=shots,
-                                 unparsed=unparsed, progress=False)
+                                 unparsed=unparsed, progress=progress)
         frames.append(part.assign(
             method=part["method"].map(HUMAN_ROWS),
             references=part["method"].map(lambda m: "none" if m == "pointwise-noref"
