@@ -199,7 +199,7 @@ def test_questions_a_stage_covers_are_capped_per_dataset():
 
 def _log(artefact, stage, q, wall, items):
     return {"artefact": artefact, "stage": evidence._stage_text(stage), "questions": str(q),
-            "wall_s": str(wall), "items_computed": str(items)}
+            "wall_s": str(wall), "items_computed": str(items), "finished": "x"}
 
 
 def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():

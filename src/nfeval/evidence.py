@@ -186,8 +186,9 @@ def read_log(path: Path) -> list[dict]:
 def _append_log(path: Path, row: dict) -> None:
     """Append a row; a log written with fewer columns is rewritten with all of them."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    same = path.is_file() and path.read_text(encoding="utf-8").split("\n", 1)[0].strip() == \
-        ",".join(LOG_FIELDS)
+    with open(path, "a+", encoding="utf-8") as fh:  # the header only, not the whole log
+        fh.seek(0)
+        same = fh.readline().strip() == ",".join(LOG_FIELDS)
     old = [] if same else read_log(path)
     with open(path, "a" if same else "w", newline="", encoding="utf-8") as fh:
         out = csv.DictWriter(fh, fieldnames=LOG_FIELDS, restval="")
@@ -204,7 +205,7 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[d
     finished yet, or its size unknown). Rows of stages only started are left out."""
     finished: dict[str, list[dict]] = {}
     for row in log:
-        if row.get("finished", "x"):
+        if row["finished"]:
             finished.setdefault(row["artefact"], []).append(row)
     rows = []
     for a, stage in steps:
@@ -249,8 +250,8 @@ def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
         print(f"  {i:>2}. {r['artefact']:<15} {_stage_text(r['stage']):<58} {q:<14} {what}")
     print(f"projected: {known / 3600:.1f} h of wall time for the {len(todo) - len(unknown)} "
           f"projected steps (wall or item seconds, the larger, per question of each artefact's "
-          f"last finished stage, on the machine that logged it), plus {len(unknown)} steps not projected yet (each "
-          f"artefact's first stage measures its rate; `make evidence-cost` projects the items "
+          f"last finished stage, on the machine that logged it), plus {len(unknown)} steps not "
+          f"projected yet (each artefact's first stage measures its rate; `make evidence-cost` projects the items "
           f"the store already holds)", flush=True)
 
 
@@ -288,9 +289,10 @@ def _stored_items(artefact: str) -> int:
     return sum(sum(1 for _ in p.open(encoding="utf-8")) for p in folder.glob("*.jsonl"))
 
 
-def stop_on_interrupt() -> None:
+def stop_on_interrupt(target: str = "evidence", module: str = "nfeval.evidence") -> None:
     """Make Ctrl-C (SIGINT) end the run within seconds (module doc): every process under this
-    one (the notebook's kernel, in a session of its own) is ended, then this one exits 130."""
+    one (the notebook's kernel, in a session of its own) is ended, then this one says how to
+    resume (``make <target>`` or ``python -m <module>``) and exits 130."""
     import os
     import signal
 
@@ -311,8 +313,8 @@ def stop_on_interrupt() -> None:
                 pass
         args = " ".join(sys.argv[1:])
         print(f"\ninterrupted: every finished item is stored (results/<id>/items/); run the same "
-              f"command again to resume (make evidence{' IDS=...' if args else ''}, or "
-              f"python -m nfeval.evidence {args})".rstrip(), file=sys.stderr, flush=True)
+              f"command again to resume (make {target}{' IDS=...' if args else ''}, or "
+              f"python -m {module} {args})".rstrip(), file=sys.stderr, flush=True)
         os._exit(130)
 
     signal.signal(signal.SIGINT, handler)

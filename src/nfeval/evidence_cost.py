@@ -236,13 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         print_agreement(rows, args.agree / "evidence_agreement.csv")
         return 0
-    stop_on_interrupt()
-    try:
-        return measure(args.measure, args.ids or known)
-    except KeyboardInterrupt:
-        print("\ninterrupted: the probe's finished items are kept in "
-              f"{args.measure}; run the same command again to resume", file=sys.stderr)
-        return 130
+    stop_on_interrupt("evidence-cost", "nfeval.evidence_cost")
+    return measure(args.measure, args.ids or known)
 
 
 if __name__ == "__main__":
