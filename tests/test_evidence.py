@@ -148,6 +148,10 @@ def test_ctrl_c_ends_a_running_evidence_run_within_seconds_keeping_its_items(tmp
     from nfeval.paths import ROOT
     from nfeval.store import read_records
 
+    from nfeval.paths import RESULTS
+
+    log = RESULTS / evidence.LOG
+    logged = log.read_bytes() if log.exists() else None
     store = tmp_path / "store"
     env = {**os.environ, "NFEVAL_STORE": str(store), "NFEVAL_STORE_READ": "own",
            "NFEVAL_LLAMA_THREADS": "1"}
@@ -176,6 +180,7 @@ def test_ctrl_c_ends_a_running_evidence_run_within_seconds_keeping_its_items(tmp
     time.sleep(5)
     assert judged() == n  # nothing computes any more: the kernel is gone
     assert n >= 3
+    assert (log.read_bytes() if log.exists() else None) == logged  # the repository's log untouched
 
 
 def test_the_claims_stages_run_in_rounds_before_the_analyses_and_ablations():
@@ -255,6 +260,25 @@ def test_a_finished_stage_is_logged_with_its_real_cost(tmp_path, monkeypatch):
             row["item_s"], row["stored_items"]) == ("lk_t05", '{"limit": 40}', "40", "2", "4.0", "3")
     assert float(row["wall_s"]) >= 0 and row["machine"] and row["commit"]
     assert row["started"] == start["started"] and row["finished"]
+
+
+def test_a_run_with_set_parameters_is_no_stage_of_the_plan_and_is_not_logged(tmp_path, monkeypatch,
+                                                                             capsys):
+    """``--set`` (``overrides``) runs other parameters than the plan's: logging them would put
+    rows of another judge into the plan's cost log (a test's Ctrl-C run once did)."""
+    import papermill as pm
+
+    store = tmp_path / "store"
+    monkeypatch.setenv("NFEVAL_STORE", str(store))
+
+    def fake(*args, **kwargs):
+        _write(store, "lk_t05", "judge.labels.jsonl", [("a", "m", 2.5)])
+
+    monkeypatch.setattr(pm, "execute_notebook", fake)
+    evidence.run(["lk_t05"], tmp_path, {"lk_t05": ({"limit": 40},)},
+                 overrides={"judge": "smollm2-135m-instruct"})
+    assert not (tmp_path / "results" / evidence.LOG).exists()
+    assert "1 items computed" in capsys.readouterr().out
 
 
 def test_a_stage_resumed_after_a_kill_counts_its_items_since_its_first_start(tmp_path, monkeypatch):

@@ -1,33 +1,30 @@
 """``make evidence``: the judge artefacts at the sizes that decide the papers' claims.
 
-Runs the evidence notebooks at the evidence sizes, one after another, each in
-stages of growing size (a stage is a notebook run whose parameters are given
-below; its questions are a seeded random sample that grows by extension, so a
-later stage reuses every item of the earlier ones). Each stage writes the
-artefact's table, so an interrupted run leaves the tables of its last
-finished stage. The claims' artefacts run their stages in rounds (every
-claim's first stage, then every claim's second, ...), so each claim gets a
-first verdict before any of them grows; the DebateQA analyses and the LINKAGE
-ablations follow. Each stage is logged in ``results/evidence/stages.csv``
-when it first starts (the store's items and seconds then) and when it
-finishes (wall seconds of the run that finished it; items computed and their
-seconds since its first start, so a stage that spans killed runs and sessions
-counts all of them; machine, commit): the run's real cost, the stages a rerun
-skips, and the rates from which the driver projects, before it starts, what
-each remaining stage will take (the larger of the wall and item seconds per
-question of the artefact's last logged stage times the questions the stage
-adds; a stage of an artefact with
-none logged yet is listed as not projected). A notebook's own defaults are the size of its committed
-tables, which ``make reproduce`` rebuilds from the store in minutes. Every model output goes to the committed
-item store as it is computed (:mod:`nfeval.store`), so the run is resumable
-item by item: kill it, start it again, and nothing stored is recomputed.
-Each notebook streams its progress bars (with their ETA) to the terminal;
-before each one the driver prints what the store already holds.
+Runs the evidence notebooks at the evidence sizes, one after another, each in stages of
+growing size (a stage is a notebook run whose parameters are given below; its questions are
+a seeded random sample that grows by extension, so a later stage reuses every item of the
+earlier ones). Each stage writes the artefact's table, so an interrupted run leaves the
+tables of its last finished stage. The claims' artefacts run their stages in rounds (every
+claim's first stage, then every claim's second, ...), so each claim gets a first verdict
+before any of them grows; the DebateQA analyses and the LINKAGE ablations follow. Each stage
+is logged in ``results/evidence/stages.csv`` when it first starts (the store's items and
+seconds then) and when it finishes (wall seconds of the run that finished it; items computed
+and their seconds since its first start, so a stage that spans killed runs and sessions
+counts all of them; machine, commit): the run's real cost, the stages a rerun skips, and the
+rates from which the driver projects, before it starts, what each remaining stage will take
+(the larger of the wall and item seconds per question of the artefact's last logged stage
+times the questions the stage adds; a stage of an artefact with none logged yet is listed as
+not projected). A notebook's own defaults are the size of its committed tables, which ``make
+reproduce`` rebuilds from the store in minutes. Every model output goes to the committed
+item store as it is computed (:mod:`nfeval.store`), so the run is resumable item by item:
+kill it, start it again, and nothing stored is recomputed. Each notebook streams its
+progress bars (with their ETA) to the terminal; before each one the driver prints what the
+store already holds.
 
     python -m nfeval.evidence                 # every evidence artefact, in order
     python -m nfeval.evidence lk_t02 dq_t03   # some of them
     python -m nfeval.evidence --list          # the plan, its order and projected cost
-    python -m nfeval.evidence lk_t05 --set judge=smollm2-135m-instruct   # other parameters
+    python -m nfeval.evidence lk_t05 --set judge=smollm2-135m-instruct   # other parameters, not logged
 
 Ctrl-C ends the run within seconds: the notebook's kernel runs in a session
 of its own (so a terminal's SIGINT never reaches it), and the driver ends it
@@ -325,8 +322,9 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
         overrides: dict | None = None) -> dict[str, float]:
     """Run the plan's stages of ``ids`` (or the given ``stages``) in :func:`schedule`'s order,
     with their tables written under ``output_dir``; ``overrides`` are notebook parameters given
-    to every stage. Each finished stage is appended to ``<output_dir>/results/evidence/stages.csv``
-    (wall and item seconds, machine, commit). The seconds each artefact took."""
+    to every stage. Each stage of the plan is appended to ``<output_dir>/results/evidence/stages.csv``
+    when it starts and finishes (wall and item seconds, machine, commit); an ``overrides`` run
+    (``--set``) is no stage of the plan and is not logged. The seconds each artefact took."""
     import datetime
     import os
 
@@ -363,12 +361,13 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
         before = read_items(store, artefact).get(artefact, {})
         text, q = _stage_text({**stage, **(overrides or {})}), questions(artefact, params)
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
-        first = _first_start(read_log(log_path), artefact, text)
+        first = None if overrides else _first_start(read_log(log_path), artefact, text)
         if first is None:  # a stage's first start: the store then is what its cost counts from
             first = {"artefact": artefact, "stage": text, "finished": "", "started": now,
                      "questions": "" if q is None else q, "machine": machine_tag(),
                      "commit": git_commit(), **_totals(before)}
-            _append_log(log_path, first)
+            if not overrides:  # a --set run is no stage of the plan: the plan's log leaves it out
+                _append_log(log_path, first)
         else:
             print(f"   resumed: first started {first['started']}", flush=True)
         t = time.time()
@@ -392,14 +391,17 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
         end = _totals(after)
         items = end["stored_items"] - int(first["stored_items"])
         secs = end["stored_s"] - float(first["stored_s"])
-        _append_log(log_path, {
-            "finished": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
-            "artefact": artefact, "stage": text, "questions": "" if q is None else q,
-            "wall_s": round(wall, 1), "items_computed": items, "item_s": round(secs, 1),
-            "machine": machine_tag(), "commit": git_commit(), "started": first["started"], **end})
+        if not overrides:
+            _append_log(log_path, {
+                "finished": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+                "artefact": artefact, "stage": text, "questions": "" if q is None else q,
+                "wall_s": round(wall, 1), "items_computed": items, "item_s": round(secs, 1),
+                "machine": machine_tag(), "commit": git_commit(), "started": first["started"],
+                **end})
+        where = "not logged (--set)" if overrides else f"logged in {display_path(log_path)}"
         print(f"== {artefact} {stage}: {wall:.0f} s, {items} items computed since "
               f"{first['started']} ({secs / 3600:.2f} item-hours), {_stored_items(artefact)} "
-              f"items stored; logged in {display_path(log_path)}", flush=True)
+              f"items stored; {where}", flush=True)
     print(f"\nevidence run: {time.time() - started:.0f} s", flush=True)
     if failed:
         raise StagesFailed(failed)
@@ -453,7 +455,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "exit")
     parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                         help="a notebook parameter given to every stage (repeatable), e.g. "
-                             "--set judge=smollm2-135m-instruct; numbers are read as numbers")
+                             "--set judge=smollm2-135m-instruct; numbers are read as numbers; "
+                             "such a run is no stage of the plan and the stage log skips it")
     args = parser.parse_args(argv)
     known = [a for a, _ in PLAN]
     overrides = {}
@@ -489,10 +492,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         for a, what in exc.failed.items():
             print(f"  {a} {what}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("\ninterrupted: every finished item is stored; run the same command again to "
-              "resume", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":
