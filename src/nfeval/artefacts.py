@@ -108,7 +108,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
                          ("generator", "llama:qwen2.5-coder-1.5b-instruct"),
                          ("degraders", "llama:qwen2.5-coder-1.5b-instruct"),
                          ("max_candidates", -1)),
-             status="n = 2: cannot tell (40 pending)"),
+             status="n = 20: beats pairwise; vs pointwise cannot tell (40 pending)"),
     Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,
              parameters=(("artefact", "lk_t04"),),
