@@ -104,6 +104,28 @@ def test_only_missing_items_are_computed(tmp_path):
     assert len(inner.calls) == 6
 
 
+def test_a_prompt_asked_twice_in_one_call_is_computed_once_and_gets_one_value(tmp_path):
+    """A batched kernel may give two copies of one prompt values 1e-8 apart; the store keeps one
+    value per key, so the computing run must use that one value in both places (else its table
+    differs from the rebuild's in the eighth digit)."""
+
+    class Jittery(CountingModel):
+        def prefix_label_logprobs(self, prefix, suffixes, labels):
+            self.calls.append(("prefix", prefix, tuple(suffixes)))
+            return [{lab: -1.0 - 1e-8 * k for lab in labels} for k, _ in enumerate(suffixes)]
+
+    inner = Jittery()
+    m = StoredModel(inner, store_at(tmp_path))
+    live = m.prefix_label_logprobs("pre", ["x", "y", "x"], ["A", "B"])
+    assert inner.calls == [("prefix", "pre", ("x", "y"))]  # "x" computed once
+    assert live[0] == live[2]
+    again = StoredModel(CountingModel(), store_at(tmp_path))
+    assert again.prefix_label_logprobs("pre", ["x", "y", "x"], ["A", "B"]) == live
+    store = store_at(tmp_path)
+    assert store.cached_many("step", [1, 2, 1], lambda xs: [x * 10 for x in xs]) == [10, 20, 10]
+    assert store.misses == 2
+
+
 def test_a_line_cut_short_is_ignored_and_appends_continue(tmp_path):
     store = store_at(tmp_path)
     m = StoredModel(CountingModel(), store)

@@ -159,14 +159,17 @@ class ItemStore:
         vals = [f.get(k) for k in keys]
         missing = [i for i, v in enumerate(vals) if v is None]
         self.hits += len(keys) - len(missing)
-        self.misses += len(missing)
-        chunks = [missing[j:j + chunk] for j in range(0, len(missing), chunk)]
+        todo = sorted({keys[i]: i for i in reversed(missing)}.values())  # once per key
+        self.misses += len(todo)
+        chunks = [todo[j:j + chunk] for j in range(0, len(todo), chunk)]
+        got: dict[str, Any] = {}
         for part in tqdm(chunks, desc=name, unit="chunk", disable=len(chunks) < 2):
             t = time.time()
-            got = compute([inputs[i] for i in part])
-            f.put_many([(keys[i], v) for i, v in zip(part, got)], time.time() - t)
-            for i, v in zip(part, got):
-                vals[i] = v
+            new = dict(zip((keys[i] for i in part), compute([inputs[i] for i in part])))
+            f.put_many(list(new.items()), time.time() - t)
+            got.update(new)
+        for i in missing:
+            vals[i] = got[keys[i]]
         return vals
 
     def summary(self) -> str:
@@ -339,18 +342,22 @@ class StoredModel(LanguageModel):
 
     def _many(self, kind: str, keys: Sequence[str], compute: Callable[[list[int]], list[Any]]
               ) -> list[Any]:
-        """Values of ``keys`` in order; ``compute(missing positions)`` gives the others."""
+        """Values of ``keys`` in order; ``compute(missing positions)`` gives the others. A key
+        asked for twice in one call (the same prompt in two places) is computed once: a batched
+        kernel may give its two copies values a few 1e-8 apart, and a rebuild from the store
+        reads one value per key, so the run that computes must use that one value too."""
         f = self._file(kind)
         vals = [f.get(k) for k in keys]
         missing = [i for i, v in enumerate(vals) if v is None]
         self.store.hits += len(keys) - len(missing)
-        if missing:
-            self.store.misses += len(missing)
+        todo = sorted({keys[i]: i for i in reversed(missing)}.values())  # once per key
+        if todo:
+            self.store.misses += len(todo)
             t = time.time()
-            got = compute(missing)
-            f.put_many([(keys[i], v) for i, v in zip(missing, got)], time.time() - t)
-            for i, v in zip(missing, got):
-                vals[i] = v
+            got = dict(zip((keys[i] for i in todo), compute(todo)))
+            f.put_many(list(got.items()), time.time() - t)
+            for i in missing:
+                vals[i] = got[keys[i]]
         return vals
 
     # -- continuation scores -------------------------------------------------
