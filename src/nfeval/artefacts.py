@@ -116,7 +116,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
                          ("generator", "llama:qwen2.5-coder-1.5b-instruct"),
                          ("degraders", "llama:qwen2.5-coder-1.5b-instruct"),
                          ("max_candidates", -1)),
-             status="n = 2: cannot tell (40 pending)",
+             status="n = 20: pointwise wins on ANTIQUE (40 pending)",
              after=('lk_t03',)),
     Artefact("lk_t06", "linkage", "Table 6: reference-list length and grade composition",
              "lk_t06_reference_composition.ipynb", figure=True,
