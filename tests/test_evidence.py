@@ -145,10 +145,8 @@ def test_ctrl_c_ends_a_running_evidence_run_within_seconds_keeping_its_items(tmp
     import sys
     import time
 
-    from nfeval.paths import ROOT
+    from nfeval.paths import RESULTS, ROOT
     from nfeval.store import read_records
-
-    from nfeval.paths import RESULTS
 
     log = RESULTS / evidence.LOG
     logged = log.read_bytes() if log.exists() else None
