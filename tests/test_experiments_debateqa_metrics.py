@@ -36,12 +36,54 @@ def test_dq_t02_with_the_acknowledge_rule_alone(mirror):
     assert set(exp.table["dataset"]) == {"antique", "trec-dl-nf"}
     assert (exp.table["n_selected"] == 3).all()
     assert exp.parameters == {"backbone": get_profile("embedded").pd_backbones[0],
-                              "judge": "qwen2.5-coder-0.5b-instruct", "judge_mode": "prob",
-                              "metrics": ["acknowledge"]}
+                              "judge": get_profile("embedded").judge, "judge_mode": "prob",
+                              "metrics": ["acknowledge"], "judge_limit": 40}
     assert [s.metric for s in exp.signatures] == ["acknowledge"]
     frame = exp.frames["per_answer_scores"]
     assert len(frame) == exp.signatures[0].n == 2 * 3 * 4
     assert frame["score"].isin([0.0, 1.0]).all() and frame["elo"].notna().all()
+
+
+def test_dq_t02_judge_limit_judges_the_first_questions_and_pairs_on_them(mirror, monkeypatch):
+    """P.D. on every selected question, the judge metric on each dataset's first
+    ``judge_limit``: its rows and the paired rows rest on those, and its signature counts
+    the answers judged (fake scores: no model)."""
+    from types import SimpleNamespace
+
+    judged = []
+
+    def fake_scores(questions, metric):
+        rows = [{"dataset": q.dataset, "qid": q.qid, "doc_id": a.doc_id, "grade": a.grade,
+                 "metric": metric, "score": float(a.grade) + 0.1 * i}
+                for q in questions for i, a in enumerate(q.candidates)]
+        return pd.DataFrame(rows).reindex(columns=dq_t02.score_acknowledge([]).columns)
+
+    def fake_judge(lm, questions, name, **kw):
+        judged.append(len(questions))
+        return fake_scores(questions, name)
+
+    class Profile:
+        pd_backbones, judge, judge_mode = ("fake-pd",), "fake-judge", "prob"
+
+        def load(self, name):
+            return SimpleNamespace(info=SimpleNamespace(as_dict=lambda: {"name": name}))
+
+    monkeypatch.setattr(dq_t02, "get_profile", lambda name: Profile())
+    monkeypatch.setattr(dq_t02, "score_judge", fake_judge)
+    monkeypatch.setattr(dq_t02, "score_pd", lambda lm, qs, **kw: fake_scores(qs, "pd"))
+    exp = dq_t02.run(limit=4, max_answers=4, metrics="pd,direct_score", rounds=20,
+                     judge_limit=2, progress=False)
+    assert judged == [4]  # 2 questions of each dataset
+    t = exp.table[exp.table["coefficient"] == "spearman"].set_index(["kind", "metric", "dataset"])
+    for ds in ("antique", "trec-dl-nf"):
+        assert t.loc[("estimate", "pd", ds), "n_questions"] == 4
+        assert t.loc[("estimate", "direct_score", ds), "n_questions"] == 2
+        assert t.loc[("paired difference", "pd - direct_score", ds), "n_questions"] == 2
+    sig = {s.metric: s.n for s in exp.signatures}
+    assert sig == {"perspective_diversity": 2 * 4 * 4, "direct_score": 2 * 2 * 4}
+    assert exp.parameters["judge_limit"] == 2
+    with pytest.raises(NfevalError, match="judge_limit"):
+        dq_t02.run(limit=2, judge_limit=-1, metrics="acknowledge", progress=False)
 
 
 def test_dq_f02_rows_and_signatures(mirror):

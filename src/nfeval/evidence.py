@@ -69,7 +69,7 @@ STAGES: dict[str, tuple[dict, ...]] = {
     "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
     "lk_t03": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
     "lk_t04": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
-    "dq_t02": ({"limit": 40, **_J}, {"limit": 0, **_J}),
+    "dq_t02": ({"limit": 40, **_J}, {"limit": 0, "judge_limit": 0, **_J}),
     "dq_t04": ({"limit": 16},),
     "dq_f03": ({"limit": 16},),
     "dq_f04": ({"limit": 16},),

@@ -14,6 +14,7 @@ import time
 
 import pandas as pd
 
+from nfeval import NfevalError
 from nfeval.data import load_linkage
 from nfeval.debateqa.experiments.alignment import (alignment_differences, alignment_rows,
                                                    human_rankings, parse_metrics,
@@ -42,10 +43,14 @@ NOTES = ("Human data: the graded answers of ANTIQUE and TREC-DL-NF (LINKAGE rele
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
         datasets: str = "antique,trec-dl-nf", max_answers: int = 4, max_references: int = 3,
-        backbone: str = "", judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
+        backbone: str = "", judge: str = "", judge_mode: str = "",
         metrics: str = "pd,direct_score,g_eval,num_povs,acknowledge", rounds: int = 200,
-        tie_points: float = 1.0, progress: bool = True) -> Experiment:
+        tie_points: float = 1.0, judge_limit: int = 40, progress: bool = True) -> Experiment:
     """Table 2 on graded answers (parameters: the notebook's, same names and meanings).
+
+    ``judge_limit`` > 0 scores the judge metrics on each dataset's first ``judge_limit``
+    selected questions only (P.D. and Acknowledge on all ``limit`` ones); the paired rows
+    then rest on those questions.
 
     ``extra``: ``selections`` (per dataset, the questions kept), ``human`` (the Elo
     rating of every answer), ``metrics`` (the metrics scored, in order), ``timings``
@@ -56,17 +61,25 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
     judge_name = judge or prof.judge
     mode = judge_mode or ("prob" if prof.judge_mode == "prob" else "generate")
     wanted = parse_metrics(metrics)
+    if judge_limit < 0:
+        raise NfevalError(f"judge_limit must be >= 0 (0: every selected question), "
+                          f"got {judge_limit}.")
     selections = [select_questions(load_linkage(ds.strip()), ds.strip(), limit=limit,
                                    max_answers=max_answers, seed=seed)
                   for ds in datasets.split(",") if ds.strip()]
     questions = [q for s in selections for q in s.questions]
     n_answers = sum(len(q.candidates) for q in questions)
+    judge_qs = [q for s in selections for q in s.questions[:judge_limit or None]]
+    n_judged = sum(len(q.candidates) for q in judge_qs)
     if progress:
         for s in selections:
             reasons = pd.Series(list(s.skipped.values()), dtype=str).value_counts().to_dict()
             print(f"{s.dataset}: {len(s.questions)} questions kept ({s.n_total} in the release), "
                   f"{sum(len(q.candidates) for q in s.questions)} answers; passed over: {reasons}")
         print(f"P.D. backbone {backbone_name}; judge {judge_name} ({mode} mode); metrics {wanted}")
+        if judge_limit:
+            print(f"judge metrics on the first {judge_limit} questions per dataset: "
+                  f"{len(judge_qs)} questions, {n_judged} answers")
     human = human_rankings(questions, rounds=rounds, seed=seed, tie_points=tie_points)
 
     frames, signatures, timings = [], [], {}
@@ -90,11 +103,11 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
         timings["load " + judge_name] = time.time() - t
         for name in judged:
             t = time.time()
-            frames.append(score_judge(lm, questions, name, mode=mode, progress=progress))
+            frames.append(score_judge(lm, judge_qs, name, mode=mode, progress=progress))
             timings[name] = time.time() - t
             signatures.append(Signature(
                 metric=name, variant=judge_variant(name, mode), model=lm.info.as_dict(),
-                seed=seed, n=n_answers,
+                seed=seed, n=n_judged,
                 prompt_sha256=sha256_text(prompt_text(JUDGE_METRICS[name].prompt))))
         del lm
     if "acknowledge" in wanted:
@@ -104,15 +117,16 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
             prompt_sha256=sha256_text((PROMPTS / "da_acknowledge_phrases.txt").read_text())))
     if progress:  # scoring times are 0 where every score came from the store
         for k, v in timings.items():
-            print(f"{k}: {v:.1f} s" + ("" if k.startswith("load")
-                                       else f", {v / n_answers:.2f} s per answer"))
+            n = n_judged if k in JUDGE_METRICS else n_answers
+            print(f"{k}: {v:.1f} s"
+                  + ("" if k.startswith("load") else f", {v / max(n, 1):.2f} s per answer"))
 
     scores = pd.concat(frames, ignore_index=True)
     return Experiment(
         id=ID, table=_table(scores, human, selections, seed), id_columns=ID_COLUMNS,
         interval="questions", signatures=signatures,
         parameters=dict(backbone=backbone_name, judge=judge_name, judge_mode=mode,
-                        metrics=wanted),
+                        metrics=wanted, judge_limit=judge_limit),
         notes=NOTES,
         frames={"per_answer_scores": scores.merge(human[["dataset", "qid", "doc_id", "elo"]],
                                                   on=["dataset", "qid", "doc_id"])},
