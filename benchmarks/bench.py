@@ -758,8 +758,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paths", default="hf-float32,llama-q4km,hf-int8,hf-bfloat16",
                     help="judge_path: comma-separated ways of computing the 1.5B judge "
                          "(hf-float32 always runs: it is the reference)")
-    ap.add_argument("--path-judge", default="qwen2.5-coder-1.5b-instruct",
-                    help="judge_path: the judge (default the 1.5B judge the kernel is for)")
+    ap.add_argument("--path-judge", default=None,
+                    help="judge_path: the judge (default the 1.5B judge the kernel is for; "
+                         "--quick: the 0.5B one, so the smoke test stays within a few GB)")
     ap.add_argument("--path-questions", type=int, default=3,
                     help="judge_path: ANTIQUE questions of the LINKAGE workload (8 candidates each)")
     ap.add_argument("--path-answers", type=int, default=24,
@@ -773,6 +774,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.contexts, args.ctx_tokens, args.conts, args.cont_tokens = 3, 40, 2, 12
         args.naive_contexts = 3
+    if args.path_judge is None:
+        args.path_judge = ("qwen2.5-coder-0.5b-instruct" if args.quick
+                           else "qwen2.5-coder-1.5b-instruct")
     csv_path = args.csv or (None if args.quick else RESULTS / "bench.csv")
     if args.kernels.strip() == "all":
         args.kernels = BENCH_ALL

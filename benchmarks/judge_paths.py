@@ -131,8 +131,9 @@ def _load(path: str, threads: int, judge: str = JUDGE):
 
         layers = {name for name, mod in m.model.named_modules()
                   if isinstance(mod, torch.nn.Linear) and not name.endswith("lm_head")}
+        # in place: a copy would hold the float32 weights twice (6 GB each for the 1.5B judge)
         m._model = quantize_dynamic(m.model, {n: per_channel_dynamic_qconfig for n in layers},
-                                    dtype=torch.qint8)
+                                    dtype=torch.qint8, inplace=True)
         return m
     if path == "llama-q4km":
         from nfeval.models.llama_backend import LlamaCppModel
