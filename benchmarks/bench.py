@@ -760,7 +760,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(hf-float32 always runs: it is the reference)")
     ap.add_argument("--path-judge", default=None,
                     help="judge_path: the judge (default the 1.5B judge the kernel is for; "
-                         "--quick: the 0.5B one, so the smoke test stays within a few GB)")
+                         "--quick: the --judge model, so the smoke test stays within a few GB)")
     ap.add_argument("--path-questions", type=int, default=3,
                     help="judge_path: ANTIQUE questions of the LINKAGE workload (8 candidates each)")
     ap.add_argument("--path-answers", type=int, default=24,
@@ -775,8 +775,9 @@ def main(argv: list[str] | None = None) -> int:
         args.contexts, args.ctx_tokens, args.conts, args.cont_tokens = 3, 40, 2, 12
         args.naive_contexts = 3
     if args.path_judge is None:
-        args.path_judge = ("qwen2.5-coder-0.5b-instruct" if args.quick
-                           else "qwen2.5-coder-1.5b-instruct")
+        from judge_paths import JUDGE
+
+        args.path_judge = args.judge if args.quick else JUDGE
     csv_path = args.csv or (None if args.quick else RESULTS / "bench.csv")
     if args.kernels.strip() == "all":
         args.kernels = BENCH_ALL

@@ -50,13 +50,15 @@ def test_dq_t02_judge_limit_judges_the_first_questions_and_pairs_on_them(mirror,
     the answers judged (fake scores: no model)."""
     from types import SimpleNamespace
 
+    from nfeval.debateqa.experiments.alignment import SCORE_COLUMNS
+
     judged = []
 
     def fake_scores(questions, metric):
         rows = [{"dataset": q.dataset, "qid": q.qid, "doc_id": a.doc_id, "grade": a.grade,
                  "metric": metric, "score": float(a.grade) + 0.1 * i}
                 for q in questions for i, a in enumerate(q.candidates)]
-        return pd.DataFrame(rows).reindex(columns=dq_t02.score_acknowledge([]).columns)
+        return pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
     def fake_judge(lm, questions, name, **kw):
         judged.append(len(questions))
