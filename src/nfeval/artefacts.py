@@ -111,7 +111,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_t03", "linkage", "Table 3: single ground truth (1GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,
              parameters=(("artefact", "lk_t03"), ("limit", 40), *_LK_T03_T04),
-             status="n = 20: beats pairwise; vs pointwise cannot tell (40 pending)"),
+             status="n = 40: beats pairwise; vs pointwise cannot tell"),
     Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,
              parameters=(("artefact", "lk_t04"), ("limit", 20), *_LK_T03_T04),
