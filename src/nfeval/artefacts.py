@@ -40,9 +40,9 @@ class Artefact:
         return f"results/{self.id}.csv"
 
 
-#: lk_t03 / lk_t04 as committed: a stage of make evidence (each artefact's `limit`: lk_t03 40,
-#: lk_t04 20), the 1.5B model writing the reference lists and judging (the notebook's own
-#: defaults are the two-question 0.5B run).
+#: lk_t03 / lk_t04 as committed: the 1.5B model writing the reference lists and judging, at the
+#: `limit` of each artefact's last finished make evidence stage (the notebook's own defaults are
+#: the two-question 0.5B run).
 _LK_T03_T04 = (("judge", "qwen2.5-coder-1.5b-instruct"),
                ("generator", "llama:qwen2.5-coder-1.5b-instruct"),
                ("degraders", "llama:qwen2.5-coder-1.5b-instruct"), ("max_candidates", -1))
@@ -111,7 +111,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_t03", "linkage", "Table 3: single ground truth (1GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,
              parameters=(("artefact", "lk_t03"), ("limit", 40), *_LK_T03_T04),
-             status="n = 40: beats pairwise; vs pointwise cannot tell"),
+             status="n = 40: beats pairwise; vs pointwise with references cannot tell"),
     Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,
              parameters=(("artefact", "lk_t04"), ("limit", 20), *_LK_T03_T04),
