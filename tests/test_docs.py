@@ -72,31 +72,57 @@ def _sections(doc: str):
             yield m.group(1), sec
 
 
-@pytest.mark.parametrize("doc", ["docs/results/linkage.md", "docs/results/debateqa.md"])
-def test_a_reading_quotes_the_n_of_every_row_it_reads(doc):
-    """Where a reading quotes a row (its value and interval, as rounded), the row's n is
-    quoted in that artefact's reading too ("n = 9", "nine questions", "120 ANTIQUE
-    questions")."""
+def _quotes_without_their_n(sections) -> list[str]:
+    """Rows quoted (value and interval, as rounded) in a text whose n the same text does not
+    quote; ``sections`` yields (text, artefact ids whose tables it reads)."""
     import pandas as pd
 
     def close(a: str, b: float) -> bool:
         return abs(float(a.replace("−", "-")) - b) <= 0.5 * 10 ** -len(a.split(".")[1]) + 1e-9
 
     wrong = []
-    for aid, sec in _sections(doc):
-        path = ROOT / "results" / f"{aid}.csv"
-        unit = json.loads(path.with_suffix(".json").read_text())["interval"] if path.exists() \
-            else "none"
-        if unit.startswith("none"):
+    for name, sec, ids in sections:
+        tables = []
+        for aid in ids:
+            path = ROOT / "results" / f"{aid}.csv"
+            unit = json.loads(path.with_suffix(".json").read_text())["interval"] \
+                if path.exists() else "none"
+            if not unit.startswith("none"):
+                tables.append((pd.read_csv(path), unit))
+        if not tables:
             continue
-        table = pd.read_csv(path)
         quoted = {int(a) if a else (int(b) if b.isdigit() else _WORDS[b.lower()])
                   for a, b in _N_QUOTE.findall(sec)}
         for x, lo, hi in _TRIPLE.findall(sec):
-            rows = table[[close(x, r.ours) and close(lo, r.ci_low) and close(hi, r.ci_high)
-                          for r in table.itertuples()]]
-            ns = {int(v) for v in rows[f"n_{unit}"].dropna()}
+            ns = set()
+            for table, unit in tables:
+                rows = table[[close(x, r.ours) and close(lo, r.ci_low) and close(hi, r.ci_high)
+                              for r in table.itertuples()]]
+                ns |= {int(v) for v in rows[f"n_{unit}"].dropna()}
             if ns and not ns & quoted:
-                wrong.append(f"{aid}: {x} ({lo}, {hi}) is a row of n_{unit} {sorted(ns)}; "
+                wrong.append(f"{name}: {x} ({lo}, {hi}) is a row of n {sorted(ns)}; "
                              f"the reading quotes n {sorted(quoted)}")
-    assert wrong == []
+    return wrong
+
+
+@pytest.mark.parametrize("doc", ["docs/results/linkage.md", "docs/results/debateqa.md"])
+def test_a_reading_quotes_the_n_of_every_row_it_reads(doc):
+    """Where a reading quotes a row (its value and interval, as rounded), the row's n is
+    quoted in that artefact's reading too ("n = 9", "nine questions", "120 ANTIQUE
+    questions")."""
+    assert _quotes_without_their_n((aid, sec, [aid]) for aid, sec in _sections(doc)) == []
+
+
+_BY_NOTEBOOK: dict[str, list[str]] = {}
+for _a in ARTEFACTS:
+    _BY_NOTEBOOK.setdefault(_a.notebook, []).append(_a.id)
+
+
+@pytest.mark.parametrize("notebook", sorted(_BY_NOTEBOOK))
+def test_a_notebook_cell_quotes_the_n_of_every_row_it_reads(notebook):
+    """The same check on each markdown cell of a notebook, against the tables it writes: a
+    notebook's reading is a second copy of docs/results' and goes stale the same way."""
+    cells = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))["cells"]
+    assert _quotes_without_their_n(
+        (f"{notebook} cell {i}", "".join(c["source"]), _BY_NOTEBOOK[notebook])
+        for i, c in enumerate(cells) if c["cell_type"] == "markdown") == []
