@@ -11,3 +11,23 @@ def test_short_names_are_distinct_and_keep_what_tells_two_sizes_apart():
                    "gemma3-270m": "gemma3", "qwen2.5-coder-1.5b-instruct": "qwen2.5 1.5b",
                    "acknowledge_rule": "acknowledge_rule"}
     assert len(set(got.values())) == len(got)
+
+
+def test_interval_bars_ticks_carry_the_label_of_each_group_and_its_n():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from nfeval.linkage.experiments.tables3_4 import tick_label
+    from nfeval.plots import interval_bars
+
+    table = pd.DataFrame({"method": ["linkage-0shot - pointwise-noref", "linkage-0shot-human"],
+                          "ours": [0.1, 0.3], "ci_low": [0.0, 0.2], "ci_high": [0.2, 0.4],
+                          "n_questions": [40, 39]})
+    fig, ax = plt.subplots()
+    interval_bars(ax, table, x="method", paper=None, label=tick_label)
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    plt.close(fig)
+    assert ticks == ["linkage-0shot\nminus\npointwise-noref\nn=40",
+                     "linkage-0shot\n(human refs)\nn=39"]

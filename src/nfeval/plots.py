@@ -9,7 +9,8 @@ under each group, and the paper's value as a black marker where it exists.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,14 +22,15 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
                   n: str = "n_questions", paper: str | None = "paper",
                   order: Sequence | None = None, hue_order: Sequence | None = None,
                   colors: Sequence[str] | None = None, ylabel: str = "",
-                  paper_label: str = "paper") -> None:
+                  paper_label: str = "paper", label: Callable[[Any], str] = str) -> None:
     """Grouped bars of ``ours`` with ``ci_low``..``ci_high`` error bars (one bar per row).
 
     ``x`` names the column whose values are the groups on the x axis (in
     ``order``), ``hue`` the column whose values sit side by side within a group.
     Each group's tick label gets ``n=`` (the ``n`` column; a range when the
-    bars of a group rest on different n). Rows with a ``paper`` value get a
-    black diamond at it.
+    bars of a group rest on different n); ``label`` turns a group's value into the
+    tick text above that (e.g. long method names on several lines). Rows with a
+    ``paper`` value get a black diamond at it.
     """
     order = list(order) if order is not None else list(dict.fromkeys(table[x]))
     hues = ([None] if hue is None else
@@ -61,11 +63,11 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     for xv in order:
         ns = table.loc[table[x] == xv, n].dropna().astype(int) if n in table.columns else []
         if len(ns) == 0:
-            ticks.append(str(xv))
+            ticks.append(label(xv))
         elif ns.min() == ns.max():
-            ticks.append(f"{xv}\nn={ns.min()}")
+            ticks.append(f"{label(xv)}\nn={ns.min()}")
         else:
-            ticks.append(f"{xv}\nn={ns.min()}-{ns.max()}")
+            ticks.append(f"{label(xv)}\nn={ns.min()}-{ns.max()}")
     ax.set_xticks(range(len(order)))
     ax.set_xticklabels(ticks, fontsize=7, rotation=0)
     ax.axhline(0, color="grey", lw=0.5)

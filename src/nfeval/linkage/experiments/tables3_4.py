@@ -55,6 +55,7 @@ __all__ = [
     "generated_splits",
     "ground_truths",
     "references_frame",
+    "tick_label",
 ]
 
 #: Rows judged with the generated list, per setting: row -> (judge method, shots; None = the
@@ -104,6 +105,12 @@ def comparisons(setting: str) -> list[tuple[str, str]]:
     pairs = [(a, b) for a in ("linkage-0shot", "linkage-fewshot") for b in baselines]
     pairs += [(a, HUMAN_ROWS[a]) for a in ("linkage-0shot", "linkage-fewshot")]
     return pairs
+
+
+def tick_label(method: str) -> str:
+    """A row name on several lines for a figure's x axis ("a - b": "a", "minus", "b"; the
+    human-reference rows marked "(human refs)")."""
+    return method.replace(" - ", "\nminus\n").replace("-human", "\n(human refs)")
 
 
 def references_frame(lists: Sequence[GeneratedReferences], *, dataset: str,
