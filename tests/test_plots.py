@@ -1,6 +1,10 @@
 """Figure helpers (nfeval.plots)."""
 
-from nfeval.plots import short_names
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from nfeval.linkage.experiments.tables3_4 import tick_label
+from nfeval.plots import interval_bars, short_names
 
 
 def test_short_names_are_distinct_and_keep_what_tells_two_sizes_apart():
@@ -14,14 +18,6 @@ def test_short_names_are_distinct_and_keep_what_tells_two_sizes_apart():
 
 
 def test_interval_bars_ticks_carry_the_label_of_each_group_and_its_n():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    from nfeval.linkage.experiments.tables3_4 import tick_label
-    from nfeval.plots import interval_bars
-
     table = pd.DataFrame({"method": ["linkage-0shot - pointwise-noref", "linkage-0shot-human"],
                           "ours": [0.1, 0.3], "ci_low": [0.0, 0.2], "ci_high": [0.2, 0.4],
                           "n_questions": [40, 39]})
