@@ -62,12 +62,13 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     ticks = []
     for xv in order:
         ns = table.loc[table[x] == xv, n].dropna().astype(int) if n in table.columns else []
+        name = label(xv)
         if len(ns) == 0:
-            ticks.append(label(xv))
+            ticks.append(name)
         elif ns.min() == ns.max():
-            ticks.append(f"{label(xv)}\nn={ns.min()}")
+            ticks.append(f"{name}\nn={ns.min()}")
         else:
-            ticks.append(f"{label(xv)}\nn={ns.min()}-{ns.max()}")
+            ticks.append(f"{name}\nn={ns.min()}-{ns.max()}")
     ax.set_xticks(range(len(order)))
     ax.set_xticklabels(ticks, fontsize=7, rotation=0)
     ax.axhline(0, color="grey", lw=0.5)
