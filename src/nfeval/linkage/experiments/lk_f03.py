@@ -35,7 +35,7 @@ ID = "lk_f03"
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, dataset: str = "antique",
         question: int = 0, max_candidates: int = -1,
-        judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
+        judge: str = "", judge_mode: str = "",
         unparsed: str = "drop", shots: int = 3, refppl_lm: str = "",
         progress: bool = True) -> Experiment:
     """Figure 3's scores; ``limit`` is unused (one question). ``extra``: the case's
