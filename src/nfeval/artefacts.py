@@ -41,8 +41,8 @@ class Artefact:
 
 
 #: lk_t03 / lk_t04 as committed: the 1.5B model writing the reference lists and judging, at the
-#: `limit` of each artefact's last finished make evidence stage (the notebook's own defaults are
-#: the two-question 0.5B run).
+#: `limit` of each artefact's last finished make evidence stage (the notebook's defaults name the
+#: same models through the profile; the catalogue names them so the record does too).
 _LK_T03_T04 = (("judge", "qwen2.5-coder-1.5b-instruct"),
                ("generator", "llama:qwen2.5-coder-1.5b-instruct"),
                ("degraders", "llama:qwen2.5-coder-1.5b-instruct"), ("max_candidates", -1))

@@ -107,11 +107,11 @@ def parse_generator(text: str) -> GeneratorSpec:
 
 
 #: Reference writers per profile: (golden-answer model, degraded-answer models).
-#: embedded: the best instruction follower shipped on PyPI, through llama.cpp (fast
-#: generation on CPU). paper: Section 4.4's models.
+#: embedded: the profile's judge model (Qwen2.5-Coder-1.5B; the paper writes references with its
+#: judges' own models), through llama.cpp (fast generation on CPU). paper: Section 4.4's models.
 GENERATORS: dict[str, tuple[GeneratorSpec, tuple[GeneratorSpec, ...]]] = {
-    "embedded": (GeneratorSpec("qwen2.5-coder-0.5b-instruct", "llama"),
-                 (GeneratorSpec("qwen2.5-coder-0.5b-instruct", "llama"),)),
+    "embedded": (GeneratorSpec("qwen2.5-coder-1.5b-instruct", "llama"),
+                 (GeneratorSpec("qwen2.5-coder-1.5b-instruct", "llama"),)),
     "paper": (GeneratorSpec("gpt-4-1106-preview", "openai"),
               (GeneratorSpec("mistralai/Mistral-7B-Instruct-v0.2", "hf"),
                GeneratorSpec("gpt-3.5-turbo-16k", "openai"),

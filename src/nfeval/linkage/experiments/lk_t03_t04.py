@@ -28,10 +28,10 @@ SETTINGS: dict[str, tuple[str, str]] = {"lk_t03": ("1gt", "Table 3"),
 
 
 def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, limit: int = -1,
-        datasets: str = "antique,trec-dl-nf", max_candidates: int = 4, shots: int = 3,
+        datasets: str = "antique,trec-dl-nf", max_candidates: int = -1, shots: int = 3,
         generator: str = "", degraders: str = "", golden_tokens: int = 160,
         degraded_tokens: int = 320, attempts: int = 2, openai_base_url: str = "",
-        judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
+        judge: str = "", judge_mode: str = "",
         unparsed: str = "drop", progress: bool = True) -> Experiment:
     """Table 3 (``artefact`` "lk_t03") or Table 4 ("lk_t04") on the first ``limit`` of
     lk_t02's judged questions per dataset (-1: 2 embedded, all paper).
