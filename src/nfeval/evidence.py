@@ -26,20 +26,17 @@ store already holds.
     python -m nfeval.evidence --list          # the plan, its order and projected cost
     python -m nfeval.evidence lk_t05 --set judge=smollm2-135m-instruct   # other parameters, not logged
 
-Ctrl-C ends the run within seconds: the notebook's kernel runs in a session
-of its own (so a terminal's SIGINT never reaches it), and the driver ends it
-and every process under it, keeps every finished item (each is on disk once
-computed; a line cut short is ignored when read), says how to resume and
-exits with status 130.
+Ctrl-C ends the run within seconds: the notebook's kernel runs in a session of its own (so a
+terminal's SIGINT never reaches it), and the driver ends it and every process under it, keeps
+every finished item (each is on disk once computed; a line cut short is ignored when read),
+says how to resume and exits with status 130.
 
 What the whole plan costs on this machine (projected from a small probe), and how far
 items recomputed here are from the committed ones, are :mod:`nfeval.evidence_cost`'s
 (``python -m nfeval.evidence_cost --measure DIR`` / ``--agree DIR``).
 
-``NFEVAL_STORE=<folder>`` with ``NFEVAL_STORE_READ=own`` recomputes every
-item into that folder instead of reading the committed ones (a full rerun
-on another machine, to compare).
-"""
+``NFEVAL_STORE=<folder>`` with ``NFEVAL_STORE_READ=own`` recomputes every item into that folder
+instead of reading the committed ones (a full rerun on another machine, to compare). """
 
 from __future__ import annotations
 
@@ -446,6 +443,14 @@ class StagesFailed(RuntimeError):
         super().__init__("; ".join(f"{a} {what}" for a, what in failed.items()))
 
 
+def unknown_ids(ids: Sequence[str], prog: str) -> bool:
+    """Whether an id is not an artefact of the plan (``prog`` says which on stderr)."""
+    known = [a for a, _ in PLAN]
+    if bad := [a for a in ids if a not in known]:
+        print(f"{prog}: unknown artefact(s) {bad}; the plan has {known}", file=sys.stderr)
+    return bool(bad)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nfeval.evidence", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -474,10 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{a:<8} {_stored_items(a):>7} items stored  {what}")
         print_projection(schedule(args.ids or known), RESULTS / LOG)
         return 0
-    unknown = [a for a in args.ids if a not in known]
-    if unknown:
-        print(f"nfeval.evidence: unknown artefact(s) {unknown}; the plan has {known}",
-              file=sys.stderr)
+    if unknown_ids(args.ids, "nfeval.evidence"):
         return 2
     stop_on_interrupt()
     try:

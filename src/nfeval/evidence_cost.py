@@ -28,7 +28,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from nfeval.evidence import BUDGET_S, PLAN, PROBE, read_items, run, stop_on_interrupt
+from nfeval.evidence import (BUDGET_S, PLAN, PROBE, read_items, run, stop_on_interrupt,
+                             unknown_ids)
 from nfeval.paths import RESULTS, ROOT
 
 
@@ -218,11 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            "a NFEVAL_STORE=DIR NFEVAL_STORE_READ=own rerun) with the committed "
                            "ones; writes DIR/evidence_agreement.csv")
     args = parser.parse_args(argv)
-    known = [a for a, _ in PLAN]
-    unknown = [a for a in args.ids if a not in known]
-    if unknown:
-        print(f"nfeval.evidence_cost: unknown artefact(s) {unknown}; the plan has {known}",
-              file=sys.stderr)
+    if unknown_ids(args.ids, "nfeval.evidence_cost"):
         return 2
     if args.agree is not None:
         if not args.agree.is_dir():
@@ -237,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_agreement(rows, args.agree / "evidence_agreement.csv")
         return 0
     stop_on_interrupt("evidence-cost", "nfeval.evidence_cost")
-    return measure(args.measure, args.ids or known)
+    return measure(args.measure, args.ids or [a for a, _ in PLAN])
 
 
 if __name__ == "__main__":
