@@ -1,25 +1,24 @@
 """``make evidence``: the judge artefacts at the sizes that decide the papers' claims.
 
-Runs the evidence notebooks at the evidence sizes, one after another, each in stages of
-growing size (a stage is a notebook run whose parameters are given below; its questions are
-a seeded random sample that grows by extension, so a later stage reuses every item of the
-earlier ones). Each stage writes the artefact's table, so an interrupted run leaves the
-tables of its last finished stage. The claims' artefacts run their stages in rounds (every
-claim's first stage, then every claim's second, ...), so each claim gets a first verdict
-before any of them grows; the DebateQA analyses and the LINKAGE ablations follow. Each stage
-is logged in ``results/evidence/stages.csv`` when it first starts (the store's items and
-seconds then) and when it finishes (wall seconds of the run that finished it; items computed
-and their seconds since its first start, so a stage that spans killed runs and sessions
-counts all of them; machine, commit): the run's real cost, the stages a rerun skips, and the
-rates from which the driver projects, before it starts, what each remaining stage will take
-(the larger of the wall and item seconds per question of the artefact's last logged stage
-times the questions the stage adds; a stage of an artefact with none logged yet is listed as
-not projected). A notebook's own defaults are the size of its committed tables, which ``make
-reproduce`` rebuilds from the store in minutes. Every model output goes to the committed
-item store as it is computed (:mod:`nfeval.store`), so the run is resumable item by item:
-kill it, start it again, and nothing stored is recomputed. Each notebook streams its
-progress bars (with their ETA) to the terminal; before each one the driver prints what the
-store already holds.
+Runs the evidence notebooks at the evidence sizes, one after another, each in stages of growing
+size (a stage is a notebook run whose parameters are given below; its questions are a seeded
+random sample that grows by extension, so a later stage reuses every item of the earlier ones).
+Each stage writes the artefact's table, so an interrupted run leaves the tables of its last
+finished stage. The claims' artefacts run their stages in rounds (every claim's first stage,
+then every claim's second, ...), so each claim gets a first verdict before any of them grows;
+the DebateQA analyses and the LINKAGE ablations follow. Each stage is logged in
+``results/evidence/stages.csv`` when it first starts (the store's items and seconds then) and
+when it finishes (wall seconds of the run that finished it; items computed and their seconds
+since its first start, so a stage that spans killed runs and sessions counts all of them;
+machine, commit): the run's real cost, the stages a rerun skips, and the rates from which the
+driver projects, before it starts, what each remaining stage will take (the larger of the wall
+and item seconds per question of the artefact's last logged stage times the questions the stage
+adds; a stage of an artefact with none logged yet is listed as not projected). A notebook's own
+defaults are the size of its committed tables, which ``make reproduce`` rebuilds from the store
+in minutes. Every model output goes to the committed item store as it is computed
+(:mod:`nfeval.store`), so the run is resumable item by item: kill it, start it again, and
+nothing stored is recomputed. Each notebook streams its progress bars (with their ETA) to the
+terminal; before each one the driver prints what the store already holds.
 
     python -m nfeval.evidence                 # every evidence artefact, in order
     python -m nfeval.evidence lk_t02 dq_t03   # some of them
@@ -36,7 +35,8 @@ items recomputed here are from the committed ones, are :mod:`nfeval.evidence_cos
 (``python -m nfeval.evidence_cost --measure DIR`` / ``--agree DIR``).
 
 ``NFEVAL_STORE=<folder>`` with ``NFEVAL_STORE_READ=own`` recomputes every item into that folder
-instead of reading the committed ones (a full rerun on another machine, to compare). """
+instead of reading the committed ones (a full rerun on another machine, to compare).
+"""
 
 from __future__ import annotations
 
