@@ -57,6 +57,7 @@ from nfeval.linkage.judges import fill_slots
 from nfeval.linkage.references import ReferenceSplit
 from nfeval.models.base import LanguageModel
 from nfeval.models.window import fit_text
+from nfeval.profiles import PROFILES
 from nfeval.prompts import prompt_text
 from nfeval.runcache import RunCache
 
@@ -110,8 +111,8 @@ def parse_generator(text: str) -> GeneratorSpec:
 #: embedded: the profile's judge model (Qwen2.5-Coder-1.5B; the paper writes references with its
 #: judges' own models), through llama.cpp (fast generation on CPU). paper: Section 4.4's models.
 GENERATORS: dict[str, tuple[GeneratorSpec, tuple[GeneratorSpec, ...]]] = {
-    "embedded": (GeneratorSpec("qwen2.5-coder-1.5b-instruct", "llama"),
-                 (GeneratorSpec("qwen2.5-coder-1.5b-instruct", "llama"),)),
+    "embedded": (GeneratorSpec(PROFILES["embedded"].judge, "llama"),
+                 (GeneratorSpec(PROFILES["embedded"].judge, "llama"),)),
     "paper": (GeneratorSpec("gpt-4-1106-preview", "openai"),
               (GeneratorSpec("mistralai/Mistral-7B-Instruct-v0.2", "hf"),
                GeneratorSpec("gpt-3.5-turbo-16k", "openai"),
