@@ -53,7 +53,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              status="equals the paper: all 12 counts"),
     Artefact("lk_t02", "linkage", "Table 2: correlation with human grades",
              "lk_t02_correlations.ipynb", figure=True,
-             status="n = 60 / 53: LINKAGE in the paper's range, beats pairwise; vs pointwise cannot tell (120 pending)"),
+             status="n = 120 / 53: LINKAGE in the paper's range, beats pairwise; vs pointwise cannot tell"),
     Artefact("lk_t05", "linkage", "Table 5: WebGLM Acc(best) and Acc(best+worst)",
              "lk_t05_webglm.ipynb", figure=True,
              status="n = 100, 1.5B judge: LINKAGE at chance, its lead not reproduced"),

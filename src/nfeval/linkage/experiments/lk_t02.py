@@ -35,7 +35,7 @@ def _step(progress: bool, started: float, what: str) -> None:
         print(f"{what} in {time.time() - started:.0f} s")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 60, max_candidates: int = -1,
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candidates: int = -1,
         judge: str = "", small_judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
         unparsed: str = "drop", shots: int = 3, sample_limit: int = 10,
         sample_backend: str = "llama", lexical_limit: int = 0,
