@@ -31,7 +31,7 @@ NOTES = ("quantity mean: mean over questions with a 95% bootstrap interval over 
          "(prompts/answer_system_prompts.txt); Table 5's numbers are not in our copy.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2, split: str = "sample",
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generators: str = "", backbone: str = "",
         judge: str = "qwen2.5-coder-1.5b-instruct", progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator under every
