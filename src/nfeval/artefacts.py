@@ -194,15 +194,16 @@ def make_rules() -> str:
 
 
 def readme_table() -> str:
-    """The README's artefact table: id, paper item, one-phrase status, notebook, details."""
+    """The README's artefact table: id (linked to its notebook), paper item, one-phrase
+    status, details."""
     docs = {"linkage": "docs/results/linkage.md", "debateqa": "docs/results/debateqa.md"}
-    lines = ["| id | paper item | status | |", "|---|---|---|---|"]
+    lines = ["| id (notebook) | paper item | status | |", "|---|---|---|---|"]
     for a in ARTEFACTS:
-        paper = {"linkage": "LINKAGE", "debateqa": "DebateQA", "both": "Both"}[a.paper]
+        paper = {"linkage": "LINKAGE ", "debateqa": "DebateQA ", "both": ""}[a.paper]
         more = (f"[reading]({docs[a.paper]}#{a.id})" if a.paper in docs
                 else "[table](#do-the-papers-claims-hold)")
-        lines.append(f"| `{a.id}` | {paper} {a.item} | {a.status} | "
-                     f"[notebook](notebooks/{a.notebook}), {more} |")
+        lines.append(f"| [`{a.id}`](notebooks/{a.notebook}) | {paper}{a.item} | {a.status} | "
+                     f"{more} |")
     return "\n".join(lines) + "\n"
 
 
