@@ -165,7 +165,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              inputs=('docs',)),
     Artefact("dq_t07", "debateqa", "Table 7: vanilla RAG on all vs trusted-TLD documents",
              "dq_t07_rag_trusted.ipynb", figure=True,
-             status="n = 2: cannot tell (16 pending)",
+             status="n = 16: trusted sources: cannot tell",
              after=('dq_t06',)),
     Artefact("claims", "both", "The central claims, decided from the tables",
              "claims.ipynb", figure=True,

@@ -30,7 +30,7 @@ NOTES = ("Vanilla RAG on the project's document collection, all documents vs tho
          "questions. Table 7's numbers are not in our copy.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2, split: str = "sample",
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         documents: str = "", generators: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct",
         max_tokens: int = 256, top_k: int = 10, chunk_chars: int = 2000, k_docs: int = 10,
         backbone: str = "", judge: str = "qwen2.5-coder-1.5b-instruct",
