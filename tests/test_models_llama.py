@@ -40,6 +40,9 @@ def test_shared_prefix_labels_equal_whole_prompts_and_stay_near_float32(models):
     sfx = [fast.encode_continuation(s) for s in suffixes]
     lab = [fast.encode_continuation(x) for x in labels]
     shared = fast.score_labels_ids(ctx, sfx, lab)  # one pass: a label tree per suffix
+    named = fast.prefix_label_distribution(prefix, suffixes, labels)  # the same on text
+    for d, a in zip(named, shared):
+        assert [d[k] for k in labels] == pytest.approx(_dist(a), abs=1e-6)
     whole = [[r.total for r in fast.score_ids(ctx + s, lab)] for s in sfx]  # each prompt whole
     # llama.cpp picks its matrix kernels by the batch's size, so one prompt's numbers depend on
     # what else is in its batch: label probabilities moved by up to 0.018 between the shared
@@ -49,9 +52,12 @@ def test_shared_prefix_labels_equal_whole_prompts_and_stay_near_float32(models):
     f32 = ref.score_labels_ids(ctx, sfx, lab)
     for a, b in zip(shared, f32):  # 8-bit activations: near float32, not equal
         assert max(abs(x - y) for x, y in zip(_dist(a), _dist(b))) < 0.05
-    named = fast.prefix_label_distribution(prefix, suffixes, labels)  # the same on text
-    for d, a in zip(named, shared):
-        assert [d[k] for k in labels] == pytest.approx(_dist(a), abs=1e-6)
+    # the prefix's cells are now reused from the last prompt's cache, computed in a batch of
+    # another size: on an AVX2-only CPU the same call moved by 0.026 (measured on this test; an
+    # avx512 machine gave the same values), the batch-size effect above, so the same bound
+    again = fast.score_labels_ids(ctx, sfx, lab)
+    for a, b in zip(shared, again):
+        assert max(abs(x - y) for x, y in zip(_dist(a), _dist(b))) < 0.05
 
 
 def test_continuations_and_the_window_rules(models):
