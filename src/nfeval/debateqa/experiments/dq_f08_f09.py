@@ -48,7 +48,7 @@ def _sweep_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2, split: str = "sample",
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generator: str = "", backbone: str = "",
         judge: str = "qwen2.5-coder-1.5b-instruct", temperatures: str = "0.2,0.4,0.6,0.8,1.0",
         top_ps: str = "0.2,0.4,0.6,0.8,1.0", progress: bool = True) -> Experiment:
