@@ -115,6 +115,22 @@ def test_dq_f08_f09_settings_and_differences_from_the_largest_value():
     assert len(means) == 5 and set(means["n_questions"]) == {3}
 
 
+def test_dq_f10_differences_from_the_shortest_target_per_generator():
+    f = _experiment("dq_f10")
+    scores = pd.DataFrame([
+        {"generator": g, "target_tokens": n, "id": q, "metric": m, "score": base + q}
+        for g, m, n, base in (("a", "pd", 100, 7), ("a", "pd", 50, 10), ("a", "pd", 200, 4),
+                              ("b", "pd", 50, 1), ("b", "pd", 100, 3))
+        for q in range(3)])
+    table = f._length_table(scores, seed=0)
+    diff = table[table.quantity == "difference"].set_index(["generator", "target_tokens"])
+    # every target minus the shortest (50), by generator, never the other way round
+    assert diff["ours"].to_dict() == {("a", "100 - 50"): -3.0, ("a", "200 - 50"): -6.0,
+                                      ("b", "100 - 50"): 2.0}
+    assert set(diff["n_questions"]) == {3}
+    assert len(table[table.quantity == "mean"]) == 5
+
+
 # --------------------------------------------------------------------------- systems helpers
 
 def test_split_systems_and_length_rows():

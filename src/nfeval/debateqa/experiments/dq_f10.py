@@ -5,14 +5,16 @@ instruction, ``prompts/answer_length_instruction.txt``, after the question;
 p_basic; a budget of 2N tokens) for each target N; the answers are scored
 with P.D. and D.A., and their actual length is the number of tokens the
 answering model generated. The table holds the mean of each per generator and
-target (bootstrap over questions). The paper's values are not in our copy.
+target (bootstrap over questions) and, for the paper's "longer scores better",
+each target minus the shortest on the same questions (paired bootstrap). The
+paper's values are not in our copy.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from nfeval.debateqa.experiments.intervals import mean_rows
+from nfeval.debateqa.experiments.intervals import difference_rows, mean_rows
 from nfeval.debateqa.experiments.systems import (load_questions, metric_signatures,
                                                  score_systems, split_systems)
 from nfeval.debateqa.generation import generate_answers
@@ -24,11 +26,25 @@ __all__ = ["run"]
 
 ID = "dq_f10"
 NOTES = ("metric actual_tokens = tokens generated (answering model's tokenizer). "
-         "Every row: mean over questions with a 95% bootstrap interval over "
-         "questions. Length prompt is the project's; paper values not in our copy.")
+         "quantity mean: mean over questions with a 95% bootstrap interval over "
+         "questions; quantity difference: target_tokens 'N - S', the target N minus "
+         "the shortest target S for the same generator and metric, paired bootstrap "
+         "over questions. Length prompt is the project's; paper values not in our copy.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2, split: str = "sample",
+def _length_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:
+    """Means per generator, target and metric, then each target minus the shortest."""
+    by = ["generator", "target_tokens", "metric"]
+    targets = sorted(scores["target_tokens"].unique())
+    return pd.concat([
+        mean_rows(scores, by, seed=seed).assign(quantity="mean"),
+        difference_rows(scores, by, column="target_tokens", seed=seed,
+                        pairs=[(n, targets[0]) for n in targets[1:]]).assign(
+            quantity="difference"),
+    ], ignore_index=True)
+
+
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         generators: str = "", backbone: str = "", judge: str = "qwen2.5-coder-1.5b-instruct",
         lengths: str = "50,100,200,400", progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator at every
@@ -62,8 +78,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2, split: str 
                          ["generator", "target_tokens"])
     long["target_tokens"] = long["target_tokens"].astype(int)
     return Experiment(
-        ID, mean_rows(long, ["generator", "target_tokens", "metric"], seed=seed),
-        id_columns=["generator", "target_tokens", "metric"], interval="questions",
+        ID, _length_table(long, seed=seed),
+        id_columns=["generator", "target_tokens", "metric", "quantity"], interval="questions",
         signatures=metric_signatures(pd_models, judges, seed=seed, n=len(items)),
         parameters=dict(generators=list(gen_names), backbone=bb_name, judge=judge_name,
                         lengths=targets),
