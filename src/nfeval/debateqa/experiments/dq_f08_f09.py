@@ -3,9 +3,10 @@
 One generator answers with sampling decoding at each temperature (top-p 1.0)
 and each top-p value (temperature 1.0), one sample per question and setting,
 seeded per question; the answers are scored with P.D. (Figure 8) and D.A.
-(Figure 9). The table holds the mean per setting (bootstrap over questions)
-and each setting minus the largest value of its sweep on the same questions
-(paired bootstrap). The paper's values are not in our copy.
+(Figure 9); metric ``length_words`` (words per answer) shows whether a setting
+changes the length too. The table holds the mean per setting (bootstrap over
+questions) and each setting minus the largest value of its sweep on the same
+questions (paired bootstrap). The paper's values are not in our copy.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from __future__ import annotations
 import pandas as pd
 
 from nfeval.debateqa.experiments.intervals import difference_rows, mean_rows
-from nfeval.debateqa.experiments.systems import (collect_systems, load_questions,
-                                                 metric_signatures, score_systems,
-                                                 split_systems)
+from nfeval.debateqa.experiments.systems import (collect_systems, length_rows,
+                                                 load_questions, metric_signatures,
+                                                 score_systems, split_systems)
 from nfeval.profiles import get_profile, model_list
 from nfeval.results import Experiment
 
 __all__ = ["run"]
 
 ID = "dq_f08_f09"
-NOTES = ("Figure 8 = metric pd, Figure 9 = metric da. The temperature sweep runs at "
+NOTES = ("Figure 8 = metric pd, Figure 9 = metric da; metric length_words = words per "
+         "answer. The temperature sweep runs at "
          "top-p 1.0, the top-p sweep at temperature 1.0. quantity mean: 95% bootstrap "
          "interval over questions; quantity difference: the setting minus the "
          "sweep's largest value, paired bootstrap over questions. Paper values not "
@@ -55,7 +57,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
     """Answer ``limit`` questions (drawn with ``seed``) at every sampling setting, score
     the answers and assemble Figures 8-9's table.
 
-    Frame ``scores``: every answer's P.D. and D.A. with its ``sweep`` and ``value``.
+    Frame ``scores``: every answer's P.D., D.A. and length (words) with its ``sweep`` and
+    ``value``.
     ``extra``: ``items`` and ``scores``.
     """
     prof = get_profile(profile)
@@ -71,8 +74,11 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
                               load=prof.load)
         systems[f"{sweep}={value:g}"] = got[gen_name]
     pd_models, judges = {bb_name: prof.load(bb_name)}, {judge_name: prof.load(judge_name)}
-    scores = split_systems(score_systems(systems, items, split, pd_models=pd_models,
-                                         judges=judges, progress=progress),
+    scores = split_systems(pd.concat([score_systems(systems, items, split,
+                                                    pd_models=pd_models, judges=judges,
+                                                    progress=progress),
+                                      length_rows(systems, "length_words")],
+                                     ignore_index=True),
                            ["sweep", "value"], sep="=")
     scores["value"] = scores["value"].astype(float)
     return Experiment(
