@@ -21,6 +21,7 @@ from nfeval.debateqa.experiments.intervals import (
     decision_agreement_rows,
     difference_rows,
     fast_correlation,
+    mean_and_difference_rows,
     mean_rows,
     model_systems,
     ratio_rows,
@@ -187,6 +188,19 @@ def test_difference_rows_pairs_the_questions():
     row = out.iloc[0]
     assert row["prompt"] == "rich - basic" and row["n_questions"] == 2
     assert row["ours"] == pytest.approx(-2.5)  # (-3 + -2) / 2; question 3 unpaired
+
+
+def test_mean_and_difference_rows_stacks_means_then_differences():
+    df = pd.DataFrame({"gen": "g", "prompt": ["basic"] * 3 + ["rich"] * 2,
+                       "id": [1, 2, 3, 1, 2], "score": [10.0, 20.0, 99.0, 7.0, 18.0]})
+    out = mean_and_difference_rows(df, ["gen", "prompt"], column="prompt",
+                                   pairs=[("rich", "basic")], seed=0)
+    assert out["quantity"].tolist() == ["mean", "mean", "difference"]
+    assert out["prompt"].tolist() == ["basic", "rich", "rich - basic"]
+    assert out["ours"].tolist() == pytest.approx([43.0, 12.5, -2.5])
+    means_only = mean_and_difference_rows(df, ["gen", "prompt"], column="prompt", pairs=[],
+                                          seed=0)
+    assert means_only["quantity"].tolist() == ["mean", "mean"]
 
 
 def test_ratio_rows_is_a_ratio_of_sums():

@@ -24,11 +24,10 @@ __all__ = ["run"]
 
 ID = "dq_f08_f09"
 NOTES = ("Figure 8 = metric pd, Figure 9 = metric da; metric length_words = words per "
-         "answer. The temperature sweep runs at "
-         "top-p 1.0, the top-p sweep at temperature 1.0. quantity mean: 95% bootstrap "
-         "interval over questions; quantity difference: the setting minus the "
-         "sweep's largest value, paired bootstrap over questions. Paper values not "
-         "in our copy.")
+         "answer. The temperature sweep runs at top-p 1.0, the top-p sweep at temperature "
+         "1.0. quantity mean: 95% bootstrap interval over questions; quantity difference: "
+         "the setting minus the sweep's largest value, paired bootstrap over questions. "
+         "Paper values not in our copy.")
 
 
 def _sweep_settings(temperatures: str, top_ps: str) -> list[tuple[str, float, float, float]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nfeval.debateqa.experiments.intervals import difference_rows, mean_rows
+from nfeval.debateqa.experiments.intervals import mean_and_difference_rows
 from nfeval.debateqa.experiments.systems import (load_questions, metric_signatures,
                                                  score_systems, split_systems)
 from nfeval.debateqa.generation import generate_answers
@@ -36,12 +36,8 @@ def _length_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:
     """Means per generator, target and metric, then each target minus the shortest."""
     by = ["generator", "target_tokens", "metric"]
     targets = sorted(scores["target_tokens"].unique())
-    return pd.concat([
-        mean_rows(scores, by, seed=seed).assign(quantity="mean"),
-        difference_rows(scores, by, column="target_tokens", seed=seed,
-                        pairs=[(n, targets[0]) for n in targets[1:]]).assign(
-            quantity="difference"),
-    ], ignore_index=True)
+    return mean_and_difference_rows(scores, by, column="target_tokens", seed=seed,
+                                    pairs=[(n, targets[0]) for n in targets[1:]])
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",

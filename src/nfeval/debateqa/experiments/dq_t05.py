@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nfeval.debateqa.experiments.intervals import difference_rows, mean_rows
+from nfeval.debateqa.experiments.intervals import mean_and_difference_rows
 from nfeval.debateqa.experiments.systems import (collect_systems, length_rows, load_questions,
                                                  metric_signatures, score_systems,
                                                  split_systems)
@@ -58,12 +58,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
     long = split_systems(pd.concat([scores, length_rows(systems, "length_words")],
                                    ignore_index=True), ["generator", "prompt"])
     by = ["generator", "prompt", "metric"]
-    table = pd.concat([
-        mean_rows(long, by, seed=seed).assign(quantity="mean"),
-        difference_rows(long, by, column="prompt", seed=seed,
-                        pairs=[(p, "basic") for p in prompts if p != "basic"]).assign(
-            quantity="difference"),
-    ], ignore_index=True)
+    table = mean_and_difference_rows(long, by, column="prompt", seed=seed,
+                                     pairs=[(p, "basic") for p in prompts if p != "basic"])
     return Experiment(
         ID, table, id_columns=["generator", "prompt", "metric", "quantity"],
         interval="questions",

@@ -11,7 +11,8 @@ question share its partial answers and are not independent
 * :func:`mean_rows` -- the mean per group (one score per question and group,
   or several averaged per question first) with a percentile bootstrap over
   questions; :func:`difference_rows` -- paired differences between two
-  levels of one column (same questions for both).
+  levels of one column (same questions for both); :func:`mean_and_difference_rows`
+  -- both in one long table, with a ``quantity`` column.
 * :func:`system_correlation` -- a correlation *over systems* between their
   mean scores under two evaluators (Kendall's tau between two rankings, the
   paper's Figures 3-4; Spearman/Pearson between P.D. and D.A., its Figure 6),
@@ -58,6 +59,7 @@ __all__ = [
     "decision_agreement_rows",
     "difference_rows",
     "fast_correlation",
+    "mean_and_difference_rows",
     "mean_rows",
     "model_systems",
     "ratio_rows",
@@ -136,6 +138,19 @@ def difference_rows(frame: pd.DataFrame, by: Sequence[str], *, column: str,
                                    unit=UNIT)
             rows.append({**dict(zip(by, ident)), column: f"{a} - {b}", **iv.columns()})
     return pd.DataFrame(rows, columns=by + [column, "ours", "ci_low", "ci_high", f"n_{UNIT}"])
+
+
+def mean_and_difference_rows(frame: pd.DataFrame, by: Sequence[str], *, column: str,
+                              pairs: Sequence[tuple[str, str]], seed: int = 0) -> pd.DataFrame:
+    """:func:`mean_rows` per ``by`` group (``quantity`` "mean"), then
+    :func:`difference_rows` of ``pairs`` of ``column`` (``quantity`` "difference";
+    left out when there are no pairs): the long table of an analysis that compares
+    settings on the same questions."""
+    parts = [mean_rows(frame, by, seed=seed).assign(quantity="mean")]
+    if pairs:
+        parts.append(difference_rows(frame, by, column=column, pairs=list(pairs), seed=seed)
+                     .assign(quantity="difference"))
+    return pd.concat(parts, ignore_index=True)
 
 
 def ratio_rows(frame: pd.DataFrame, by: Sequence[str], *, numerator: str, denominator: str,

@@ -238,7 +238,7 @@ def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
     ci_high, n_questions``, sorted by generator, metric, quantity and ``order``
     (the arms' order).
     """
-    from nfeval.debateqa.experiments.intervals import difference_rows, mean_rows, ratio_rows
+    from nfeval.debateqa.experiments.intervals import mean_and_difference_rows, ratio_rows
     from nfeval.debateqa.experiments.systems import word_count
 
     keys = ["generator", arm, "id"]
@@ -249,10 +249,7 @@ def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
     long = pd.concat([scores[keys + ["metric", "evaluator", "score"]], extra], ignore_index=True)
     long["score"] = long["score"].astype(float)
     by = ["generator", arm, "metric", "evaluator"]
-    parts = [mean_rows(long, by, seed=seed).assign(quantity="mean")]
-    if pairs:
-        parts.append(difference_rows(long, by, column=arm, pairs=list(pairs), seed=seed)
-                     .assign(quantity="difference"))
+    parts = [mean_and_difference_rows(long, by, column=arm, pairs=list(pairs), seed=seed)]
     retrieved = answers[answers.groupby(["generator", arm])["n_chunks"].transform("sum") > 0]
     if len(retrieved):
         parts.append(ratio_rows(retrieved, ["generator", arm], numerator="n_trusted_chunks",
