@@ -39,10 +39,10 @@ def _items(values: str) -> list[str]:
     return [v.strip() for v in values.split(",") if v.strip()]
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = -1,
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 30,
         datasets: str = "antique,trec-dl-nf", patterns: str = "3210,33321000,33221100,32221110",
-        shots: str = "0,3", max_candidates: int = 4,
-        judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
+        shots: str = "0,3", max_candidates: int = -1,
+        judge: str = "", judge_mode: str = "",
         unparsed: str = "drop", progress: bool = True) -> Experiment:
     """Table 6 on the first ``limit`` of lk_t02's judged questions per dataset (-1: 2
     embedded, all paper). ``extra``: ``timings`` (seconds per setting), the parsed
