@@ -119,7 +119,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              after=('lk_t03',)),
     Artefact("lk_t06", "linkage", "Table 6: reference-list length and grade composition",
              "lk_t06_reference_composition.ipynb", figure=True,
-             status="n = 2: cannot tell (30 pending)"),
+             status="n = 30: no pattern beats the default; 3-shot not above 0-shot"),
     Artefact("lk_t07_t08", "linkage", "Tables 7-8: LINKAGE with n = 0, 1, 3, 5 demonstrations",
              "lk_t07_t08_fewshot.ipynb", figure=True,
              status="n = 2: cannot tell (30 pending)",
