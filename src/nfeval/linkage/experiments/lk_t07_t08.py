@@ -32,9 +32,9 @@ COLUMNS = ["dataset", "kind", "pattern", "shots", "coefficient", "ours", "ci_low
            "n_skipped_undefined", "n_candidates", "n_unparsed", "sd", "a_mean", "b_mean"]
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = -1,
-        datasets: str = "antique,trec-dl-nf", shots: str = "0,1,3,5", max_candidates: int = 4,
-        judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 30,
+        datasets: str = "antique,trec-dl-nf", shots: str = "0,1,3,5", max_candidates: int = -1,
+        judge: str = "", judge_mode: str = "",
         unparsed: str = "drop", progress: bool = True) -> Experiment:
     """Tables 7-8 on the first ``limit`` of lk_t02's judged questions per dataset (-1: 2
     embedded, all paper). ``extra``: ``timings`` (seconds per setting), the parsed
