@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from nfeval.linkage.experiments.tables3_4 import tick_label
-from nfeval.plots import interval_bars, short_names
+from nfeval.plots import interval_bars, paper_differences, short_names
 
 
 def test_short_names_are_distinct_and_keep_what_tells_two_sizes_apart():
@@ -27,3 +27,18 @@ def test_interval_bars_ticks_carry_the_label_of_each_group_and_its_n():
     plt.close(fig)
     assert ticks == ["linkage-0shot\nminus\npointwise-noref\nn=40",
                      "linkage-0shot\n(human refs)\nn=39"]
+
+
+def test_paper_differences_mark_the_papers_margin_on_difference_rows_only():
+    table = pd.DataFrame({
+        "kind": ["mean", "mean", "mean", "difference", "difference", "difference"],
+        "shots": [0, 1, 3, "1 - 0", "3 - 0", "5 - 0"],
+        "coefficient": ["spearman"] * 6,
+        "paper": [0.30, 0.41, None, None, None, None]})
+    got = paper_differences(table, label="shots", keys=["coefficient"])
+    assert got["paper"].iloc[:3].tolist()[:2] == [0.30, 0.41]
+    assert abs(got["paper"].iloc[3] - 0.11) < 1e-12
+    assert got["paper"].iloc[4:].isna().all()  # 3-shot paper missing; no 5-shot row
+    assert table["paper"].iloc[3:].isna().all()  # the input is left as it was
+    two_judges = pd.concat([table.iloc[:1], table])
+    assert paper_differences(two_judges, label="shots", keys=["coefficient"])["paper"].iloc[4:].isna().all()

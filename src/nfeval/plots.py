@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["interval_bars", "interval_errors", "short_names"]
+__all__ = ["interval_bars", "interval_errors", "paper_differences", "short_names"]
 
 
 def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
@@ -74,6 +74,33 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     ax.axhline(0, color="grey", lw=0.5)
     if ylabel:
         ax.set_ylabel(ylabel)
+
+
+def paper_differences(table: pd.DataFrame, *, label: str, keys: Sequence[str],
+                      paper: str = "paper") -> pd.DataFrame:
+    """``table`` with each difference row's ``paper`` set to the paper's margin: a row of
+    ``kind`` "difference" whose ``label`` reads ``"A - B"`` gets the paper value of the mean
+    row ``A`` minus that of ``B`` (the same ``keys``), so a panel of our paired differences
+    can mark the paper's beside them. Where either paper value is missing, or more than one
+    mean row matches (filter the paper's judge first), the margin stays empty."""
+    means = table[(table["kind"] == "mean") & table[paper].notna()]
+    found: dict[tuple, list[float]] = {}
+    for _, r in means.iterrows():
+        found.setdefault((str(r[label]), *(str(r[k]) for k in keys)), []).append(float(r[paper]))
+
+    def margin(r: pd.Series) -> float:
+        if r["kind"] != "difference":
+            return r[paper]
+        sides = str(r[label]).split(" - ")
+        if len(sides) != 2:
+            return math.nan
+        rest = tuple(str(r[k]) for k in keys)
+        a, b = found.get((sides[0], *rest), []), found.get((sides[1], *rest), [])
+        return a[0] - b[0] if len(a) == 1 and len(b) == 1 else math.nan
+
+    out = table.copy()
+    out[paper] = [margin(r) for _, r in table.iterrows()]
+    return out
 
 
 def interval_errors(centre: pd.Series, low: pd.Series, high: pd.Series) -> list[pd.Series]:
