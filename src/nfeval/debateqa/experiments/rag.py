@@ -249,7 +249,7 @@ def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
     long = pd.concat([scores[keys + ["metric", "evaluator", "score"]], extra], ignore_index=True)
     long["score"] = long["score"].astype(float)
     by = ["generator", arm, "metric", "evaluator"]
-    parts = [mean_and_difference_rows(long, by, column=arm, pairs=list(pairs), seed=seed)]
+    parts = [mean_and_difference_rows(long, by, column=arm, pairs=pairs, seed=seed)]
     retrieved = answers[answers.groupby(["generator", arm])["n_chunks"].transform("sum") > 0]
     if len(retrieved):
         parts.append(ratio_rows(retrieved, ["generator", arm], numerator="n_trusted_chunks",
