@@ -122,3 +122,27 @@ def test_per_question_drops_nan_scores():
     pq = per_question(f, coefficients=("kendall",))
     row = pq[(pq["method"] == "good") & (pq["qid"] == "0")].iloc[0]
     assert row["n_items"] == 3 and row["n_dropped"] == 1 and row["value"] == pytest.approx(1.0)
+
+
+def test_std_interval_covers_the_true_spread_of_three_normal_draws():
+    from nfeval.metrics.intervals import std_interval
+
+    rng = np.random.default_rng(0)
+    samples = rng.normal(0.3, 0.05, size=(4000, 3))
+    ivs = [std_interval(row) for row in samples]
+    cover = np.mean([iv.low <= 0.05 <= iv.high for iv in ivs])
+    assert 0.93 < cover < 0.97
+    iv = ivs[0]
+    assert iv.estimate == pytest.approx(np.std(samples[0], ddof=1)) and iv.n == 3
+    assert iv.unit == "draws" and iv.method == "chi-square"
+    assert iv.low / iv.estimate == pytest.approx(0.5206, abs=1e-3)
+    assert iv.high / iv.estimate == pytest.approx(6.285, abs=1e-2)
+
+
+def test_std_interval_needs_two_values():
+    from nfeval.metrics.intervals import std_interval
+
+    one = std_interval([0.4, float("nan")])
+    assert one.n == 1 and math.isnan(one.estimate) and math.isnan(one.low)
+    same = std_interval([0.25, 0.25, 0.25])
+    assert (same.estimate, same.low, same.high) == (0.0, 0.0, 0.0)

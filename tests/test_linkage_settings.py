@@ -246,10 +246,12 @@ def test_draw_summary_mean_and_sample_std():
     assert out.loc["mean", "ours"] == pytest.approx(0.0)
     assert out.loc["std", "ours"] == pytest.approx(1.0)  # ddof 1 of (1, 0, -1)
     assert out.loc["mean", "n_questions"] == 2 and out.loc["mean", "n_draws"] == 3
-    assert math.isnan(out.loc["std", "ci_low"])
+    # chi-square interval of a normal sample's std, 2 degrees of freedom
+    assert out.loc["std", "ci_low"] == pytest.approx(math.sqrt(2 / 7.3778), rel=1e-3)
+    assert out.loc["std", "ci_high"] == pytest.approx(math.sqrt(2 / 0.050636), rel=1e-3)
     lone = draw_summary(_draw_frame([[up, flat]])).set_index("quantity")  # one draw, q1 undefined
     assert lone.loc["mean", "ours"] == pytest.approx(1.0) and lone.loc["mean", "n_questions"] == 1
-    assert math.isnan(lone.loc["std", "ours"])
+    assert math.isnan(lone.loc["std", "ours"]) and math.isnan(lone.loc["std", "ci_high"])
 
 
 # --------------------------------------------------------------------------- Figure 3

@@ -7,7 +7,10 @@ between two methods scored on the same questions gets a **paired** one
 (:func:`paired_difference`: questions are resampled once and both means
 recomputed on them, i.e. the mean of the per-question differences). A share
 of hits (accuracy, Acc(best)) gets a Wilson interval
-(:func:`proportion_interval`, ``scipy.stats.binomtest``). A statistic of a
+(:func:`proportion_interval`, ``scipy.stats.binomtest``). The standard
+deviation of a few repeated runs (three reference draws) gets the
+chi-square interval of a normal sample's standard deviation
+(:func:`std_interval`). A statistic of a
 whole sample (AUROC, F1, MCC, Cohen's kappa, Kendall's tau between two
 rankings of systems) gets a bootstrap over its clusters
 (:func:`cluster_interval`): questions are resampled with all their answers,
@@ -49,6 +52,7 @@ __all__ = [
     "mean_interval",
     "paired_difference",
     "proportion_interval",
+    "std_interval",
 ]
 
 
@@ -138,6 +142,28 @@ def proportion_interval(hits: int, n: int, *, unit: str = "questions",
     ci = stats.binomtest(int(hits), int(n)).proportion_ci(confidence_level=confidence,
                                                           method="wilson")
     return Interval(hits / n, float(ci.low), float(ci.high), int(n), unit, "wilson")
+
+
+def std_interval(values: Sequence[float], *, unit: str = "draws",
+                 confidence: float = CONFIDENCE) -> Interval:
+    """The sample standard deviation (ddof 1) of ``values`` (NaN left out), chi-square interval.
+
+    For ``k`` values from a normal distribution, ``(k - 1) s^2 / sigma^2``
+    follows chi-square with ``k - 1`` degrees of freedom, so sigma lies in
+    ``s * sqrt((k - 1) / chi2(1 - a/2))`` to ``s * sqrt((k - 1) / chi2(a/2))``.
+    With three values this spans about 0.52 s to 6.3 s: what three repeats
+    can say about the spread of a fourth. Fewer than two values give NaN.
+    """
+    arr = _finite(values)
+    k = int(arr.size)
+    if k < 2:
+        return Interval(math.nan, math.nan, math.nan, k, unit, "chi-square")
+    s = float(np.std(arr, ddof=1))
+    alpha = (1 - confidence) / 2
+    df = k - 1
+    low = s * math.sqrt(df / stats.chi2.ppf(1 - alpha, df))
+    high = s * math.sqrt(df / stats.chi2.ppf(alpha, df))
+    return Interval(s, float(low), float(high), k, unit, "chi-square")
 
 
 def cluster_interval(units: Sequence, statistic: Callable[[Sequence], float], *,
