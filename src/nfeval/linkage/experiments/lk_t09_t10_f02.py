@@ -93,9 +93,10 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = -1,
               "interval over questions. std: sample std (ddof 1) of the draw means, as the "
               "paper, with the chi-square 95% interval of a normal sample's std over the draws "
               "(three draws: about 0.52 to 6.3 times the std). 'spearman_drawK - "
-              "spearman_draw1': paired over the same questions. Every draw judges the same questions and candidates (lk_t02's); later "
-              "draws draw their list from the non-candidate answers. Paper: Mistral-7B and "
-              "ChatGPT on all questions; ours: our_judge on the subsample.",
+              "spearman_draw1': paired over the same questions. Every draw judges the same "
+              "questions and candidates (lk_t02's); later draws draw their list from the "
+              "non-candidate answers. Paper: Mistral-7B and ChatGPT on all questions; ours: "
+              "our_judge on the subsample.",
         frames={"per_candidate": frame},
         extra={"timings": pd.DataFrame(timings), "datasets": dataset_list,
                "seeds": draw_seeds})

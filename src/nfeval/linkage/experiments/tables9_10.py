@@ -75,10 +75,11 @@ def draw_summary(frame: pd.DataFrame, *, by: Sequence[str] = ("dataset", "method
     coefficient averaged over the draws where it is defined, with a
     bootstrap interval over those questions; it is the mean of the draw
     means whenever every question has a coefficient in every draw (the
-    candidates are the same in every draw, so only constant scores break it). ``std``: the sample standard deviation
-    (ddof 1) of the draw means, as the paper, with the chi-square 95% interval
-    of a normal sample's std over the draws (:func:`nfeval.metrics.intervals.std_interval`;
-    three draws give about 0.52 to 6.3 times the std).
+    candidates are the same in every draw, so only constant scores break it).
+    ``std``: the sample standard deviation (ddof 1) of the draw means, as the
+    paper, with the chi-square 95% interval of a normal sample's std over the
+    draws (:func:`nfeval.metrics.intervals.std_interval`; three draws give
+    about 0.52 to 6.3 times the std).
     Returns ``by, quantity, ours, ci_low, ci_high, n_questions, n_draws``.
     """
     pq = per_question(frame, by=[*by, draw], coefficients=(coefficient,))
