@@ -14,6 +14,7 @@ from nfeval.metrics.intervals import (
     mean_interval,
     paired_difference,
     proportion_interval,
+    std_interval,
 )
 
 
@@ -125,8 +126,6 @@ def test_per_question_drops_nan_scores():
 
 
 def test_std_interval_covers_the_true_spread_of_three_normal_draws():
-    from nfeval.metrics.intervals import std_interval
-
     rng = np.random.default_rng(0)
     samples = rng.normal(0.3, 0.05, size=(4000, 3))
     ivs = [std_interval(row) for row in samples]
@@ -140,8 +139,6 @@ def test_std_interval_covers_the_true_spread_of_three_normal_draws():
 
 
 def test_std_interval_needs_two_values():
-    from nfeval.metrics.intervals import std_interval
-
     one = std_interval([0.4, float("nan")])
     assert one.n == 1 and math.isnan(one.estimate) and math.isnan(one.low)
     same = std_interval([0.25, 0.25, 0.25])

@@ -91,10 +91,9 @@ def draw_summary(frame: pd.DataFrame, *, by: Sequence[str] = ("dataset", "method
         per_q = grp.groupby("qid", sort=False)["value"].mean().dropna()
         iv = mean_interval(per_q.to_numpy(), seed=seed,
                            key="/".join(map(str, (*key, "mean over draws"))))
-        n_draws = int(draw_means.notna().sum())
-        rows.append({**ids, "quantity": "mean", **iv.columns(), "n_draws": n_draws})
-        sd = std_interval(draw_means.to_numpy())
+        sd = std_interval(draw_means.to_numpy())  # its n: the draws with a defined mean
+        rows.append({**ids, "quantity": "mean", **iv.columns(), "n_draws": sd.n})
         rows.append({**ids, "quantity": "std", "ours": sd.estimate, "ci_low": sd.low,
-                     "ci_high": sd.high, "n_questions": iv.n, "n_draws": n_draws})
+                     "ci_high": sd.high, "n_questions": iv.n, "n_draws": sd.n})
     return pd.DataFrame(rows, columns=[*by, "quantity", "ours", "ci_low", "ci_high",
                                        "n_questions", "n_draws"])
