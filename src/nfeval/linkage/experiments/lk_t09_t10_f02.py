@@ -32,9 +32,9 @@ COLUMNS = ["dataset", "method", "quantity", "ours", "ci_low", "ci_high", "n_ques
            "n_skipped_undefined", "n_candidates", "sd", "a_mean", "b_mean", "coefficient"]
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = -1,
-        datasets: str = "trec-dl-nf,antique", seeds: str = "0,1,2", max_candidates: int = 4,
-        judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 30,
+        datasets: str = "trec-dl-nf,antique", seeds: str = "0,1,2", max_candidates: int = -1,
+        judge: str = "", judge_mode: str = "",
         unparsed: str = "drop", shots: int = 3, progress: bool = True) -> Experiment:
     """Tables 9-10 and Figure 2 on the first ``limit`` of lk_t02's judged questions per
     dataset (-1: 2 embedded, all paper), one draw per seed of ``seeds``. ``extra``:
