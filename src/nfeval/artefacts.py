@@ -59,7 +59,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              status="n = 100, 1.5B judge: LINKAGE at chance, its lead not reproduced"),
     Artefact("lk_t09_t10_f02", "linkage", "Tables 9-10, Fig. 2: reference draws",
              "lk_t09_t10_f02_reference_draws.ipynb", figure=True,
-             status="n = 2: cannot tell (30 pending)",
+             status="n = 30: no draw told apart from the first",
              after=('lk_t02',)),
     Artefact("lk_f03", "linkage", "Figure 3: case study on one question",
              "lk_f03_case_study.ipynb", figure=True,
