@@ -55,6 +55,8 @@ JUDGE = "qwen2.5-coder-1.5b-instruct"
 _J = {"judge": JUDGE}
 #: lk_t03 / lk_t04: references written by the judge's own model, as the paper does.
 _GEN = {**_J, "generator": f"llama:{JUDGE}", "degraders": f"llama:{JUDGE}", "max_candidates": -1}
+#: dq_t02's P.D. backbones: the judge's model (D1's same-backbone comparison), then SmolLM2-135M.
+_PD2 = f"{JUDGE},smollm2-135m-instruct"
 #: The ablations: lk_t02's first judged questions and its 8 candidates (its judgments reused).
 _ABL = {**_J, "limit": 30, "max_candidates": -1}
 
@@ -66,7 +68,11 @@ STAGES: dict[str, tuple[dict, ...]] = {
     "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
     "lk_t03": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
     "lk_t04": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
-    "dq_t02": ({"limit": 40, **_J}, {"limit": 0, "judge_limit": 0, **_J}),
+    # the judge's metrics (40 questions, then all); then P.D. on the judge's own backbone (the
+    # paper's same-backbone comparison) beside SmolLM2-135M's, 40 questions, then all
+    "dq_t02": ({"limit": 40, **_J}, {"limit": 0, "judge_limit": 0, **_J},
+               {"limit": 0, "judge_limit": 0, "pd_judge_limit": 40, "backbone": _PD2, **_J},
+               {"limit": 0, "judge_limit": 0, "pd_judge_limit": 0, "backbone": _PD2, **_J}),
     "dq_t04": ({"limit": 16},),
     "dq_f03": ({"limit": 16},),
     "dq_f04": ({"limit": 16},),
@@ -93,7 +99,8 @@ PLAN: tuple[tuple[str, str], ...] = (
                "questions per dataset x 8 candidates (20, then 40)"),
     ("lk_t04", "LINKAGE Table 4 (0GT): as lk_t03 with references from the question alone"),
     ("dq_t02", "DebateQA Table 2: the 1.5B judge's metrics on every usable ANTIQUE and "
-               "TREC-DL-NF question (40, then all)"),
+               "TREC-DL-NF question (40, then all); then P.D. with the 1.5B model as backbone "
+               "(the paper's same-backbone comparison), 40 questions, then all"),
     ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
     ("dq_t04", "DebateQA Table 4: answers and scores (P.D. two backbones, D.A. two judges) of "
                "16 sample questions"),

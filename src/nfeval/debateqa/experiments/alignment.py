@@ -63,6 +63,9 @@ __all__ = [
     "alignment_rows",
     "alignment_table",
     "elo_ranking",
+    "higher_is_better",
+    "is_pd",
+    "pd_metric",
     "grade_preferences",
     "human_rankings",
     "merge_ties",
@@ -76,6 +79,23 @@ ALIGNMENT_METRICS = ("pd", "direct_score", "g_eval", "num_povs", "acknowledge")
 HIGHER_IS_BETTER = {"pd": False, "direct_score": True, "g_eval": True, "num_povs": True,
                     "acknowledge": True}
 SCORE_COLUMNS = ["dataset", "qid", "doc_id", "grade", "metric", "score"]
+
+
+def pd_metric(backbone: str) -> str:
+    """The metric name of P.D. computed with ``backbone``: ``pd:<backbone>`` (a table that
+    sets two backbones side by side tells their rows apart by it)."""
+    return f"pd:{backbone}"
+
+
+def is_pd(metric: str) -> bool:
+    """Whether ``metric`` is P.D. (``pd``, or ``pd:<backbone>``)."""
+    return metric == "pd" or metric.startswith("pd:")
+
+
+def higher_is_better(metric: str) -> bool:
+    """Whether a larger score of ``metric`` is a better answer (P.D. of any backbone: lower
+    is better; :data:`HIGHER_IS_BETTER` for the others, True for unknown names)."""
+    return False if is_pd(metric) else HIGHER_IS_BETTER.get(metric, True)
 
 
 def parse_metrics(text: str) -> list[str]:
@@ -278,7 +298,7 @@ def alignment_frame(scores: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
     if merged["elo"].isna().any():
         bad = merged.loc[merged["elo"].isna(), keys].head(3).to_dict("records")
         raise NfevalError(f"scores for answers without a human ranking, e.g. {bad}.")
-    sign = merged["metric"].map(lambda m: 1.0 if HIGHER_IS_BETTER.get(m, True) else -1.0)
+    sign = merged["metric"].map(lambda m: 1.0 if higher_is_better(m) else -1.0)
     raw = merged["score"].astype(float)
     return pd.DataFrame({"dataset": merged["dataset"], "metric": merged["metric"],
                          "qid": merged["qid"], "doc_id": merged["doc_id"],
@@ -311,7 +331,7 @@ def alignment_differences(scores: pd.DataFrame, human: pd.DataFrame, *, referenc
                           seed: int = 0, coefficients: Sequence[str] = ("spearman", "kendall")
                           ) -> pd.DataFrame:
     """``reference`` minus every other metric, paired over questions (the paper's claim
-    that P.D. aligns best).
+    that P.D. aligns best); a P.D. reference is not set against P.D. of another backbone.
 
     :func:`nfeval.metrics.correlation.paired_rows` on :func:`alignment_frame`,
     per dataset: ``dataset, metric`` ("pd - g_eval"), ``coefficient, ours,
@@ -324,7 +344,8 @@ def alignment_differences(scores: pd.DataFrame, human: pd.DataFrame, *, referenc
     if reference not in metrics:
         return pd.DataFrame(columns=["dataset", "metric", "coefficient", "ours", "ci_low",
                                      "ci_high", "n_questions", "a_mean", "b_mean"])
-    pairs = [(reference, m) for m in metrics if m != reference]
+    pairs = [(reference, m) for m in metrics
+             if m != reference and not (is_pd(reference) and is_pd(m))]
     return paired_rows(frame, pairs, by=["dataset"], method="metric", seed=seed,
                        coefficients=coefficients)
 
