@@ -5,8 +5,9 @@ import re
 
 import pytest
 
-from nfeval.artefacts import ARTEFACTS
+from nfeval.artefacts import ARTEFACTS, by_id
 from nfeval.paths import ROOT
+from nfeval.readings import reading
 
 README = ROOT / "README.md"
 PAGES = [README, ROOT / "examples" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -74,7 +75,8 @@ def _sections(doc: str):
 
 def _quotes_without_their_n(sections) -> list[str]:
     """Rows quoted (value and interval, as rounded) in a text whose n the same text does not
-    quote; ``sections`` yields (text, artefact ids whose tables it reads)."""
+    quote, and quoted values with intervals that match no row of the tables at all (a stale
+    quote); ``sections`` yields (text, artefact ids whose tables it reads)."""
     import pandas as pd
 
     def close(a: str, b: float) -> bool:
@@ -94,15 +96,31 @@ def _quotes_without_their_n(sections) -> list[str]:
         quoted = {int(a) if a else (int(b) if b.isdigit() else _WORDS[b.lower()])
                   for a, b in _N_QUOTE.findall(sec)}
         for x, lo, hi in _TRIPLE.findall(sec):
-            ns = set()
+            ns, matched = set(), False
             for table, unit in tables:
                 rows = table[[close(x, r.ours) and close(lo, r.ci_low) and close(hi, r.ci_high)
                               for r in table.itertuples()]]
+                matched |= len(rows) > 0
                 ns |= {int(v) for v in rows[f"n_{unit}"].dropna()}
-            if ns and not ns & quoted:
+            if not matched:  # a stale quote, or a number the table does not carry
+                wrong.append(f"{name}: {x} ({lo}, {hi}) matches no row of {ids}")
+            elif ns and not ns & quoted:
                 wrong.append(f"{name}: {x} ({lo}, {hi}) is a row of n {sorted(ns)}; "
                              f"the reading quotes n {sorted(quoted)}")
     return wrong
+
+
+def test_every_notebook_renders_its_reading_from_docs_results():
+    """One copy of each reading: docs/results. A notebook renders it (nfeval.readings.show)
+    and keeps no reading of its own."""
+    for nb, ids in _BY_NOTEBOOK.items():
+        cells = json.loads((ROOT / "notebooks" / nb).read_text(encoding="utf-8"))["cells"]
+        md = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        assert "**Reading" not in md, nb
+        code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        for aid in ids:
+            if by_id(aid).paper in ("linkage", "debateqa") and "**Reading" in reading(aid):
+                assert f'show("{aid}")' in code, (nb, aid)
 
 
 @pytest.mark.parametrize("doc", ["docs/results/linkage.md", "docs/results/debateqa.md"])

@@ -99,7 +99,9 @@ def test_companion_frames_live_in_the_artefact_folder(tmp_path):
     frame = pd.DataFrame({"id": [1, 2], "score": [0.5, 1 / 3]})
     path = write_frame("xx_t01", "scores", frame, tmp_path)
     assert path == tmp_path / "results" / "xx_t01" / "scores.csv"
-    assert path.read_text() == "id,score\n1,0.5\n2,0.333333\n"
+    # full precision: a value reads back exactly (6 digits would tie 1/3 and 0.3333331)
+    assert path.read_text() == "id,score\n1,0.5\n2,0.3333333333333333\n"
+    assert pd.read_csv(path)["score"].tolist() == [0.5, 1 / 3]
     assert not (tmp_path / "results" / "xx_t01.csv").exists()  # the table's name stays free
 
 

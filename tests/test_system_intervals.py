@@ -29,6 +29,7 @@ from nfeval.debateqa.experiments.intervals import (
     system_correlation,
     within_question_correlation,
 )
+from nfeval.metrics.intervals import N_RESAMPLES
 
 MODELS = ["m1", "m2", "m3"]
 WRITTEN = ["written:balanced", "written:one_sided", "written:off_topic", "written:short"]
@@ -135,7 +136,7 @@ def test_constant_scores_are_undefined_not_an_error():
     scores = ordered(scale={"a": 1, "b": 0})  # evaluator b scores every answer 0
     row = system_correlation(scores, ("pd", "a"), ("pd", "b"), seed=0)
     assert math.isnan(row["ours"]) and math.isnan(row["ci_low"])
-    assert row["n_undefined"] == 2000
+    assert row["n_undefined"] == N_RESAMPLES
 
 
 @pytest.mark.parametrize("a, b, expected", [

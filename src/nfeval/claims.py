@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,13 +48,14 @@ import pandas as pd
 from nfeval import NfevalError
 from nfeval.paths import RESULTS
 
-__all__ = ["CLAIMS", "COLUMNS", "SOURCES", "VERDICTS", "claims_table", "forest_plot", "markdown",
-           "signatures", "source_dir", "verdict"]
+__all__ = ["CLAIMS", "COLUMNS", "SEED_CHECK", "SOURCES", "VERDICTS", "claims_table",
+           "forest_plot", "markdown", "paper_baselines", "recomputed_source", "seed_verdicts",
+           "settled", "signatures", "source_dir", "summary", "verdict"]
 
-VERDICTS = ("holds", "contradicted", "cannot tell at n")
-COLUMNS = ["claim", "dataset", "comparison", "statistic", "judge", "paper_margin",
-           "paper_margin_chatgpt", "line", "ours", "ci_low", "ci_high", "n", "unit", "verdict",
-           "source"]
+VERDICTS = ("holds", "contradicted", "cannot tell at n", "not computed")
+COLUMNS = ["claim", "dataset", "comparison", "statistic", "judge", "model_a", "model_b",
+           "paper_margin", "paper_margin_chatgpt", "line", "ours", "ci_low", "ci_high", "n",
+           "unit", "verdict", "source", "note"]
 
 #: What each claim says, in a few words.
 CLAIMS = {
@@ -68,7 +70,8 @@ CLAIMS = {
 }
 _NAMES = {"linkage-0shot": "LINKAGE 0-shot", "linkage-fewshot": "LINKAGE 3-shot",
           "pointwise-noref": "pointwise", "pointwise-ref": "pointwise (refs)",
-          "pairwise": "pairwise", "rouge1": "ROUGE-1", "rougeL": "ROUGE-L", "bleu": "BLEU",
+          "pairwise": "pairwise", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",
+          "bleu": "BLEU", "acknowledge": "Acknowledge (for DELPHI)",
           "bertscore": "BERTScore", "linkage": "LINKAGE", "pd": "P.D.",
           "direct_score": "Direct-Score", "g_eval": "G-Eval", "num_povs": "Num-of-POVs"}
 DATASETS = ("antique", "trec-dl-nf")
@@ -131,14 +134,26 @@ class _Row:
     line: float = 0.0
     paper_margin: float = math.nan
     paper_margin_chatgpt: float = math.nan
+    model_a: str = ""  # the model that computed the first side ("" for a model-free metric)
+    model_b: str = ""  # ... and the second side (the line's row: "")
+    note: str = ""  # what the reader must know beside the verdict (a baseline at chance, ...)
+    computed: bool = True  # False: a comparison the paper prints that has no row of ours
 
     def as_dict(self) -> dict:
-        d = dict(self.__dict__)
-        d["verdict"] = verdict(self.ci_low, self.ci_high, self.line)
+        d = {k: v for k, v in self.__dict__.items() if k != "computed"}
+        d["verdict"] = (verdict(self.ci_low, self.ci_high, self.line) if self.computed
+                        else "not computed")
         return d
 
 
+#: Recomputed source tables (:func:`recomputed_source`) that stand in for the committed ones
+#: while :func:`claims_table` checks its verdicts under another resampling seed.
+_SUBSTITUTES: dict[str, pd.DataFrame] = {}
+
+
 def _read(results: Path, artefact: str) -> pd.DataFrame:
+    if artefact in _SUBSTITUTES:
+        return _SUBSTITUTES[artefact]
     path = Path(results) / f"{artefact}.csv"
     if not path.is_file():
         raise NfevalError(f"the claims table reads {path}, which is missing: run "
@@ -167,33 +182,86 @@ def _name(method: str) -> str:
     return _NAMES.get(method, method)
 
 
-def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str, others, paper,
-               where: dict, judge_col: str = "our_judge", statistic: str = "spearman",
-               stat_col: str = "coefficient", paper_stat: str = "coefficient") -> list[_Row]:
+#: The model-free baselines and what computes them ("" : no model).
+_LEXICAL = ("rouge1", "rouge2", "rougeL", "bleu", "bertscore")
+_EMBEDDER = {"bertscore": "minilm-l6"}
+#: DebateQA Table 2's metrics (its text names them; its numbers are not in our copy): the
+#: Acknowledge phrase rule stands in for DELPHI's metric.
+D1_BASELINES = ("direct_score", "g_eval", "num_povs", "acknowledge")
+
+
+def paper_baselines(artefact: str, *, lexical: bool | None = None) -> dict[str, list[str]]:
+    """Per dataset, every baseline method the paper's table prints (every method that is not a
+    LINKAGE row), in the table's order: the comparisons a claim on that table must show.
+    ``lexical``: only the model-free rows (True), only the judges' (False), or both (None)."""
+    paper = _paper(artefact)
+    out: dict[str, list[str]] = {}
+    for r in paper.itertuples():
+        m = str(r.method)
+        if m.startswith("linkage"):
+            continue
+        if lexical is not None and (m in _LEXICAL) != lexical:
+            continue
+        out.setdefault(str(r.dataset), [])
+        if m not in out[str(r.dataset)]:
+            out[str(r.dataset)].append(m)
+    return out
+
+
+def _chance_note(table: pd.DataFrame, dataset: str, method: str, statistic: str,
+                 stat_col: str = "coefficient", line: float = 0.0) -> str:
+    """"against a baseline at chance (...)" when the baseline's own estimate row has an interval
+    that holds ``line`` (0 for a correlation, 0.5 for an accuracy of a pair), else ""."""
+    sel = table[(table["dataset"] == dataset) & (table["method"] == method)
+                & (table[stat_col] == statistic)]
+    if sel.empty:
+        return ""
+    r = sel.iloc[0]
+    lo, hi = float(r["ci_low"]), float(r["ci_high"])
+    if np.isfinite(lo) and np.isfinite(hi) and lo <= line <= hi:
+        return (f"against a baseline at chance ({_name(method)} alone: {float(r['ours']):.3f}, "
+                f"{lo:.3f} to {hi:.3f}, n = {int(r['n_questions'])})")
+    return ""
+
+
+def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
+               others: dict[str, list[str]], paper, estimates: pd.DataFrame | None = None,
+               judge_col: str = "our_judge", statistic: str = "spearman",
+               stat_col: str = "coefficient", paper_stat: str = "coefficient",
+               prefix: str = "", dataset_name: str | None = None) -> list[_Row]:
+    """``a`` minus every baseline of ``others`` (per dataset), from the table's paired rows; a
+    baseline the table has no paired row for is a "not computed" row, never left out."""
     out = []
-    for dataset in sorted(set(table["dataset"])):
-        for b in others:
+    for dataset, baselines in others.items():
+        for b in baselines:
             sel = table[(table["dataset"] == dataset) & (table["method"] == f"{a} - {b}")
                         & (table[stat_col] == statistic)]
-            for k, v in where.items():
-                sel = sel[sel[k].fillna("") == v]
-            if sel.empty:
-                continue
-            r = sel.iloc[0]
             margins = [_paper_value(paper, dataset=dataset, method=a, judge=j,
                                     **{paper_stat: statistic})
                        - _paper_value(paper, dataset=dataset, method=b,
                                       judge=j if b not in _LEXICAL else "",
                                       **{paper_stat: statistic})
                        for j in ("mistral", "chatgpt")]
-            out.append(_Row(claim, dataset, f"{_name(a)} - {_name(b)}", statistic,
-                            str(r.get(judge_col, "") or ""), float(r["ours"]),
+            comparison = f"{prefix}{_name(a)} - {_name(b)}"
+            name = dataset_name or dataset
+            if sel.empty:
+                out.append(_Row(claim, name, comparison, statistic, "", math.nan, math.nan,
+                                math.nan, 0, "questions", source, 0.0, *margins,
+                                note=f"not computed: {source} has no paired row "
+                                     f"'{a} - {b}'", computed=False))
+                continue
+            r = sel.iloc[0]
+            judge = str(r.get(judge_col, "") or "")
+            note = ""
+            if estimates is not None and b not in _LEXICAL:
+                line = 0.5 if stat_col == "metric" else 0.0
+                note = _chance_note(estimates, dataset, b, statistic, stat_col, line)
+            out.append(_Row(claim, name, comparison, statistic, judge, float(r["ours"]),
                             float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
-                            "questions", source, 0.0, *margins))
+                            "questions", source, 0.0, *margins, model_a=judge,
+                            model_b=_EMBEDDER.get(b, "" if b in _LEXICAL else judge),
+                            note=note))
     return out
-
-
-_LEXICAL = ("rouge1", "rouge2", "rougeL", "bleu", "bertscore")
 
 
 def _linkage_table2(results: Path) -> tuple[list[_Row], str]:
@@ -203,54 +271,65 @@ def _linkage_table2(results: Path) -> tuple[list[_Row], str]:
     judge = next((j for j in same.loc[same["method"] == "linkage-0shot", "our_judge"]), "")
     same = same[same["our_judge"].fillna("") == judge]
     rows = _diff_rows(same, claim="L1", source="lk_t02", a="linkage-0shot",
-                      others=("rougeL", "bleu", "bertscore"), paper=paper, where={})
+                      others=paper_baselines("lk_t02", lexical=True), paper=paper)
     rows += _diff_rows(same, claim="L2", source="lk_t02", a="linkage-0shot",
-                       others=("pointwise-noref", "pointwise-ref", "pairwise"), paper=paper,
-                       where={})
+                       others=paper_baselines("lk_t02", lexical=False), paper=paper,
+                       estimates=same)
     return rows, judge
 
 
 def _generated_references(results: Path) -> list[_Row]:
     rows = []
-    for artefact, label, others in (("lk_t03", "1GT", ("pointwise-ref", "pairwise")),
-                                    ("lk_t04", "0GT", ("pointwise-noref",))):
+    for artefact, label in (("lk_t03", "1GT"), ("lk_t04", "0GT")):
         t = _read(results, artefact)
         paired = t[t["references"] == "paired"]
-        part = _diff_rows(paired, claim="L3", source=artefact, a="linkage-0shot",
-                          others=others, paper=_paper(artefact), where={})
-        for r in part:
-            r.comparison = f"{label}: {r.comparison}"
-        rows += part
+        estimates = t[t["references"] != "paired"]
+        rows += _diff_rows(paired, claim="L3", source=artefact, a="linkage-0shot",
+                           others=paper_baselines(artefact), paper=_paper(artefact),
+                           estimates=estimates, prefix=f"{label}: ")
     t = _read(results, "lk_t05")
-    paper = _paper("lk_t05")
-    for b in ("pointwise-ref", "pairwise"):
-        sel = t[(t["method"] == f"linkage - {b}") & (t["metric"] == "acc_best")]
-        if sel.empty:
-            continue
-        r = sel.iloc[0]
-        margin = (_paper_value(paper, method="linkage", judge="mistral", metric="acc_best")
-                  - _paper_value(paper, method=b, judge="mistral", metric="acc_best"))
-        rows.append(_Row("L3", "webglm", f"WebGLM: LINKAGE - {_name(b)}", "acc_best",
-                         str(r["our_judge"] or ""), float(r["ours"]), float(r["ci_low"]),
-                         float(r["ci_high"]), int(r["n_questions"]), "questions", "lk_t05",
-                         0.0, margin))
+    t = t[t["ties"].fillna("miss") == "miss"] if "ties" in t.columns else t
+    for metric, label in (("acc_best", "Acc(best)"), ("acc_best_worst", "Acc(best+worst)")):
+        part = _diff_rows(t, claim="L3", source="lk_t05", a="linkage",
+                          others=paper_baselines("lk_t05"), paper=_paper("lk_t05"),
+                          estimates=None, statistic=metric, stat_col="metric",
+                          paper_stat="metric", prefix=f"WebGLM {label}: ")
+        for r in part:  # the paper's margin is Mistral's (Table 5 has no ChatGPT rows)
+            r.paper_margin_chatgpt = math.nan
+        rows += part
     return rows
 
 
 def _alignment(results: Path) -> list[_Row]:
     t = _read(results, "dq_t02")
-    judge = str(json.loads((Path(results) / "dq_t02.json").read_text())["parameters"]["judge"])
+    params = json.loads((Path(results) / "dq_t02.json").read_text())["parameters"]
+    judge = str(params["judge"])
+    backbones = [b for b in str(params.get("backbone", "")).split(",") if b]
+    paired = t[(t["kind"] == "paired difference") & (t["coefficient"] == "spearman")]
     rows = []
-    for dataset in DATASETS:
-        for b in ("direct_score", "g_eval", "num_povs"):
-            sel = t[(t["kind"] == "paired difference") & (t["dataset"] == dataset)
-                    & (t["metric"] == f"pd - {b}") & (t["coefficient"] == "spearman")]
-            if sel.empty:
-                continue
-            r = sel.iloc[0]
-            rows.append(_Row("D1", dataset, f"P.D. - {_name(b)}", "spearman", judge,
-                             float(r["ours"]), float(r["ci_low"]), float(r["ci_high"]),
-                             int(r["n_questions"]), "questions", "dq_t02"))
+    for backbone in backbones:
+        same = backbone == judge
+        metric = f"pd:{backbone}"
+        if not paired["metric"].str.startswith(metric + " - ").any():
+            metric = "pd"  # a table of one backbone names it "pd"
+        label = "P.D." if same else f"P.D. ({_short(backbone)}, small backbone)"
+        for dataset in DATASETS:
+            for b in D1_BASELINES:
+                sel = paired[(paired["dataset"] == dataset) & (paired["metric"] == f"{metric} - {b}")]
+                model_b = "" if b == "acknowledge" else judge
+                note = ("" if same else "a small, cheap backbone against the judge's metrics "
+                        "(the paper's economy argument), not the same-backbone comparison")
+                if sel.empty:
+                    rows.append(_Row("D1", dataset, f"{label} - {_name(b)}", "spearman", judge,
+                                     math.nan, math.nan, math.nan, 0, "questions", "dq_t02",
+                                     model_a=backbone, model_b=model_b, computed=False,
+                                     note=f"not computed: dq_t02 has no row '{metric} - {b}'"))
+                    continue
+                r = sel.iloc[0]
+                rows.append(_Row("D1", dataset, f"{label} - {_name(b)}", "spearman", judge,
+                                 float(r["ours"]), float(r["ci_low"]), float(r["ci_high"]),
+                                 int(r["n_questions"]), "questions", "dq_t02",
+                                 model_a=backbone, model_b=model_b, note=note))
     return rows
 
 
@@ -264,24 +343,51 @@ def _da_validity(results: Path, judge: str) -> list[_Row]:
         rows.append(_Row("D2", "debateqa sample", "D.A. AUROC vs chance",
                          "auroc", str(r["judge"]), float(r["ours"]), float(r["ci_low"]),
                          float(r["ci_high"]), int(r["n_questions"]), "questions", "dq_t03",
-                         0.5))
+                         0.5, model_a=str(r["judge"])))
     return rows
 
 
+#: D3's line for "highly consistent" system rankings: Kendall's tau 0.8. Information retrieval
+#: reads two system rankings with tau >= 0.9 as equivalent and below 0.8 as noticeably different
+#: (Voorhees, "Variations in relevance judgments and the measurement of retrieval
+#: effectiveness", IP&M 2000); "holds" needs the whole interval above 0.8.
+RANKING_LINE = 0.8
+
+
 def _stability(results: Path) -> list[_Row]:
+    """D3 as the paper measures it first: Kendall's tau between the rankings of the systems by
+    mean P.D. (every backbone pair, every restate-prompt pair) against :data:`RANKING_LINE`;
+    then the within-question agreement of the answers' scores against 0 (above chance, which
+    is not "stable")."""
     rows = []
     for artefact, a_col, b_col, what in (("dq_f03", "backbone_a", "backbone_b", "backbones"),
                                          ("dq_f04", "prompt_a", "prompt_b", "restate prompts")):
         t = _read(results, artefact)
+        rank = t[(t["scope"] == "all") & (t["quantity"] == "ranking_kendall")]
+        for _, r in rank.iterrows():
+            rows.append(_Row("D3", "debateqa sample",
+                             f"{what}: {_short(r[a_col])} vs {_short(r[b_col])}, system ranking",
+                             "system-ranking kendall", "", float(r["ours"]),
+                             float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
+                             "questions", artefact, RANKING_LINE,
+                             model_a=r[a_col] if artefact == "dq_f03" else "",
+                             model_b=r[b_col] if artefact == "dq_f03" else "",
+                             note=f"tau of the {int(r['n_systems'])} systems' rankings; line "
+                                  f"{RANKING_LINE}: rankings below it differ noticeably "
+                                  f"(information-retrieval convention)"))
         sel = t[(t["scope"] == "models") & (t["quantity"] == "within_question_spearman")]
         if artefact == "dq_f04":
             sel = sel[sel[a_col] == "R1"]  # the default prompt against each other one
         for _, r in sel.iterrows():
             rows.append(_Row("D3", "debateqa sample",
-                             f"{what}: {_short(r[a_col])} vs {_short(r[b_col])}",
-                             "within-question spearman", "", float(r["ours"]),
+                             f"{what}: {_short(r[a_col])} vs {_short(r[b_col])}, within "
+                             "question", "within-question spearman", "", float(r["ours"]),
                              float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
-                             "questions", artefact))
+                             "questions", artefact,
+                             model_a=r[a_col] if artefact == "dq_f03" else "",
+                             model_b=r[b_col] if artefact == "dq_f03" else "",
+                             note="line 0: above chance, which is not the paper's "
+                                  "'highly consistent'"))
     return rows
 
 
@@ -312,7 +418,7 @@ def _beyond(results: Path, judge: str, seed: int = 0) -> list[_Row]:
             rows.append(_Row("X", dataset, f"LINKAGE 3-shot vs the paper's best ({label})",
                              "spearman", judge, float(r["ours"]), float(r["ci_low"]),
                              float(r["ci_high"]), int(r["n_questions"]), "questions", "lk_t02",
-                             line, line))
+                             line, line, model_a=judge))
         part = same[(same["dataset"] == dataset)
                     & same["method"].isin(["linkage-0shot", "pointwise-ref"])]
         if part["method"].nunique() < 2:
@@ -327,13 +433,148 @@ def _beyond(results: Path, judge: str, seed: int = 0) -> list[_Row]:
         rows.append(_Row("X", dataset, "mean rank of LINKAGE and pointwise (refs) vs the "
                          f"paper's best ({label})", "spearman", judge,
                          float(r["ours"]), float(r["ci_low"]), float(r["ci_high"]),
-                         int(r["n_questions"]), "questions", "lk_t02", line, line))
+                         int(r["n_questions"]), "questions", "lk_t02", line, line,
+                         model_a=judge, model_b=judge))
     return rows
 
 
-def claims_table(results: str | Path = RESULTS, *, seed: int = 0) -> pd.DataFrame:
-    """Every claim's rows from the committed tables under ``results`` (module doc)."""
+# --------------------------------------------------------------------------- seed check
+
+#: The resampling seeds a verdict is checked under: the committed tables' own (0) and four more.
+SEED_CHECK = (0, 1, 2, 3, 4)
+
+
+def _frame(results: Path, artefact: str, name: str) -> pd.DataFrame:
+    path = Path(results) / artefact / f"{name}.csv"
+    if not path.is_file():
+        raise NfevalError(f"the claims' seed check reads {path}, which is missing: run "
+                          f"`make results/{artefact}.csv` first.")
+    return pd.read_csv(path, dtype={"qid": str, "doc_id": str, "id": str, "mode": str,
+                                    "our_judge": str, "judge": str},
+                       keep_default_na=False, na_values=[""])
+
+
+def _params(results: Path, artefact: str) -> dict:
+    return json.loads((Path(results) / f"{artefact}.json").read_text())["parameters"]
+
+
+def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataFrame:
+    """The rows of a source table the claims read, recomputed from its committed per-unit
+    file (per-candidate, per-answer or per-system scores) by the artefact's own table code,
+    with resampling seed ``seed``: no model runs. Seed 0 gives the committed table's rows."""
     results = Path(results)
+    fill = {"mode": "", "our_judge": ""}
+    if artefact == "lk_t02":
+        from nfeval.linkage.experiments.table2 import table_rows
+
+        p = _params(results, "lk_t02")
+        frame = _frame(results, artefact, "per_candidate").fillna(fill)
+        frame = frame[frame["sample"] == "same items"]  # the claims' rows (same keys, fewer rows)
+        return table_rows(frame, _paper("lk_t02"), mode=str(p.get("mode") or "prob"),
+                          judge=str(p.get("judge") or ""),
+                          small_judge=str(p.get("small_judge") or ""), seed=seed)
+    if artefact in ("lk_t03", "lk_t04"):
+        from nfeval.linkage.experiments.tables3_4 import comparisons
+        from nfeval.metrics.correlation import correlation_rows, paired_rows
+
+        frame = _frame(results, artefact, "per_candidate").fillna(fill)
+        by = ["dataset", "references", "method"]
+        rows = correlation_rows(frame, by=by, seed=seed)
+        setting = "1gt" if artefact == "lk_t03" else "0gt"
+        diffs = paired_rows(frame, comparisons(setting), by=["dataset"], method="method",
+                            seed=seed).assign(references="paired")
+        judge = next(iter(frame["our_judge"].dropna()), "")
+        return pd.concat([rows, diffs], ignore_index=True).assign(our_judge=judge)
+    if artefact == "lk_t05":
+        from nfeval.linkage.experiments.table5 import table_rows
+
+        frame = _frame(results, artefact, "per_candidate").fillna(fill)
+        return table_rows(frame, seed=seed)[0]
+    if artefact == "dq_t02":
+        from nfeval.debateqa.experiments.alignment import (alignment_differences,
+                                                           alignment_rows, is_pd)
+
+        scores = _frame(results, artefact, "per_answer_scores")
+        human = scores[["dataset", "qid", "doc_id", "elo"]].drop_duplicates(
+            ["dataset", "qid", "doc_id"])
+        rows = alignment_rows(scores, human, seed=seed).assign(kind="estimate")
+        diffs = [alignment_differences(scores, human, reference=m, seed=seed)
+                 for m in dict.fromkeys(scores["metric"]) if is_pd(m)]
+        return pd.concat([rows, *diffs], ignore_index=True).fillna({"kind": "paired difference"})
+    if artefact == "dq_t03":
+        from nfeval.debateqa.experiments.tables import da_rows
+
+        per = _frame(results, artefact, "per_answer")
+        per = per[per["method"] == "da_prob"]  # D2's rows: the judges' AUROC of da_prob
+        return da_rows(per, by=["judge", "method"], seed=seed,
+                       statistics=("auroc",)).assign(kind="estimate")
+    if artefact in ("dq_f03", "dq_f04"):
+        from nfeval.debateqa.experiments.intervals import stability_rows
+
+        p = _params(results, artefact)
+        scores = _frame(results, artefact, "scores")
+        a, b = ("backbone_a", "backbone_b") if artefact == "dq_f03" else ("prompt_a", "prompt_b")
+        names = (list(p["backbones"]) if artefact == "dq_f03"
+                 else list(dict.fromkeys(scores.loc[scores["metric"] == "pd", "evaluator"])))
+        return stability_rows(scores, "pd", names, seed=seed,  # D3's two quantities only
+                              quantities=("ranking_kendall", "within_question_spearman")
+                              ).rename(columns={"a": a, "b": b})
+    raise NfevalError(f"no seed check for source {artefact!r}")
+
+
+def _rows(results: Path, seed: int = 0) -> pd.DataFrame:
+    rows, judge = _linkage_table2(results)
+    rows += _generated_references(results)
+    rows += _alignment(results)
+    rows += _da_validity(results, judge)
+    rows += _stability(results)
+    rows += _beyond(results, judge, seed=seed)
+    return pd.DataFrame([r.as_dict() for r in rows])
+
+
+def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFrame:
+    """Each claims row's verdict under every resampling seed of ``seeds`` (columns ``seed_0``
+    ...): seed 0 reads the committed tables; the others recompute the source tables from their
+    per-unit files (:func:`recomputed_source`)."""
+    results = Path(results)
+    base = _rows(results)
+    out = base[["claim", "dataset", "comparison"]].copy()
+    for s in seeds:
+        if s == 0:
+            out[f"seed_{s}"] = base["verdict"]
+            continue
+        try:
+            _SUBSTITUTES.update({a: recomputed_source(results, a, s) for a in SOURCES})
+            other = _rows(results, seed=s)
+        finally:
+            _SUBSTITUTES.clear()
+        if other[["claim", "dataset", "comparison"]].values.tolist() != \
+                out[["claim", "dataset", "comparison"]].values.tolist():
+            raise NfevalError(f"seed {s}: the recomputed sources give other claims rows")
+        out[f"seed_{s}"] = other["verdict"]
+    return out
+
+
+def settled(verdicts: Sequence[str]) -> str:
+    """One label for a row's verdicts over the checked seeds: the verdict when every seed gives
+    it; else ``borderline: holds in 3 of 5 seeds`` (the share of the seeds' majority verdict)."""
+    verdicts = list(verdicts)
+    if len(set(verdicts)) == 1:
+        return verdicts[0]
+    top = max(dict.fromkeys(verdicts), key=verdicts.count)
+    return f"borderline: {top} in {verdicts.count(top)} of {len(verdicts)} seeds"
+
+
+def claims_table(results: str | Path = RESULTS, *, seed: int = 0,
+                 seeds=SEED_CHECK) -> pd.DataFrame:
+    """Every claim's rows from the committed tables under ``results`` (module doc), each verdict
+    checked under the resampling ``seeds`` (:func:`seed_verdicts`; ``()`` skips the check)."""
+    results = Path(results)
+    if seeds:
+        checked = seed_verdicts(results, seeds)
+        cols = [c for c in checked.columns if c.startswith("seed_")]
+        labels = [settled(v) for v in checked[cols].itertuples(index=False)]
+    rows, judge = _linkage_table2(results)
     rows, judge = _linkage_table2(results)
     rows += _generated_references(results)
     rows += _alignment(results)
@@ -341,38 +582,87 @@ def claims_table(results: str | Path = RESULTS, *, seed: int = 0) -> pd.DataFram
     rows += _stability(results)
     rows += _beyond(results, judge, seed=seed)
     df = pd.DataFrame([r.as_dict() for r in rows])
+    if seeds:
+        df["verdict"] = labels
     order = {c: i for i, c in enumerate(CLAIMS)}
     df = df.sort_values("claim", key=lambda c: c.map(order), kind="stable")
     return df.reset_index(drop=True)[COLUMNS]
 
 
-_COLOURS = {"holds": "#2a7d2a", "contradicted": "#b22222", "cannot tell at n": "#555555"}
+_COLOURS = {"holds": "#2a7d2a", "contradicted": "#b22222", "cannot tell at n": "#555555",
+            "borderline": "#e08a00"}
+#: The forest plot's panels: rows of one measure share an axis.
+_MEASURES = (
+    ("paired Spearman", "mean per-question Spearman, A minus B (paired, same questions)"),
+    ("paired accuracy", "Acc, LINKAGE minus the baseline (paired, same questions)"),
+    ("auroc", "AUROC of the D.A. judge against the labels"),
+    ("ranking tau", "Kendall's tau between two rankings of the systems"),
+    ("within-question", "mean within-question Spearman of two scorers"),
+    ("spearman vs line", "mean per-question Spearman, against the paper's best row"),
+)
+
+
+def _measure(row) -> str:
+    stat = str(row["statistic"])
+    if stat.startswith("acc_"):
+        return "paired accuracy"
+    if stat == "auroc":
+        return "auroc"
+    if stat == "system-ranking kendall":
+        return "ranking tau"
+    if stat == "within-question spearman":
+        return "within-question"
+    return "spearman vs line" if row["claim"] == "X" else "paired Spearman"
+
+
+def _colour(v: str) -> str:
+    return _COLOURS["borderline" if str(v).startswith("borderline") else v] \
+        if not str(v).startswith("not computed") else "#bbbbbb"
 
 
 def forest_plot(table: pd.DataFrame):
-    """Every comparison as a point with its 95% interval, grouped by claim; the row's line
-    (0, chance, or the paper's best row) as a black tick, the paper's margin as a red diamond."""
+    """Every comparison as a point with its 95% interval, one panel per measure (paired
+    Spearman differences, accuracy differences, AUROC, ranking tau, ...), each with its own
+    axis; the row's line (0, chance, 0.8 for rankings, the paper's best row) as a black tick,
+    the paper's margin as a red diamond; a legend says what the colours mean."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    n = len(table)
-    fig, ax = plt.subplots(figsize=(11, 0.32 * n + 1.6))
-    y = list(range(n))[::-1]
-    for yi, (_, r) in zip(y, table.iterrows()):
-        c = _COLOURS[r["verdict"]]
-        ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.6)
-        ax.plot(r["ours"], yi, "o", color=c, ms=4)
-        ax.plot([r["line"]] * 2, [yi - 0.35, yi + 0.35], color="black", lw=1)
-        if np.isfinite(r["paper_margin"]):
-            ax.plot(r["paper_margin"], yi, "D", color="#d62728", ms=4, mfc="none")
-    labels = [f"{r.claim} {r.dataset}: {r.comparison} (n={r.n})" for r in table.itertuples()]
-    ax.set_yticks(y, labels, fontsize=7)
-    for k, (yi, claim) in enumerate(zip(y, table["claim"])):
-        if k and claim != table["claim"].iloc[k - 1]:
-            ax.axhline(yi + 0.5, color="#cccccc", lw=0.8)
-    ax.set_xlabel("ours with its 95% interval (green: holds, red: contradicted, grey: cannot "
-                  "tell); black tick: the line; red diamond: the paper's margin", fontsize=8)
-    ax.set_title("The papers' central claims in our committed tables", fontsize=10)
-    fig.tight_layout()
+    kinds = [k for k, _ in _MEASURES if (table.apply(_measure, axis=1) == k).any()]
+    parts = {k: table[table.apply(_measure, axis=1) == k] for k in kinds}
+    heights = [0.27 * len(parts[k]) + 0.9 for k in kinds]
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(12, sum(heights) + 1.2), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, k in zip(axes[:, 0], kinds):
+        part = parts[k]
+        y = list(range(len(part)))[::-1]
+        for yi, (_, r) in zip(y, part.iterrows()):
+            c = _colour(r["verdict"])
+            if np.isfinite(r["ours"]):
+                ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.6)
+                ax.plot(r["ours"], yi, "o", color=c, ms=4)
+            else:
+                ax.text(r["line"], yi, "  not computed", va="center", fontsize=6, color=c)
+            ax.plot([r["line"]] * 2, [yi - 0.35, yi + 0.35], color="black", lw=1)
+            if np.isfinite(r["paper_margin"]):
+                ax.plot(r["paper_margin"], yi, "D", color="#d62728", ms=4, mfc="none")
+        labels = [f"{r.claim} {str(r.dataset).replace('debateqa sample', 'sample')}: "
+                  f"{r.comparison} (n={r.n})" for r in part.itertuples()]
+        ax.set_yticks(y, labels, fontsize=6.5)
+        ax.set_ylim(-0.7, len(part) - 0.3)
+        ax.set_xlabel(dict(_MEASURES)[k], fontsize=8)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(axis="x", color="#eeeeee", lw=0.6)
+    handles = [Line2D([], [], color=_COLOURS[v], marker="o", lw=1.6, label=v)
+               for v in ("holds", "contradicted", "cannot tell at n", "borderline")]
+    handles += [Line2D([], [], color="black", lw=1, label="the row's line"),
+                Line2D([], [], color="#d62728", marker="D", mfc="none", lw=0,
+                       label="the paper's margin (DebateQA: not in our copy)")]
+    fig.legend(handles=handles, loc="upper center", ncol=6, fontsize=7, frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
+    fig.suptitle("The papers' central claims in our committed tables: ours with its 95% "
+                 "interval (n: questions)", fontsize=10, y=1.0 - 0.35 / (sum(heights) + 1.2))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / (sum(heights) + 1.2)))
     return fig
 
 
@@ -380,15 +670,63 @@ def _fmt(x, digits: int = 3) -> str:
     return "" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.{digits}f}"
 
 
+def _models(r) -> str:
+    a = _short(r.model_a) if isinstance(r.model_a, str) and r.model_a else ""
+    b = _short(r.model_b) if isinstance(r.model_b, str) and r.model_b else ""
+    a, b = a.replace("qwen-", ""), b.replace("qwen-", "")
+    if not a:
+        return "-"
+    if a == b:
+        return a
+    return f"{a} vs {b or 'no model'}"
+
+
 def markdown(table: pd.DataFrame) -> str:
-    """The claims table as the README shows it (one line per row)."""
-    lines = ["| claim | data | comparison | judge | paper | ours (95% CI) | n | verdict |",
+    """The claims table as the README shows it (one line per row): ``models`` names the model
+    that computed each side (one name: both sides the same model)."""
+    lines = ["| claim | data | comparison | models | paper | ours (95% CI) | n | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     for r in table.itertuples():
-        judge = _short(r.judge).replace("qwen-", "") if isinstance(r.judge, str) else ""
-        judge = judge or "-"
         data = str(r.dataset).replace("debateqa sample", "sample")
-        lines.append(f"| {r.claim} | {data} | {r.comparison} | {judge} | "
-                     f"{_fmt(r.paper_margin)} | {_fmt(r.ours)} ({_fmt(r.ci_low)} to "
-                     f"{_fmt(r.ci_high)}) | {r.n} | {r.verdict} |")
+        v = str(r.verdict)
+        if isinstance(r.note, str) and r.note.startswith("against a baseline at chance"):
+            v += " (against a baseline at chance)"
+        ours = ("" if v == "not computed" else
+                f"{_fmt(r.ours)} ({_fmt(r.ci_low)} to {_fmt(r.ci_high)})")
+        lines.append(f"| {r.claim} | {data} | {r.comparison} | {_models(r)} | "
+                     f"{_fmt(r.paper_margin)} | {ours} | {r.n} | {v} |")
+    return "\n".join(lines) + "\n"
+
+
+_DATA_NAMES = {"antique": "ANTIQUE", "trec-dl-nf": "TREC-DL-NF", "webglm": "WebGLM",
+               "debateqa sample": "the DebateQA sample"}
+
+
+def summary(table: pd.DataFrame) -> str:
+    """One plain line per claim and dataset: how many of its comparisons hold, cannot be told,
+    are contradicted, are borderline or were not computed, with the n they rest on."""
+    lines = []
+    for claim in CLAIMS:
+        part = table[table["claim"] == claim]
+        by = {"D1": "model_a", "D3": "statistic"}.get(claim)
+        groups = dict.fromkeys(zip(part["dataset"], part[by] if by else [""] * len(part)))
+        for dataset, sub in groups:
+            sel = part[part["dataset"] == dataset]
+            if by:
+                sel = sel[sel[by] == sub]
+            v = sel["verdict"].astype(str)
+            counts = [(int((v == "holds").sum()), "hold"),
+                      (int((v == "contradicted").sum()), "contradicted"),
+                      (int((v == "cannot tell at n").sum()), "cannot tell"),
+                      (int(v.str.startswith("borderline").sum()), "borderline (the seeds "
+                                                                    "disagree)"),
+                      (int((v == "not computed").sum()), "not computed")]
+            said = ", ".join(f"{k} {w}" for k, w in counts if k)
+            ns = sorted({int(n) for n, vv in zip(sel["n"], v) if vv != "not computed"})
+            n = (f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}") if ns else ""
+            what = {"D1": f", P.D. with {_short(sub)}", "D3": f", {sub}"}.get(claim, "")
+            lines.append(f"- **{claim}** on {_DATA_NAMES.get(dataset, dataset)}{what} "
+                         f"({CLAIMS[claim].split(' (')[0]}): {len(sel)} "
+                         f"comparison{'s' if len(sel) != 1 else ''}: {said}"
+                         f"{'; ' + n if n else ''}.")
     return "\n".join(lines) + "\n"

@@ -3,6 +3,7 @@
 A block sits between ``<!-- BEGIN <name> -->`` and ``<!-- END <name> -->``;
 everything else in the README is left as it is. Blocks:
 
+* ``claims-summary`` -- :func:`nfeval.claims.summary`: one line per claim and dataset;
 * ``claims`` -- :func:`nfeval.claims.markdown` of ``results/claims.csv``;
 * ``artefacts`` -- :func:`nfeval.artefacts.readme_table`, the catalogue's rows.
 
@@ -26,12 +27,13 @@ def blocks(results: Path = RESULTS) -> dict[str, str]:
     import pandas as pd
 
     from nfeval.artefacts import readme_table
-    from nfeval.claims import markdown
+    from nfeval.claims import markdown, summary
 
     path = Path(results) / "claims.csv"
     if not path.is_file():
         raise NfevalError(f"{path} is missing: run `make results/claims.csv` first.")
-    return {"claims": markdown(pd.read_csv(path, keep_default_na=False, na_values=[""])),
+    table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    return {"claims-summary": summary(table), "claims": markdown(table),
             "artefacts": readme_table()}
 
 

@@ -280,7 +280,8 @@ def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
     folder = results_dir(output_dir) / artefact_id
     folder.mkdir(exist_ok=True)
     path = folder / f"{name}.csv"
-    _atomic_write(path, frame.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
+    # full precision: every rank-based row recomputes exactly from it (6 digits make false ties)
+    _atomic_write(path, frame.to_csv(index=False, lineterminator="\n"))
     return path
 
 

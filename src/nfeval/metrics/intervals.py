@@ -40,7 +40,7 @@ from scipy import stats
 from nfeval.hashing import derived_seed
 
 CONFIDENCE = 0.95
-N_RESAMPLES = 2000
+N_RESAMPLES = 10_000
 METHOD = "percentile"
 
 __all__ = [

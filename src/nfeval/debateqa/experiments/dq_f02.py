@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_linkage
 from nfeval.debateqa.experiments.agreement import agreement_rows, pseudo_annotator_agreement
 from nfeval.debateqa.experiments.alignment import select_questions
@@ -24,7 +25,7 @@ NOTES = ("Human data: the graded answers of ANTIQUE and TREC-DL-NF (LINKAGE rele
          "of one question's grade preferences, the closest analogue of inter-annotator "
          "agreement these data allow, not the paper's quantity. paper: rho > 0.8 among the "
          "paper's three annotators, a lower bound, beside our smallest pair (min_pair). "
-         "Intervals: 95% percentile bootstrap over questions (2,000 resamples, seeded).")
+         f"Intervals: 95% percentile bootstrap over questions ({N_RESAMPLES:,} resamples, seeded).")
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,

@@ -14,6 +14,7 @@ import time
 
 import pandas as pd
 
+from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_prompt
 from nfeval.data.sample import load_sample
 from nfeval.debateqa.da import DA_PROMPT, acknowledge_baseline, da_scores
@@ -32,7 +33,7 @@ BY = ["judge", "method"]
 NOTES = ("Labels: the project's sample (data/debateqa_sample/da_labels.csv), not the paper's "
          "human annotations; the paper's Table 3 has no numbers in our copy. Intervals: 95% "
          "percentile cluster bootstrap over questions (each with all its labelled answers, "
-         "2,000 resamples, seeded); 'paired difference' rows: A minus B on the same resampled "
+         f"{N_RESAMPLES:,} resamples, seeded); 'paired difference' rows: A minus B on the same resampled "
          "questions, on the answers both scored.")
 
 

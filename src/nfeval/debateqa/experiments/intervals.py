@@ -341,7 +341,8 @@ STABILITY_QUANTITIES = ("ranking_kendall", "answer_spearman", "answer_kendall",
 
 
 def stability_rows(scores: pd.DataFrame, metric: str, evaluators: Sequence[str] | None = None,
-                   *, scopes: Sequence[str] = ("all", "models"), seed: int = 0) -> pd.DataFrame:
+                   *, scopes: Sequence[str] = ("all", "models"), seed: int = 0,
+                   quantities: Sequence[str] = STABILITY_QUANTITIES) -> pd.DataFrame:
     """How much two evaluators of ``metric`` agree, for every pair of ``evaluators``.
 
     Per pair and scope (``all`` systems, or the ``models``: the generated
@@ -352,8 +353,11 @@ def stability_rows(scores: pd.DataFrame, metric: str, evaluators: Sequence[str] 
     (:func:`answer_correlation`), and the mean over questions of Spearman among
     one question's answers (:func:`within_question_correlation`). Columns
     ``a, b, scope, quantity, ours, ci_low, ci_high, n_questions, n_undefined,
-    n_systems, n_answers``.
+    n_systems, n_answers``. ``quantities`` computes only some of them (the same rows).
     """
+    unknown = set(quantities) - set(STABILITY_QUANTITIES)
+    if unknown:
+        raise NfevalError(f"unknown quantities {sorted(unknown)}; use {STABILITY_QUANTITIES}")
     sub = scores[scores["metric"] == metric]
     evs = list(evaluators) if evaluators is not None else list(dict.fromkeys(sub["evaluator"]))
     everyone = list(dict.fromkeys(sub["system"]))
@@ -369,16 +373,20 @@ def stability_rows(scores: pd.DataFrame, metric: str, evaluators: Sequence[str] 
                     continue
                 k = _key(scope, metric)
                 common = dict(a=a, b=b, scope=scope)
-                rows.append({**common, "quantity": "ranking_kendall",
-                             **system_correlation(sub, x, y, method="kendall", systems=names,
-                                                  seed=seed, key=k)})
+                if "ranking_kendall" in quantities:
+                    rows.append({**common, "quantity": "ranking_kendall",
+                                 **system_correlation(sub, x, y, method="kendall",
+                                                      systems=names, seed=seed, key=k)})
                 for method in ("spearman", "kendall"):
-                    rows.append({**common, "quantity": f"answer_{method}",
-                                 **answer_correlation(sub, x, y, method=method, systems=names,
-                                                      seed=seed, key=k)})
-                rows.append({**common, "quantity": "within_question_spearman",
-                             **within_question_correlation(sub, x, y, method="spearman",
-                                                           systems=names, seed=seed, key=k)})
+                    if f"answer_{method}" in quantities:
+                        rows.append({**common, "quantity": f"answer_{method}",
+                                     **answer_correlation(sub, x, y, method=method,
+                                                          systems=names, seed=seed, key=k)})
+                if "within_question_spearman" in quantities:
+                    rows.append({**common, "quantity": "within_question_spearman",
+                                 **within_question_correlation(sub, x, y, method="spearman",
+                                                               systems=names, seed=seed,
+                                                               key=k)})
     cols = ["a", "b", "scope", "quantity", "ours", "ci_low", "ci_high", f"n_{UNIT}",
             "n_undefined", "n_systems", "n_answers"]
     return pd.DataFrame(rows).reindex(columns=cols)

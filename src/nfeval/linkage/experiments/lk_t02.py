@@ -17,6 +17,7 @@ import time
 
 import pandas as pd
 
+from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_linkage
 from nfeval.linkage.experiments.table2 import (JUDGE_ROWS, automatic_frames, bleu_pools,
                                                judge_frame, judged_items, mode_subset_frames,
@@ -136,7 +137,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
         parameters=dict(limits=limits, max_candidates=k, judge=judge_name, judge_mode=mode,
                         small_judge=small_judge, refppl_lm=lm_name),
         notes="ours: mean over questions of the per-question coefficient, 95% percentile "
-              "bootstrap interval over questions (2,000 resamples, seeded). method 'A - B': "
+              f"bootstrap interval over questions ({N_RESAMPLES:,} resamples, seeded). method 'A - B': "
               "paired difference on the questions where both are defined. The paper's rows "
               "(judge: mistral, chatgpt) are on all candidates of all questions; our judge "
               "rows on the same-items sample (our_judge); sample 'small judge': a smaller judge on "

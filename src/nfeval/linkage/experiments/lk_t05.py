@@ -16,6 +16,7 @@ import time
 
 import pandas as pd
 
+from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_webglm
 from nfeval.linkage.experiments.evaluation import webglm_split
 from nfeval.linkage.experiments.table5 import (JUDGE_ROWS, METRICS, chance_hits,
@@ -108,8 +109,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_lim
         notes="ours: share of questions (ties = miss: a tie for the top or bottom place is a "
               "miss; expected: ties broken at random, in expectation), 95% Wilson interval over "
               "questions (bootstrap where tied questions count fractions). 'linkage - X': mean "
-              "per-question hit difference on the same questions, paired bootstrap (2,000 "
-              "resamples, seeded). The paper's judge is Mistral-7B-Instruct-v0.2 on 50 "
+              "per-question hit difference on the same questions, paired bootstrap "
+              f"({N_RESAMPLES:,} resamples, seeded). The paper's judge is Mistral-7B-Instruct-v0.2 on 50 "
               "questions; ours is our_judge on n_questions. The paper's BERTScore is printed "
               "beside both our BERTScore rows; length is a row beyond the paper.",
         frames={"per_candidate": frame, "lexical_diagnosis": diagnosis},
