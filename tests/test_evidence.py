@@ -186,7 +186,9 @@ def test_the_claims_stages_run_in_rounds_before_the_analyses_and_ablations():
     got = [(a, s.get("limit")) for a, s in steps]
     assert got == [("lk_t02", 30), ("lk_t05", 40), ("dq_t02", 40),
                    ("lk_t02", 60), ("lk_t05", 0), ("dq_t02", 0), ("lk_t02", 120),
-                   ("dq_t05", 16), ("lk_t06", 30)]
+                   ("dq_t02", 0), ("dq_t02", 0), ("dq_t05", 16), ("lk_t06", 30)]
+    # dq_t02's last two stages: P.D. with the judge's model on 40 questions, then on all
+    assert [s.get("pd_judge_limit") for a, s in steps if a == "dq_t02"] == [None, None, 40, 0]
     # every stage of the whole plan is scheduled once
     whole = evidence.schedule([a for a, _ in evidence.PLAN])
     assert len(whole) == sum(len(evidence.STAGES.get(a, ({},))) for a, _ in evidence.PLAN)
@@ -237,6 +239,27 @@ def test_a_run_skips_the_stages_its_log_holds_and_says_so(tmp_path, monkeypatch,
     monkeypatch.setattr(pm, "execute_notebook", refuse)
     evidence.run(["lk_t05"], tmp_path)
     assert capsys.readouterr().out.count("skipped") == 2
+
+
+def test_a_logged_stage_whose_items_were_deleted_is_run_again(tmp_path, monkeypatch, capsys):
+    import papermill as pm
+
+    store = tmp_path / "store"
+    monkeypatch.setenv("NFEVAL_STORE", str(store))
+    stage = {"limit": 40}
+    evidence._append_log(tmp_path / "results" / evidence.LOG,
+                         {**_log("lk_t05", stage, 40, 1.0, 3), "stored_items": "3"})
+    _write(store, "lk_t05", "judge.labels.jsonl", [("a", "m", 1.0)])  # 2 of 3 deleted
+    ran = []
+    monkeypatch.setattr(pm, "execute_notebook", lambda *a, **k: ran.append(1))
+    evidence.run(["lk_t05"], tmp_path, {"lk_t05": (stage,)})
+    assert ran and "holds 2 fewer of lk_t05's items" in capsys.readouterr().out
+    # with every item back, the logged stage is done again
+    _write(store, "lk_t05", "judge.labels.jsonl", [("a", "m", 1.0), ("b", "m", 1.0),
+                                                   ("c", "m", 1.0)])
+    ran.clear()
+    evidence.run(["lk_t05"], tmp_path, {"lk_t05": (stage,)})
+    assert not ran
 
 
 def test_a_finished_stage_is_logged_with_its_real_cost(tmp_path, monkeypatch):

@@ -344,17 +344,23 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
     out_dir.mkdir(parents=True, exist_ok=True)
     log_path = results / LOG
     store = Path(os.environ.get("NFEVAL_STORE") or RESULTS)
-    done = {(r["artefact"], r["stage"]) for r in read_log(log_path) if r["finished"]}
+    done = {(r["artefact"], r["stage"]): r for r in read_log(log_path) if r["finished"]}
     started = time.time()
     took: dict[str, float] = {}
     failed: dict[str, str] = {}
     for i, (artefact, stage) in enumerate(steps, 1):
         art = by_id(artefact)
         params = {**dict(art.parameters), **stage, **(overrides or {})}
-        if not overrides and (artefact, _stage_text(stage)) in done:
-            print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: done (logged in "
-                  f"{display_path(log_path)}), skipped", flush=True)
-            continue
+        logged = None if overrides else done.get((artefact, _stage_text(stage)))
+        if logged is not None:
+            missing = missing_items(store, artefact, logged)
+            if not missing:
+                print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: done (logged in "
+                      f"{display_path(log_path)}, its items in the store), skipped", flush=True)
+                continue
+            print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: logged as done, but the store "
+                  f"holds {missing} fewer of {artefact}'s items than when it finished: "
+                  f"computing what is missing", flush=True)
         if artefact in failed:
             print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: skipped, an earlier stage of "
                   f"{artefact} failed", flush=True)
@@ -410,6 +416,19 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
     if failed:
         raise StagesFailed(failed)
     return took
+
+
+def missing_items(store: Path, artefact: str, logged: dict) -> int:
+    """How many fewer items the store holds for ``artefact`` than when the logged stage
+    finished (``stored_items`` of its finish row; 0 when it holds them all, or the row
+    predates that column): a fast count of the store's keys, so a stage whose items were
+    deleted is not taken as done."""
+    try:
+        then = int(float(logged.get("stored_items") or 0))
+    except ValueError:
+        return 0
+    now = _totals(read_items(store, artefact).get(artefact, {}))["stored_items"]
+    return max(then - now, 0)
 
 
 def read_items(folder: Path, artefact: str = "*"
