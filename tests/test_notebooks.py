@@ -68,6 +68,8 @@ SMALLEST: dict[str, dict] = {
     "dq_t01": {"limit": 1},
     "dq_t06": _SMALL_PAIR,
     "dq_t07": _SMALL_PAIR,
+    "lk_x01": {"limit": 12, "repeats": 1},
+    "claims": {"seed_check": 1},
 }
 
 

@@ -167,10 +167,15 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "dq_t07_rag_trusted.ipynb", figure=True,
              status="n = 16: trusted sources: cannot tell",
              after=('dq_t06',)),
+    Artefact("lk_x01", "linkage", "beyond the paper: a combined evaluator chosen on some "
+             "questions, judged on others", "lk_x01_combined_evaluator.ipynb", figure=True,
+             status="out of sample: no combination beats the best single method",
+             after=('lk_t02',)),
     Artefact("claims", "both", "The central claims, decided from the tables",
              "claims.ipynb", figure=True,
              status="generated from the tables above",
-             after=('lk_t02', 'lk_t03', 'lk_t04', 'lk_t05', 'dq_t02', 'dq_t03', 'dq_f03', 'dq_f04')),
+             after=('lk_t02', 'lk_t03', 'lk_t04', 'lk_t05', 'dq_t02', 'dq_t03', 'dq_f03', 'dq_f04',
+                    'lk_x01')),
 )
 
 

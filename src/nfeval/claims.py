@@ -76,7 +76,8 @@ _NAMES = {"linkage-0shot": "LINKAGE 0-shot", "linkage-fewshot": "LINKAGE 3-shot"
           "direct_score": "Direct-Score", "g_eval": "G-Eval", "num_povs": "Num-of-POVs"}
 DATASETS = ("antique", "trec-dl-nf")
 #: The committed tables the claims are read from.
-SOURCES = ("lk_t02", "lk_t03", "lk_t04", "lk_t05", "dq_t02", "dq_t03", "dq_f03", "dq_f04")
+SOURCES = ("lk_t02", "lk_t03", "lk_t04", "lk_t05", "dq_t02", "dq_t03", "dq_f03", "dq_f04",
+           "lk_x01")
 
 
 def source_dir(output_dir: str | Path | None = None) -> Path:
@@ -392,49 +393,43 @@ def _stability(results: Path) -> list[_Row]:
 
 
 def _beyond(results: Path, judge: str, seed: int = 0) -> list[_Row]:
-    """The judge's 3-shot row and the rank combination, against the paper's best row."""
-    from nfeval.metrics.correlation import correlation_rows
-
-    t = _read(results, "lk_t02")
-    paper = _paper("lk_t02")
-    frame = pd.read_csv(Path(results) / "lk_t02" / "per_candidate.csv",
-                        dtype={"mode": str, "our_judge": str, "qid": str, "doc_id": str})
-    same = frame[(frame["sample"] == "same items") & (frame["mode"] == "prob")
-                 & (frame["our_judge"].fillna("") == judge)]
+    """X: lk_x01's out-of-sample rows only (a combination chosen or fitted on training folds,
+    scored on held-out questions): each chosen evaluator against the paper's best Table 2 row,
+    and paired against the best single method of the training folds and MiniLM BERTScore;
+    then the transfer rows (chosen on one dataset, scored on the other)."""
+    del seed  # every number is lk_x01's
+    t = _read(results, "lk_x01")
+    t = t[t["coefficient"] == "spearman"]
+    judge = str(_params(results, "lk_x01").get("judge") or judge)
     rows = []
-    for dataset in DATASETS:
-        best = paper[(paper["dataset"] == dataset) & (paper["coefficient"] == "spearman")
-                     & paper["judge"].isin(["mistral", "chatgpt"])]
-        if best.empty:
-            continue
-        top = best.loc[best["paper"].idxmax()]
-        line = float(top["paper"])
-        label = f"{line:.3f}"
-        sel = t[(t["dataset"] == dataset) & (t["sample"] == "same items") & (t["mode"] == "prob")
-                & (t["method"] == "linkage-fewshot") & (t["coefficient"] == "spearman")
-                & (t["our_judge"].fillna("") == judge)]
-        if len(sel):
-            r = sel.iloc[0]
-            rows.append(_Row("X", dataset, f"LINKAGE 3-shot vs the paper's best ({label})",
-                             "spearman", judge, float(r["ours"]), float(r["ci_low"]),
-                             float(r["ci_high"]), int(r["n_questions"]), "questions", "lk_t02",
-                             line, line, model_a=judge))
-        part = same[(same["dataset"] == dataset)
-                    & same["method"].isin(["linkage-0shot", "pointwise-ref"])]
-        if part["method"].nunique() < 2:
-            continue
-        wide = part.pivot_table(index=["qid", "doc_id", "grade"], columns="method",
-                                values="score").dropna().reset_index()
-        ranks = wide.groupby("qid")[["linkage-0shot", "pointwise-ref"]].rank()
-        combo = wide[["qid", "doc_id", "grade"]].assign(
-            method="combination", score=ranks.mean(axis=1))
-        r = correlation_rows(combo, by=["method"], seed=seed)
-        r = r[r["coefficient"] == "spearman"].iloc[0]
-        rows.append(_Row("X", dataset, "mean rank of LINKAGE and pointwise (refs) vs the "
-                         f"paper's best ({label})", "spearman", judge,
-                         float(r["ours"]), float(r["ci_low"]), float(r["ci_high"]),
-                         int(r["n_questions"]), "questions", "lk_t02", line, line,
-                         model_a=judge, model_b=judge))
+
+    def add(kind, dataset, evaluator, label, line):
+        sel = t[(t["kind"] == kind) & (t["dataset"] == dataset) & (t["evaluator"] == evaluator)]
+        if sel.empty:
+            return
+        r = sel.iloc[0]
+        paper = float(r["paper"]) if "paper" in r and np.isfinite(r["paper"]) else math.nan
+        rows.append(_Row("X", dataset.split(" -> ")[-1] if kind == "transfer difference"
+                         else dataset, label, "spearman", judge, float(r["ours"]),
+                         float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
+                         "questions", "lk_x01", paper if np.isfinite(line) else 0.0,
+                         paper if np.isfinite(line) else math.nan, model_a=judge,
+                         model_b=judge))
+
+    for ds in DATASETS:
+        best = t[(t["kind"] == "out of sample") & (t["dataset"] == ds)]
+        line = float(best["paper"].iloc[0]) if len(best) else math.nan
+        for ev, name in (("rank average", "rank average"), ("linear", "linear combination")):
+            add("out of sample", ds, ev, f"out of sample: {name} vs the paper's best "
+                                         f"({line:.3f})", line)
+        for ev, name in (("rank average - best single", "rank average - best single"),
+                         ("linear - best single", "linear - best single"),
+                         ("linear - bertscore", "linear - BERTScore")):
+            add("out of sample difference", ds, ev, f"out of sample: {name}", math.nan)
+    for a, b in (("antique", "trec-dl-nf"), ("trec-dl-nf", "antique")):
+        for ev in ("rank average - best single", "linear - best single"):
+            add("transfer difference", f"{a} -> {b}", ev, f"chosen on {_DATA_NAMES[a]}: {ev}",
+                math.nan)
     return rows
 
 
@@ -508,6 +503,14 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
         per = per[per["method"] == "da_prob"]  # D2's rows: the judges' AUROC of da_prob
         return da_rows(per, by=["judge", "method"], seed=seed,
                        statistics=("auroc",)).assign(kind="estimate")
+    if artefact == "lk_x01":
+        from nfeval.linkage.experiments import lk_x01
+
+        p = _params(results, "lk_x01")
+        return lk_x01.evaluate(results, seed=seed, fold_seed=int(p.get("seed", 0)),
+                               folds=int(p["folds"]), repeats=int(p["repeats"]),
+                               methods=",".join(p["methods"]), alpha=float(p["alpha"]),
+                               progress=False).table
     if artefact in ("dq_f03", "dq_f04"):
         from nfeval.debateqa.experiments.intervals import stability_rows
 

@@ -1,11 +1,12 @@
-"""The README's generated blocks, written from the committed results (``make readme``).
+"""The generated blocks of README.md and docs/claims.md, written from the committed results
+(``make readme``).
 
 A block sits between ``<!-- BEGIN <name> -->`` and ``<!-- END <name> -->``;
-everything else in the README is left as it is. Blocks:
+everything else in a page is left as it is. Blocks (:data:`PAGES` says which page has which):
 
-* ``claims-summary`` -- :func:`nfeval.claims.summary`: one line per claim and dataset;
-* ``claims`` -- :func:`nfeval.claims.markdown` of ``results/claims.csv``;
-* ``artefacts`` -- :func:`nfeval.artefacts.readme_table`, the catalogue's rows.
+* ``claims-summary`` (README) -- :func:`nfeval.claims.summary`: one line per claim and dataset;
+* ``artefacts`` (README) -- :func:`nfeval.artefacts.readme_table`, the catalogue's rows;
+* ``claims`` (docs/claims.md) -- :func:`nfeval.claims.markdown` of ``results/claims.csv``.
 
     python -m nfeval.readme README.md           # rewrite the blocks in place
     python -m nfeval.readme README.md --check   # exit 1 if a block is out of date
@@ -20,6 +21,10 @@ from pathlib import Path
 
 from nfeval import NfevalError
 from nfeval.paths import RESULTS
+
+
+#: The pages with generated blocks (relative to the README's folder) and their blocks.
+PAGES = {"README.md": ("claims-summary", "artefacts"), "docs/claims.md": ("claims",)}
 
 
 def blocks(results: Path = RESULTS) -> dict[str, str]:
@@ -55,21 +60,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="only say whether a block is stale")
     args = ap.parse_args(argv)
     try:
-        old = args.readme.read_text(encoding="utf-8")
-        new = render(old, blocks())
+        every = blocks()
+        pages = []
+        for name, names in PAGES.items():
+            path = args.readme if name == "README.md" else args.readme.parent / name
+            old = path.read_text(encoding="utf-8")
+            pages.append((path, old, render(old, {k: every[k] for k in names})))
     except (OSError, NfevalError) as exc:
         print(f"nfeval.readme: {exc}", file=sys.stderr)
         return 2
+    stale = [path for path, old, new in pages if new != old]
     if args.check:
+        for path in stale:
+            print(f"{path}: generated blocks are out of date; run `make readme`")
+        return 1 if stale else 0
+    for path, old, new in pages:
         if new != old:
-            print(f"{args.readme}: generated blocks are out of date; run `make readme`")
-            return 1
-        return 0
-    if new != old:
-        args.readme.write_text(new, encoding="utf-8")
-        print(f"{args.readme}: generated blocks rewritten")
+            path.write_text(new, encoding="utf-8")
+            print(f"{path}: generated blocks rewritten")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

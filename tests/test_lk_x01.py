@@ -1,0 +1,76 @@
+"""lk_x01, the combined evaluator: chosen on training folds only, scored on held-out questions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nfeval.linkage.experiments import lk_x01
+
+
+def _synthetic(n_questions=30, per=6, seed=0):
+    """Candidates with grades 0-3 and three methods: one tracks the grade, one is noise, one
+    is the grade with noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(n_questions):
+        grades = rng.integers(0, 4, per)
+        for d, g in enumerate(grades):
+            rows.append({"dataset": "toy", "qid": str(q), "doc_id": f"{q}_{d}", "grade": g,
+                         "good": float(g), "noise": rng.normal(),
+                         "mixed": g + rng.normal(scale=1.5)})
+    return pd.DataFrame(rows)
+
+
+METHODS = ["good", "noise", "mixed"]
+
+
+def test_no_held_out_grade_is_read_while_choosing():
+    """Shuffling the grades of one fold's held-out questions leaves the choice made for that
+    fold (its best single method, rank average and linear weights) exactly as it was."""
+    frame = _synthetic()
+    qs = lk_x01._questions(frame, METHODS)
+    fold = lk_x01.fold_assignments(len(qs), 5, 0, 0, "toy")
+    rng = np.random.default_rng(1)
+    shuffled = [lk_x01._Question(q.dataset, q.qid, rng.permutation(q.grades) if fold[i] == 0
+                                 else q.grades, q.scores, q.doc_ids)
+                for i, q in enumerate(qs)]
+    _, before = lk_x01.out_of_sample(qs, METHODS, folds=5, repeats=1, seed=0, key="toy")
+    _, after = lk_x01.out_of_sample(shuffled, METHODS, folds=5, repeats=1, seed=0, key="toy")
+    assert before[0] == after[0]  # fold 0 held those questions out
+    assert before[1:] != after[1:]  # the other folds trained on them, so theirs may move
+
+
+def test_a_method_that_is_the_grade_is_chosen_and_scores_one_out_of_sample():
+    frame = _synthetic()
+    qs = lk_x01._questions(frame, METHODS)
+    per, choices = lk_x01.out_of_sample(qs, METHODS, folds=5, repeats=2, seed=0, key="toy")
+    assert {c["best_single"] for c in choices} == {"good"}
+    defined = [v for v in per["best single"]["spearman"].values() if np.isfinite(v)]
+    assert defined and np.allclose(defined, 1.0)
+
+
+def test_every_question_is_held_out_once_per_repeat():
+    fold = lk_x01.fold_assignments(53, 5, 0, 3, "trec-dl-nf")
+    assert sorted(np.bincount(fold)) == [10, 10, 11, 11, 11]
+    assert not np.array_equal(fold, lk_x01.fold_assignments(53, 5, 0, 4, "trec-dl-nf"))
+
+
+def test_the_committed_file_gives_rows_with_intervals_and_the_papers_line():
+    exp = lk_x01.run(limit=12, repeats=1, progress=False)
+    t = exp.table
+    oos = t[(t["kind"] == "out of sample") & (t["coefficient"] == "spearman")]
+    assert set(oos["dataset"]) == {"antique", "trec-dl-nf"}
+    assert (oos["ci_low"] <= oos["ours"]).all() and (oos["ours"] <= oos["ci_high"]).all()
+    assert oos["paper"].notna().all()
+    assert {"antique -> trec-dl-nf", "trec-dl-nf -> antique"} <= set(t["dataset"])
+
+
+def test_bad_parameters_are_clear_errors():
+    from nfeval import NfevalError
+
+    with pytest.raises(NfevalError, match="unknown methods"):
+        lk_x01.run(methods="linkage-0shot,nope,bleu", progress=False)
+    with pytest.raises(NfevalError, match="folds"):
+        lk_x01.run(folds=1, progress=False)
