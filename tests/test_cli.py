@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from nfeval.cli import main
+from nfeval.paths import ROOT
 
 
 @pytest.fixture
@@ -68,6 +69,10 @@ def test_data_status_rejects_unknown_names(isolated, capsys):
     (["data", "fetch", "no-such-file"], "no-such-file"),
     (["data", "fetch", "antique"], "NFEVAL_MIRROR"),
     (["models", "prepare", "no-such-model"], "no-such-model"),
+    # the DebateQA test split does not ship: the error names the split that does
+    (["pd", "--answers", str(ROOT / "examples" / "debateqa_answers.jsonl")], "--split sample"),
+    (["da", "--answers", str(ROOT / "examples" / "debateqa_answers.jsonl"), "--split", "dev"],
+     "--split sample"),
 ])
 def test_errors_are_one_clear_line(isolated, capsys, argv, msg):
     assert main(argv) == 2

@@ -477,8 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example:\n  nfeval pd --answers examples/debateqa_answers.jsonl --split sample "
                "--model smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(pd_)
-    pd_.add_argument("--model", required=True,
-                     help="backbone: registry name (nfeval models list), hub id or folder")
+    pd_.add_argument("--model", default="smollm2-135m-instruct",
+                     help="backbone: registry name (nfeval models list), hub id or folder "
+                          "(default smollm2-135m-instruct, the small embedded P.D. backbone)")
     pd_.add_argument("--variant", choices=["paper", "official"], default="paper")
     pd_.add_argument("--restate", help='restate instruction for the paper variant '
                                        '(default: "Please restate.")')

@@ -93,7 +93,14 @@ def prepare_inputs(answers: str | Path, split: str, *, limit: int = 0) -> Scorin
     """
     if limit < 0:
         raise NfevalError(f"--limit must be >= 0, got {limit}")
-    path = question_file(split)
+    try:
+        path = question_file(split)
+    except NfevalError as exc:
+        if split not in ("test", "dev"):
+            raise
+        raise NfevalError(f"the DebateQA {split} split is not on this machine: score against "
+                          f"the project's sample with --split sample, or give a split file "
+                          f"with --split PATH. ({exc})") from None
     items = {it.id: it for it in load_debateqa(path)}
     tmp = read_stdin_to_file() if str(answers) == STDIN else None
     try:
