@@ -320,11 +320,15 @@ def _alignment(results: Path) -> list[_Row]:
                 model_b = "" if b == "acknowledge" else judge
                 note = ("" if same else "a small, cheap backbone against the judge's metrics "
                         "(the paper's economy argument), not the same-backbone comparison")
-                if sel.empty:
+                if sel.empty or int(sel.iloc[0]["n_questions"]) == 0:
+                    why = (f"dq_t02 has no row '{metric} - {b}'" if sel.empty else
+                           f"no question where both are defined ({_name(b)} gives every answer "
+                           f"of a question the same score on the questions P.D. with "
+                           f"{_short(backbone)} was scored on)")
                     rows.append(_Row("D1", dataset, f"{label} - {_name(b)}", "spearman", judge,
                                      math.nan, math.nan, math.nan, 0, "questions", "dq_t02",
                                      model_a=backbone, model_b=model_b, computed=False,
-                                     note=f"not computed: dq_t02 has no row '{metric} - {b}'"))
+                                     note=f"not computed: {why}"))
                     continue
                 r = sel.iloc[0]
                 rows.append(_Row("D1", dataset, f"{label} - {_name(b)}", "spearman", judge,
