@@ -581,14 +581,7 @@ def claims_table(results: str | Path = RESULTS, *, seed: int = 0,
         checked = seed_verdicts(results, seeds)
         cols = [c for c in checked.columns if c.startswith("seed_")]
         labels = [settled(v) for v in checked[cols].itertuples(index=False)]
-    rows, judge = _linkage_table2(results)
-    rows, judge = _linkage_table2(results)
-    rows += _generated_references(results)
-    rows += _alignment(results)
-    rows += _da_validity(results, judge)
-    rows += _stability(results)
-    rows += _beyond(results, judge, seed=seed)
-    df = pd.DataFrame([r.as_dict() for r in rows])
+    df = _rows(results, seed=seed)
     if seeds:
         df["verdict"] = labels
     order = {c: i for i, c in enumerate(CLAIMS)}
@@ -717,7 +710,7 @@ def summary(table: pd.DataFrame) -> str:
         part = table[table["claim"] == claim]
         by = {"D1": "model_a", "D3": "statistic"}.get(claim)
         groups = dict.fromkeys(zip(part["dataset"], part[by] if by else [""] * len(part)))
-        for dataset, sub in groups:
+        for k, (dataset, sub) in enumerate(groups):
             sel = part[part["dataset"] == dataset]
             if by:
                 sel = sel[sel[by] == sub]
@@ -732,8 +725,9 @@ def summary(table: pd.DataFrame) -> str:
             ns = sorted({int(n) for n, vv in zip(sel["n"], v) if vv != "not computed"})
             n = (f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}") if ns else ""
             what = {"D1": f", P.D. with {_short(sub)}", "D3": f", {sub}"}.get(claim, "")
-            lines.append(f"- **{claim}** on {_DATA_NAMES.get(dataset, dataset)}{what} "
-                         f"({CLAIMS[claim].split(' (')[0]}): {len(sel)} "
+            said_claim = f" ({CLAIMS[claim].split(' (')[0]})" if k == 0 else ""
+            lines.append(f"- **{claim}** on {_DATA_NAMES.get(dataset, dataset)}{what}"
+                         f"{said_claim}: {len(sel)} "
                          f"comparison{'s' if len(sel) != 1 else ''}: {said}"
                          f"{'; ' + n if n else ''}.")
     return "\n".join(lines) + "\n"

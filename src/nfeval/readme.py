@@ -5,6 +5,7 @@ A block sits between ``<!-- BEGIN <name> -->`` and ``<!-- END <name> -->``;
 everything else in a page is left as it is. Blocks (:data:`PAGES` says which page has which):
 
 * ``claims-summary`` (README) -- :func:`nfeval.claims.summary`: one line per claim and dataset;
+* ``claims-beyond`` (README) -- the claims table's X rows (lk_x01, out of sample);
 * ``artefacts`` (README) -- :func:`nfeval.artefacts.readme_table`, the catalogue's rows;
 * ``claims`` (docs/claims.md) -- :func:`nfeval.claims.markdown` of ``results/claims.csv``.
 
@@ -24,7 +25,8 @@ from nfeval.paths import RESULTS
 
 
 #: The pages with generated blocks (relative to the README's folder) and their blocks.
-PAGES = {"README.md": ("claims-summary", "artefacts"), "docs/claims.md": ("claims",)}
+PAGES = {"README.md": ("claims-summary", "claims-beyond", "artefacts"),
+         "docs/claims.md": ("claims",)}
 
 
 def blocks(results: Path = RESULTS) -> dict[str, str]:
@@ -39,6 +41,7 @@ def blocks(results: Path = RESULTS) -> dict[str, str]:
         raise NfevalError(f"{path} is missing: run `make results/claims.csv` first.")
     table = pd.read_csv(path, keep_default_na=False, na_values=[""])
     return {"claims-summary": summary(table), "claims": markdown(table),
+            "claims-beyond": markdown(table[table["claim"] == "X"]),
             "artefacts": readme_table()}
 
 
