@@ -35,8 +35,9 @@ def test_dq_t02_with_the_acknowledge_rule_alone(mirror):
     assert set(exp.table["metric"]) == {"acknowledge"}
     assert set(exp.table["dataset"]) == {"antique", "trec-dl-nf"}
     assert (exp.table["n_selected"] == 3).all()
-    assert exp.parameters == {"backbone": get_profile("embedded").pd_backbones[0],
-                              "judge": get_profile("embedded").judge, "judge_mode": "prob",
+    prof = get_profile("embedded")  # default backbones: the judge's model, then the small one
+    assert exp.parameters == {"backbone": f"{prof.judge},{prof.pd_backbones[0]}",
+                              "judge": prof.judge, "judge_mode": "prob",
                               "metrics": ["acknowledge"]}
     assert [s.metric for s in exp.signatures] == ["acknowledge"]
     frame = exp.frames["per_answer_scores"]
@@ -74,15 +75,27 @@ def test_dq_t02_judge_limit_judges_the_first_questions_and_pairs_on_them(mirror,
     monkeypatch.setattr(dq_t02, "score_judge", fake_judge)
     monkeypatch.setattr(dq_t02, "score_pd", lambda lm, qs, **kw: fake_scores(qs, "pd"))
     exp = dq_t02.run(limit=4, max_answers=4, metrics="pd,direct_score", rounds=20,
-                     judge_limit=2, progress=False)
+                     judge_limit=2, backbone="fake-pd", progress=False)
     assert judged == [4]  # 2 questions of each dataset
     t = exp.table[exp.table["coefficient"] == "spearman"].set_index(["kind", "metric", "dataset"])
     for ds in ("antique", "trec-dl-nf"):
-        assert t.loc[("estimate", "pd", ds), "n_questions"] == 4
+        assert t.loc[("estimate", "pd:fake-pd", ds), "n_questions"] == 4
         assert t.loc[("estimate", "direct_score", ds), "n_questions"] == 2
-        assert t.loc[("paired difference", "pd - direct_score", ds), "n_questions"] == 2
+        assert t.loc[("paired difference", "pd:fake-pd - direct_score", ds), "n_questions"] == 2
     sig = {s.metric: s.n for s in exp.signatures}
     assert sig == {"perspective_diversity": 2 * 4 * 4, "direct_score": 2 * 2 * 4}
+    # both default backbones: the judge's model (on the first pd_judge_limit questions per
+    # dataset) and the small one (on all); each paired with the judge metric, never with
+    # each other
+    exp = dq_t02.run(limit=4, max_answers=4, metrics="pd,direct_score", rounds=20,
+                     pd_judge_limit=3, progress=False)
+    t = exp.table[exp.table["coefficient"] == "spearman"].set_index(["kind", "metric", "dataset"])
+    for ds in ("antique", "trec-dl-nf"):
+        assert t.loc[("estimate", "pd:fake-judge", ds), "n_questions"] == 3
+        assert t.loc[("estimate", "pd:fake-pd", ds), "n_questions"] == 4
+        assert t.loc[("paired difference", "pd:fake-judge - direct_score", ds), "n_questions"] == 3
+    assert not exp.table["metric"].str.contains("pd:fake-judge - pd:").any()
+    assert exp.extra["metrics"] == ["pd:fake-judge", "pd:fake-pd", "direct_score"]
     with pytest.raises(NfevalError, match="judge_limit"):
         dq_t02.run(limit=2, judge_limit=-1, metrics="acknowledge", progress=False)
 

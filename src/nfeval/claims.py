@@ -32,6 +32,11 @@ The paper's margin of a LINKAGE comparison is the paper's Mistral-7B row
 minus its other row (``paper_margin``; ChatGPT's beside it where printed):
 Mistral is the open judge nearest to ours. DebateQA's Tables 2-3 print no
 numbers in our copy of the paper, so its rows have none.
+
+Why this file is long: it is the one place where a claim becomes rows, so the generation of
+the comparisons from the papers' tables, the five-seed check that recomputes every source's
+rows from its per-unit file (one short adapter per source) and the table's two renderings
+(the README's summary and markdown, the forest plot) sit beside the claims they serve.
 """
 
 from __future__ import annotations

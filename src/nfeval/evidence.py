@@ -36,6 +36,11 @@ items recomputed here are from the committed ones, are :mod:`nfeval.evidence_cos
 
 ``NFEVAL_STORE=<folder>`` with ``NFEVAL_STORE_READ=own`` recomputes every item into that folder
 instead of reading the committed ones (a full rerun on another machine, to compare).
+
+Why this file is long: the plan (its stages and their order), the stage log and the
+projection it allows, the store check that decides a logged stage is still done, and the
+interruptible driver are one program a user runs for hours; split, each part would import
+the others.
 """
 
 from __future__ import annotations

@@ -161,9 +161,10 @@ def _table(scores: pd.DataFrame, human: pd.DataFrame, selections, seed: int) -> 
     """Estimates and paired differences, with the selection's sizes and the paper's column
     (dropped when the paper gives no value, as for Table 2 in our copy)."""
     rows = alignment_rows(scores, human, seed=seed).assign(kind="estimate")
-    diffs = pd.concat([alignment_differences(scores, human, reference=m, seed=seed)
-                       for m in dict.fromkeys(scores["metric"]) if is_pd(m)],
-                      ignore_index=True).assign(kind="paired difference")
+    parts = [alignment_differences(scores, human, reference=m, seed=seed)
+             for m in dict.fromkeys(scores["metric"]) if is_pd(m)]
+    diffs = (pd.concat(parts, ignore_index=True) if parts
+             else pd.DataFrame(columns=rows.columns)).assign(kind="paired difference")
     table = (pd.concat([rows, diffs], ignore_index=True)
              .sort_values("dataset", kind="stable").reset_index(drop=True))
     table["n_selected"] = table["dataset"].map({s.dataset: len(s.questions) for s in selections})

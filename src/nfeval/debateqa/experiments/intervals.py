@@ -36,6 +36,10 @@ question share its partial answers and are not independent
 The score frames are :func:`nfeval.debateqa.experiments.systems.score_systems`'s long tables
 (``system, id, metric, evaluator, score``); ``id`` is the question.
 Beyond the paper: the paper reports none of these intervals.
+
+Why this file is long: every interval of the answering-system tables (means, paired
+differences, ratios, the correlations between evaluators, decision agreement, the combined
+ranking) shares one cluster-bootstrap helper and one score matrix; the functions are short.
 """
 
 from __future__ import annotations
