@@ -143,3 +143,11 @@ def test_std_interval_needs_two_values():
     assert one.n == 1 and math.isnan(one.estimate) and math.isnan(one.low)
     same = std_interval([0.25, 0.25, 0.25])
     assert (same.estimate, same.low, same.high) == (0.0, 0.0, 0.0)
+
+
+def test_an_interval_on_fewer_than_ten_units_carries_a_warning():
+    from nfeval.metrics.intervals import SMALL_N, small_n_warning
+
+    assert "only 2 questions" in small_n_warning(2) and "cannot be trusted" in small_n_warning(2)
+    assert small_n_warning(SMALL_N) == "" and small_n_warning(0) == ""
+    assert "answers" in small_n_warning(3, "answers")

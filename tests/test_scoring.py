@@ -45,7 +45,8 @@ def test_official_pd_from_the_command_line_equals_the_hand_computation(
                  "--variant", "official", "--dtype", "float32"]) == 0
     out = capsys.readouterr().out.strip()
     m = re.fullmatch(r"File: (.+), Average P\.D\. score: ([0-9.e+-]+) \(95% CI [0-9.e+-]+ to "
-                     r"[0-9.e+-]+, 2 answers\) \| (metric:.+)", out)
+                     r"[0-9.e+-]+, 2 answers\) \(warning: only 2 answers; [^)]+\) \| (metric:.+)",
+                     out)
     assert m and m.group(1) == str(a.resolve())
     sig = m.group(3)
     assert sig.startswith("metric:perspective_diversity|variant:official|model:")

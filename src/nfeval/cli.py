@@ -146,7 +146,7 @@ def _default_out(name, metric: str) -> str:
 
 def _report(args: argparse.Namespace, inputs, table, column: str, label: str,
             signature) -> int:
-    from nfeval.metrics.intervals import mean_interval
+    from nfeval.metrics.intervals import mean_interval, small_n_warning
     from nfeval import NothingScored
     from nfeval.debateqa.scoring import mean_score
 
@@ -162,7 +162,8 @@ def _report(args: argparse.Namespace, inputs, table, column: str, label: str,
     iv = mean_interval(table[column].dropna().tolist(), seed=args.seed, key=column,
                        unit="answers")
     ci = ("" if math.isnan(iv.low) else
-          f" (95% CI {iv.low:.6g} to {iv.high:.6g}, {iv.n} answers)")
+          f" (95% CI {iv.low:.6g} to {iv.high:.6g}, {iv.n} answers)"
+          f"{small_n_warning(iv.n, 'answers')}")
     print(f"File: {inputs.answers_path}, Average {label} score: {mean}{extra}{ci} | "
           f"{signature.as_string()}", file=_say(args))
     print(f"per-answer scores: {where} ({len(table)} answers, {len(inputs.skipped)} skipped)",

@@ -13,6 +13,7 @@ from nfeval.linkage import judges as J
 from nfeval.linkage import lexical as LX
 from nfeval.linkage.references import ReferenceSplit
 from nfeval.linkage.file_format import COLUMNS, LinkageFile, method_kind, method_label
+from nfeval.metrics.intervals import small_n_warning
 
 
 @dataclass
@@ -69,7 +70,8 @@ class LinkageScores:
                   f"95% CI {r.ci_low:.3f} to {r.ci_high:.3f}")
             out.append(f"{r.coefficient} with the human grades: {r.ours:.3f} ({ci}; "
                        f"{r.n_questions} questions, {r.n_skipped_undefined} undefined, "
-                       f"{r.n_candidates} candidates)")
+                       f"{r.n_candidates} candidates)"
+                       f"{small_n_warning(int(r.n_questions)) if not math.isnan(r.ci_low) else ''}")
         return out
 
 

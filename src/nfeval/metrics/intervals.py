@@ -41,6 +41,8 @@ from nfeval.hashing import derived_seed
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 10_000
+#: Below this many resampled units a printed interval carries :func:`small_n_warning`.
+SMALL_N = 10
 METHOD = "percentile"
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "mean_interval",
     "paired_difference",
     "proportion_interval",
+    "small_n_warning",
     "std_interval",
 ]
 
@@ -80,6 +83,15 @@ class Interval:
         """``ours``/``ci_low``/``ci_high``/``n_<unit>`` as table columns."""
         return {f"{prefix}ours": self.estimate, f"{prefix}ci_low": self.low,
                 f"{prefix}ci_high": self.high, f"{prefix}n_{self.unit}": self.n}
+
+
+def small_n_warning(n: int, unit: str = "questions") -> str:
+    """" (warning: only n units; an interval on so few cannot be trusted)" below
+    :data:`SMALL_N` units, else "": what a command prints after such an interval."""
+    if 0 < n < SMALL_N:
+        return (f" (warning: only {n} {unit}; a bootstrap interval on fewer than {SMALL_N} "
+                f"cannot be trusted)")
+    return ""
 
 
 def interval_rng(seed: int, key: str) -> np.random.Generator:
