@@ -137,3 +137,13 @@ def test_server_backends_need_a_base_url(isolated, capsys, backend, tmp_path):
 def test_bad_batch_tokens_is_a_usage_error(isolated, capsys):
     code = main(["linkage", "--answers", "-", "--method", "rouge1", "--batch-tokens", "0"])
     assert code == 2 and "batch_tokens must be >= 1" in capsys.readouterr().err
+
+
+def test_a_mistyped_choice_is_one_line_with_the_nearest_name(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["linkage", "--answers", "x.jsonl", "--method", "rogueL"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == ("nfeval linkage: error: argument --method: unknown choice 'rogueL'; "
+                      "did you mean 'rougeL'?")
+    assert err[1] == "run `nfeval linkage --help` for the options" and len(err) == 2

@@ -427,8 +427,28 @@ Examples:
 """ + EXIT_STATUSES
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with short errors: one line naming the problem (and, for a mistyped choice,
+    the nearest valid one), then where the options are listed, instead of the whole usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        import difflib
+        import re
+
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = [c.strip(" '") for c in m.group(2).split(",")]
+            near = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.5)
+            message = (f"{message.split(':')[0]}: unknown choice {m.group(1)!r}"
+                       + (f"; did you mean {near[0]!r}?" if near else
+                          f"; choose from {', '.join(choices)}"))
+        print(f"{self.prog}: error: {message}\nrun `{self.prog} --help` for the options",
+              file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="nfeval",
         description="Evaluate long-form answers with DebateQA (P.D., D.A.) and LINKAGE, "
                     "and reproduce both papers' tables.",
