@@ -171,3 +171,25 @@ def test_a_reading_names_the_judge_its_table_was_judged_by(paper):
         if not any(name in text for name in _JUDGE_NAMES[judge]):
             wrong.append(f"{a.id}: judged by {judge}, its reading never names it")
     assert wrong == []
+
+
+def test_what_we_found_quotes_rows_of_the_claims_table():
+    """Every value with an interval in the README's "What we found" is a row of
+    results/claims.csv (as rounded), and the row's n is quoted beside it."""
+    import pandas as pd
+
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## What we found")[1].split("\n## ")[0]
+    claims = pd.read_csv(ROOT / "results" / "claims.csv", keep_default_na=False, na_values=[""])
+
+    def close(a, b):
+        return abs(float(a) - b) <= 0.5 * 10 ** -len(a.split(".")[1]) + 1e-9
+
+    quotes = _TRIPLE.findall(section)
+    assert len(quotes) >= 5
+    ns = {int(n) for n in re.findall(r"n = (\d+)", section)}
+    for x, lo, hi in quotes:
+        rows = claims[[close(x, r.ours) and close(lo, r.ci_low) and close(hi, r.ci_high)
+                       for r in claims.itertuples()]]
+        assert len(rows), f"{x} ({lo} to {hi}) is no row of results/claims.csv"
+        assert set(rows["n"]) & ns, f"{x} ({lo} to {hi}): its n is not quoted"
