@@ -84,7 +84,7 @@ reproduce: $(ARTEFACTS) ## Regenerate every artefact (results/*.csv|json, figure
 	@$(MAKE) --no-print-directory readme
 	@echo "artefacts up to date: $(ARTEFACTS)"
 
-readme: $(STAMP) ## Copy the generated tables (the claims) into README.md
+readme: $(STAMP) ## Rewrite the generated blocks (claims, artefacts, stage costs) of README.md and docs/
 	$(PY) -m nfeval.readme README.md
 
 # The evidence run: the judge artefacts at the sizes that decide the papers' claims (their
@@ -93,6 +93,7 @@ readme: $(STAMP) ## Copy the generated tables (the claims) into README.md
 # judges, answer generation) may use both cores here: nothing else should run beside it.
 evidence: $(STAMP) ## Compute (or resume) the evidence run's items, then its tables (hours on CPU; resumable)
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence $(IDS)
+	@$(MAKE) --no-print-directory readme
 
 evidence-cost: $(STAMP) ## Project what `make evidence` costs here from an empty store, and compare the recomputed items with the committed ones (about 25 min; run it alone)
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence_cost --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)

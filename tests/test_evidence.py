@@ -225,6 +225,25 @@ def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():
     assert rows[0]["done"] and rows[1]["projected_s"] is None
 
 
+def test_the_cost_table_has_a_row_per_finished_stage_and_the_totals_per_cpu():
+    row = {"commit": "0123456789abcdef", "item_s": "1800", "finished": "2026-01-01T10:00Z"}
+    log = [{**_log("lk_t05", {"limit": 40, **evidence._J}, 40, 3600.0, 10), **row,
+            "machine": "x86_64/avx2"},
+           {**_log("lk_t05", {"limit": 0, **evidence._J}, 100, 7200.0, 20), **row,
+            "machine": "x86_64/avx2", "finished": ""},  # only started: no cost yet
+           {**_log("dq_t03", {}, "", 36.0, 0), **row, "item_s": "0", "machine": "x86_64/amx"}]
+    text = evidence.cost_table(log)
+    rows = [line for line in text.splitlines() if line.startswith("| 2026")]
+    assert rows == [
+        "| 2026-01-01 10:00Z | lk_t05 | `judge=1.5B limit=40` | 40 | 10 | 0.50 | 1.00 | "
+        "`x86_64/avx2` | `0123456789` |",
+        "| 2026-01-01 10:00Z | dq_t03 | `defaults` | - | 0 | 0.00 | 0.01 | `x86_64/amx` | "
+        "`0123456789` |"]
+    assert "2 finished stages: 10 items in 0.5 item-hours (per CPU: `x86_64/avx2` 0.5; " \
+           "`x86_64/amx` 0.0)" in text
+    assert evidence.cost_table([]) == "No stage has finished yet.\n"
+
+
 def test_a_run_skips_the_stages_its_log_holds_and_says_so(tmp_path, monkeypatch, capsys):
     import papermill as pm
 

@@ -23,6 +23,18 @@ models use nothing of the metrics):
 
 __version__ = "0.1.0"
 
+#: Subpackages that ``nfeval.<name>`` imports on first use (``import nfeval`` stays light).
+_LAZY = ("linkage", "debateqa", "metrics", "models", "data")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"nfeval.{name}")
+    raise AttributeError(f"module 'nfeval' has no attribute {name!r}")
+
+
 class NfevalError(Exception):
     """An error with a message meant for the user: what went wrong and the fix."""
 

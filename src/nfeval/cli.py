@@ -132,10 +132,10 @@ def _say(args: argparse.Namespace):
 
 def _write_csv(table, out: str) -> str:
     if out == "-":
-        table.to_csv(sys.stdout, index=False, float_format="%.6g", lineterminator="\n")
+        table.to_csv(sys.stdout, index=False, lineterminator="\n")
         sys.stdout.flush()
         return "standard output"
-    table.to_csv(out, index=False, float_format="%.6g", lineterminator="\n")
+    table.to_csv(out, index=False, lineterminator="\n")
     return out
 
 
@@ -144,57 +144,90 @@ def _default_out(name, metric: str) -> str:
     return f"{stem}.{metric}.csv"  # in the current folder
 
 
-def _report(args: argparse.Namespace, inputs, table, column: str, label: str,
-            signature) -> int:
-    from nfeval.metrics.intervals import mean_interval, small_n_warning
+def _report(args: argparse.Namespace, result, where: str) -> int:
+    """Print a run's summary lines (and write ``--summary``); the exit status."""
     from nfeval import NothingScored
-    from nfeval.debateqa.scoring import mean_score
 
-    for line in inputs.skipped:
-        print(f"nfeval: skipped {line}", file=sys.stderr)
-    where = _write_csv(table, args.out or _default_out(inputs.answers_path, column))
-    mean, unparsed = mean_score(table[column])
-    extra = f" ({unparsed} unparsed)" if unparsed else ""
-    if "cut_tokens" in table and (table["cut_tokens"] > 0).any():
-        cut = table["cut_tokens"]
-        extra += (f" ({int((cut > 0).sum())} answer(s) cut to fit the judge's window: "
-                  f"{int(cut.sum())} tokens, column cut_tokens)")
-    iv = mean_interval(table[column].dropna().tolist(), seed=args.seed, key=column,
-                       unit="answers")
-    ci = ("" if math.isnan(iv.low) else
-          f" (95% CI {iv.low:.6g} to {iv.high:.6g}, {iv.n} answers)"
-          f"{small_n_warning(iv.n, 'answers')}")
-    print(f"File: {inputs.answers_path}, Average {label} score: {mean}{extra}{ci} | "
-          f"{signature.as_string()}", file=_say(args))
-    print(f"per-answer scores: {where} ({len(table)} answers, {len(inputs.skipped)} skipped)",
-          file=sys.stderr)
-    if math.isnan(mean):
-        raise NothingScored(f"no answer got a {label} score ({unparsed} unparsed)")
+    say = _say(args)
+    extra = f" ({result.n_unparsed} unparsed)" if result.n_unparsed else ""
+    cut_items, cut_tokens = result.cut
+    if cut_items:
+        extra += (f" ({cut_items} {result.item_unit} cut to fit the judge's window: "
+                  f"{cut_tokens} tokens, column cut_tokens)")
+    if result.item_unit == "answers":
+        print(f"File: {result.source}, Average {result.label} score: "
+              f"{result.score_line()}{extra} | {result.signature.as_string()}", file=say)
+    else:
+        print(f"File: {result.source}, {result.label}: {result.n_items} candidates of "
+              f"{result.n_questions} questions scored{extra}, mean score "
+              f"{result.score_line()} | {result.signature.as_string()}", file=say)
+    for line in result.correlation_lines():
+        print(line, file=say)
+    print(f"per-{result.item_unit[:-1]} scores: {where} ({result.n_items} {result.item_unit}, "
+          f"{len(result.skipped)} line(s) or question(s) left out)", file=sys.stderr)
+    if args.summary:
+        path = result.write_summary(args.summary, per_item=where)
+        print(f"run summary (JSON): {path}", file=sys.stderr)
+    if result.n_scored == 0:
+        raise NothingScored(f"no {result.item_unit[:-1]} got a {result.label} score "
+                            f"({result.n_unparsed} unparsed)")
     return 0
 
 
-def _pd(args: argparse.Namespace) -> int:
-    from nfeval.debateqa.scoring import pd_signature, prepare_inputs, score_pd
+def _prompt_file(args: argparse.Namespace) -> str | None:
+    """The text of ``--prompt FILE`` (None without it)."""
+    if not getattr(args, "prompt", None):
+        return None
+    p = Path(args.prompt).expanduser()
+    try:
+        return p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise NfevalError(f"cannot read the prompt file {p}: {e.strerror or e}") from None
+
+
+def _debateqa_inputs(args: argparse.Namespace):
+    """Read answers and questions, and report every line left out, before any model loads."""
+    from nfeval.debateqa.scoring import prepare_inputs
 
     inputs = prepare_inputs(args.answers, args.split, limit=args.limit)
+    for line in inputs.skipped:
+        print(f"nfeval: skipped {line}", file=sys.stderr)
+    return inputs
+
+
+def _pd(args: argparse.Namespace) -> int:
+    from nfeval.debateqa.api import debateqa_result
+    from nfeval.debateqa.scoring import pd_signature, score_pd
+
+    inputs = _debateqa_inputs(args)
     model = _load(args.model, args)
     table = score_pd(inputs, model, variant=args.variant, restate=args.restate,
                      use_cache=not args.no_cache, progress=not args.no_progress)
     sig = pd_signature(model, variant=args.variant, restate=args.restate, seed=args.seed,
                        n=int(table["pd"].notna().sum()))
-    return _report(args, inputs, table, "pd", "P.D.", sig)
+    result = debateqa_result(inputs, table, "pd", "P.D.", sig, seed=args.seed)
+    where = _write_csv(table, args.out or _default_out(inputs.answers_path, "pd"))
+    return _report(args, result, where)
 
 
 def _da(args: argparse.Namespace) -> int:
-    from nfeval.debateqa.scoring import da_signature, prepare_inputs, score_da
+    from nfeval.debateqa.api import debateqa_result
+    from nfeval.debateqa.da import check_template
+    from nfeval.debateqa.scoring import da_signature, score_da
 
-    inputs = prepare_inputs(args.answers, args.split, limit=args.limit)
+    prompt = _prompt_file(args)
+    if prompt is not None:
+        check_template(prompt, zero_shot=args.zero_shot)
+    inputs = _debateqa_inputs(args)
     judge = _load(args.judge, args)
     table = score_da(inputs, judge, mode=args.mode, zero_shot=args.zero_shot,
-                     use_cache=not args.no_cache, progress=not args.no_progress)
+                     use_cache=not args.no_cache, progress=not args.no_progress,
+                     template=prompt)
     sig = da_signature(judge, mode=args.mode, zero_shot=args.zero_shot, seed=args.seed,
-                       n=int(table["da"].notna().sum()))
-    return _report(args, inputs, table, "da", "D.A.", sig)
+                       n=int(table["da"].notna().sum()), template=prompt)
+    result = debateqa_result(inputs, table, "da", "D.A.", sig, seed=args.seed)
+    where = _write_csv(table, args.out or _default_out(inputs.answers_path, "da"))
+    return _report(args, result, where)
 
 
 def _unparsed(value: str) -> str | float:
@@ -231,6 +264,14 @@ def _linkage(args: argparse.Namespace) -> int:
         raise NfevalError(f"--shots must be >= 0, got {args.shots}")
     mode = args.mode or "prob"
     unparsed = _unparsed(args.unparsed)
+    prompt = _prompt_file(args)
+    if prompt is not None:
+        if kind != "judge":
+            raise NfevalError(f"--prompt is for the LLM judge methods "
+                              f"({', '.join(SF.JUDGE_METHODS)}), not {method}")
+        from nfeval.linkage.prompts import check_template
+
+        check_template(method, prompt)
     if kind == "judge":  # check the settings before anything is loaded
         from nfeval.linkage.judges import JudgeConfig
 
@@ -283,21 +324,46 @@ def _linkage(args: argparse.Namespace) -> int:
         shots=args.shots, seed=args.seed, unparsed=unparsed, positions=args.positions,
         embedder=args.embedder, rouge=args.rouge, demonstrations=demos,
         max_tokens=args.max_tokens, use_cache=not args.no_cache,
-        progress=not args.no_progress, device=args.device)
+        progress=not args.no_progress, device=args.device, prompt=prompt)
     res = SF.finish(lf, splits, rows, sources, method, model, mode=mode, shots=args.shots,
                     seed=args.seed, prompt_sha=sha, references=args.references,
                     generator=gen_name, unparsed=unparsed, positions=args.positions,
                     embedder=args.embedder, rouge=args.rouge, skipped=skipped,
                     max_tokens=args.max_tokens)
+    from nfeval.linkage.api import linkage_result
+
     where = _write_csv(res.table, args.out or _default_out(lf.name, method))
-    say = _say(args)
-    print(res.summary(lf.name), file=say)
-    for line in res.correlation_lines():
-        print(line, file=say)
-    print(f"per-candidate scores: {where} ({res.n_candidates} candidates, "
-          f"{len(res.skipped)} line(s) or question(s) left out)", file=sys.stderr)
-    if res.n_scored == 0:
-        raise NothingScored(f"no candidate got a score ({res.n_unparsed} unparsed)")
+    return _report(args, linkage_result(res, str(lf.name)), where)
+
+
+COMPARE_DESCRIPTION = """\
+Compare two runs on the same items: A minus B, with a paired 95% bootstrap interval.
+
+  P.D. or D.A. files (nfeval pd|da): two systems' answers to the same questions (or
+  one answer file under two settings); the items are matched by id and the mean of
+  A - B is resampled over answers.
+  LINKAGE files (nfeval linkage): matched by question and candidate id. When both
+  carry human grades, the per-question correlation with the grades is compared
+  (--coefficient; resampled over questions): which method agrees better with
+  people. Without grades the scores themselves are compared, which only means
+  something for the same method (different methods score on different scales).
+
+Files whose items differ are refused, and the message names items found in only one.
+"""
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from nfeval.compare import compare_files
+
+    res = compare_files(args.a, args.b, coefficient=args.coefficient, seed=args.seed)
+    for line in res.lines():
+        print(line)
+    if args.summary:
+        import json
+
+        p = Path(args.summary).expanduser()
+        p.write_text(json.dumps(res.summary(), indent=2) + "\n", encoding="utf-8")
+        print(f"comparison summary (JSON): {p}", file=sys.stderr)
     return 0
 
 
@@ -350,6 +416,10 @@ def _run_arguments(p: argparse.ArgumentParser, unit: str) -> None:
                    help=f"do not reuse or store per-{unit} results (by default an interrupted "
                         "run resumes where it stopped)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--summary", metavar="PATH.json",
+                   help="also write the run summary as JSON: the mean score with its 95%% "
+                        "interval and n, the correlations with the human grades (linkage), "
+                        "counts of scored, unparsed, cut and skipped items, the signature")
 
 
 def _scoring_arguments(p: argparse.ArgumentParser) -> None:
@@ -523,6 +593,9 @@ def build_parser() -> argparse.ArgumentParser:
     da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob")
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
                                                               "its demonstrations")
+    da_.add_argument("--prompt", metavar="FILE",
+                     help="a judge prompt of your own instead of the release's few-shot "
+                          "template; it must hold the slots {question} and {answer}")
     da_.set_defaults(func=_da)
 
     lk = sub.add_parser(
@@ -566,6 +639,11 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--positions", choices=["random", "release"], default="random",
                     help="pairwise: candidate first or second by a seeded coin (default), or "
                          "always first (release)")
+    lk.add_argument("--prompt", metavar="FILE",
+                    help="judge methods: a prompt of your own instead of the release's; slots "
+                         "(written #name): linkage, pointwise-ref(-graded): #question #ground "
+                         "#candidate; pointwise: #question #candidate; pairwise: #question "
+                         "#answer_a #answer_b")
     lk.add_argument("--embedder", help="bertscore methods: encoder (default minilm-l6)")
     lk.add_argument("--rouge", choices=["rouge-score", "release"], default="rouge-score",
                     help="ROUGE implementation (default rouge-score; release: the pltrdy "
@@ -573,6 +651,25 @@ def build_parser() -> argparse.ArgumentParser:
     _model_arguments(lk)
     _run_arguments(lk, "question")
     lk.set_defaults(func=_linkage)
+
+    cmp_ = sub.add_parser(
+        "compare", help="paired difference of two per-item outputs of the same items, with "
+                        "its 95%% interval",
+        formatter_class=raw, description=COMPARE_DESCRIPTION,
+        epilog="Examples:\n"
+               "  nfeval linkage --answers examples/linkage_answers.jsonl --method rougeL\n"
+               "  nfeval linkage --answers examples/linkage_answers.jsonl --method bleu\n"
+               "  nfeval compare linkage_answers.rougeL.csv linkage_answers.bleu.csv\n\n"
+               "Exit status: 0 compared; 2 the files cannot be compared (the message says why).")
+    cmp_.add_argument("a", metavar="A.csv", help="per-item CSV written by nfeval linkage|pd|da")
+    cmp_.add_argument("b", metavar="B.csv", help="the other run, on the same items")
+    cmp_.add_argument("--coefficient", choices=["kendall", "spearman", "pearson"],
+                      default="kendall",
+                      help="linkage files with human grades: the correlation compared "
+                           "(default kendall)")
+    cmp_.add_argument("--seed", type=int, default=0, help="seed of the bootstrap interval")
+    cmp_.add_argument("--summary", metavar="PATH.json", help="also write the result as JSON")
+    cmp_.set_defaults(func=_compare)
     return parser
 
 
@@ -593,6 +690,14 @@ def main(argv: Sequence[str] | None = None) -> int:
               "nfeval: interrupted; finished items are cached: run the same command again "
               "to resume", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as exc:
+        from nfeval.extras import missing_extra
+
+        err = missing_extra(exc)
+        if err is None:
+            raise
+        print(f"nfeval: error: {err}", file=sys.stderr)
+        return 2
     except NfevalError as err:
         status = getattr(err, "exit_status", 2)
         print(f"nfeval: {'nothing scored' if status == 1 else 'error'}: {err}", file=sys.stderr)

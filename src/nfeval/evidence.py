@@ -9,7 +9,7 @@ then every claim's second, ...), so each claim gets a first verdict before any o
 the DebateQA analyses and the LINKAGE ablations follow. Each stage is logged in
 ``results/evidence/stages.csv`` when it first starts (the store's items and seconds then) and
 when it finishes (wall seconds of the run that finished it; items computed and their seconds
-since its first start, so a stage that spans killed runs and sessions counts all of them;
+since its first start, so a stage that spans several killed and resumed runs counts all of them;
 machine, commit): the run's real cost, the stages a rerun skips, and the rates from which the
 driver projects, before it starts, what each remaining stage will take (the larger of the wall
 and item seconds per question of the artefact's last logged stage times the questions the stage
@@ -189,6 +189,37 @@ def read_log(path: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+def cost_table(log: Sequence[dict]) -> str:
+    """The stage log as a markdown table, one row per finished stage in the log's order, then
+    the totals per CPU (docs/reproduce.md's generated block ``stages``, :mod:`nfeval.readme`);
+    :data:`JUDGE` is written ``1.5B``. A stage only started (running, or killed and not resumed
+    yet) has no cost yet: left out."""
+    import json
+
+    done = [r for r in log if r["finished"]]
+    if not done:
+        return "No stage has finished yet.\n"
+    lines = ["| finished (UTC) | artefact | settings | questions | items | item-hours "
+             "| wall h | CPU | commit |", "|---|---|---|--:|--:|--:|--:|---|---|"]
+    per_cpu: dict[str, float] = {}
+    for r in done:
+        settings = " ".join(f"{k}={v}" for k, v in json.loads(r["stage"]).items()
+                            ).replace(JUDGE, "1.5B")
+        hours = float(r["item_s"] or 0) / 3600
+        per_cpu[r["machine"]] = per_cpu.get(r["machine"], 0.0) + hours
+        lines.append(f"| {r['finished'].replace('T', ' ')} | {r['artefact']} | "
+                     f"`{settings or 'defaults'}` | {r['questions'] or '-'} | "
+                     f"{int(r['items_computed'] or 0):,} | {hours:.2f} | "
+                     f"{float(r['wall_s'] or 0) / 3600:.2f} | `{r['machine']}` | "
+                     f"`{r['commit'][:10]}` |")
+    items = sum(int(r["items_computed"] or 0) for r in done)
+    cpus = "; ".join(f"`{m}` {h:.1f}" for m, h in per_cpu.items())
+    lines.append(f"\nIn all, {len(done)} finished stages: {items:,} items in "
+                 f"{sum(per_cpu.values()):.1f} item-hours (per CPU: {cpus}). "
+                 f"1.5B: `{JUDGE}`.")
+    return "\n".join(lines) + "\n"
+
+
 def _append_log(path: Path, row: dict) -> None:
     """Append a row; a log written with fewer columns is rewritten with all of them."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -284,7 +315,7 @@ PROBE: dict[str, dict] = {
     "lk_t09_t10_f02": {**_ABL, "limit": 1},
 }
 
-#: The budget ``make evidence`` is held to (seconds on 2 cores).
+#: The wall time ``make evidence`` is planned to fit (seconds on 2 cores).
 BUDGET_S = 6 * 3600
 
 

@@ -198,7 +198,7 @@ def measure(folder: Path, ids: Sequence[str]) -> int:
     if any(computed.values()):
         print(f"warning: the committed store lacks items the stages needed: {list(computed)}")
     print(f"the plan from an empty store: recorded {recorded:.0f} s; projected here {total:.0f} s "
-          f"= {total / 3600:.2f} h = {total / BUDGET_S:.2f} x the {BUDGET_S // 3600} h budget; "
+          f"= {total / 3600:.2f} h = {total / BUDGET_S:.2f} x the {BUDGET_S // 3600} h target; "
           f"table: {folder / 'evidence_cost.csv'}")
     print_agreement(agreement(RESULTS, store), folder / "evidence_agreement.csv")
     return 0

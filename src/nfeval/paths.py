@@ -2,20 +2,41 @@
 
 ``ROOT`` is the repository checkout; user-level caches live outside it so a
 fresh clone never carries model weights or downloads.
+
+What scoring reads (the project's prompts, the papers' values, the DebateQA
+sample) is found in the checkout when there is one, else inside the
+installed package (``nfeval/_data``, copied there when the wheel is built:
+``setup.py``), so ``pip install`` gives a package that finds its own files.
 """
 
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: True when this module runs from a repository checkout (``pip install -e`` or PYTHONPATH).
+IN_CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "prompts").is_dir()
+#: Folders of the checkout that ship inside the wheel, by their name under ``nfeval/_data``.
+PACKAGE_DATA = {"prompts": "prompts", "paper_values": "data/paper_values",
+                "debateqa_sample": "data/debateqa_sample"}
+
+
+def package_data(name: str) -> Path:
+    """A shipped folder (:data:`PACKAGE_DATA`): the checkout's copy, else the installed one."""
+    if IN_CHECKOUT:
+        return ROOT / PACKAGE_DATA[name]
+    return Path(str(resources.files("nfeval") / "_data" / name))
+
+
 NOTEBOOKS = ROOT / "notebooks"
 RESULTS = ROOT / "results"
 FIGURES = ROOT / "figures"
 EXECUTED = RESULTS / "executed"
-PAPER_VALUES = ROOT / "data" / "paper_values"
-PROMPTS = ROOT / "prompts"
+PAPER_VALUES = package_data("paper_values")
+PROMPTS = package_data("prompts")
+SAMPLE = package_data("debateqa_sample")
 
 MIRROR_ENV = "NFEVAL_MIRROR"
 CACHE_ENV = "NFEVAL_CACHE"

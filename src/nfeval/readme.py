@@ -1,13 +1,14 @@
-"""The generated blocks of README.md and docs/claims.md, written from the committed results
-(``make readme``).
+"""The generated blocks of README.md, docs/claims.md and docs/reproduce.md, written from the
+committed results (``make readme``).
 
 A block sits between ``<!-- BEGIN <name> -->`` and ``<!-- END <name> -->``;
 everything else in a page is left as it is. Blocks (:data:`PAGES` says which page has which):
 
 * ``claims-summary`` (README) -- :func:`nfeval.claims.summary`: one line per claim and dataset;
-* ``claims-beyond`` (README) -- the claims table's X rows (lk_x01, out of sample);
 * ``artefacts`` (README) -- :func:`nfeval.artefacts.readme_table`, the catalogue's rows;
-* ``claims`` (docs/claims.md) -- :func:`nfeval.claims.markdown` of ``results/claims.csv``.
+* ``claims`` (docs/claims.md) -- :func:`nfeval.claims.markdown` of ``results/claims.csv``;
+* ``stages`` (docs/reproduce.md) -- :func:`nfeval.evidence.cost_table` of
+  ``results/evidence/stages.csv``: what each finished stage of ``make evidence`` cost.
 
     python -m nfeval.readme README.md           # rewrite the blocks in place
     python -m nfeval.readme README.md --check   # exit 1 if a block is out of date
@@ -25,8 +26,8 @@ from nfeval.paths import RESULTS
 
 
 #: The pages with generated blocks (relative to the README's folder) and their blocks.
-PAGES = {"README.md": ("claims-summary", "claims-beyond", "artefacts"),
-         "docs/claims.md": ("claims",)}
+PAGES = {"README.md": ("claims-summary", "artefacts"),
+         "docs/claims.md": ("claims",), "docs/reproduce.md": ("stages",)}
 
 
 def blocks(results: Path = RESULTS) -> dict[str, str]:
@@ -35,14 +36,14 @@ def blocks(results: Path = RESULTS) -> dict[str, str]:
 
     from nfeval.artefacts import readme_table
     from nfeval.claims import markdown, summary
+    from nfeval.evidence import LOG, cost_table, read_log
 
     path = Path(results) / "claims.csv"
     if not path.is_file():
         raise NfevalError(f"{path} is missing: run `make results/claims.csv` first.")
     table = pd.read_csv(path, keep_default_na=False, na_values=[""])
     return {"claims-summary": summary(table), "claims": markdown(table),
-            "claims-beyond": markdown(table[table["claim"] == "X"]),
-            "artefacts": readme_table()}
+            "artefacts": readme_table(), "stages": cost_table(read_log(Path(results) / LOG))}
 
 
 def render(text: str, new: dict[str, str]) -> str:
@@ -50,7 +51,7 @@ def render(text: str, new: dict[str, str]) -> str:
     for name, body in new.items():
         pat = re.compile(rf"(<!-- BEGIN {name} -->\n).*?(<!-- END {name} -->)", re.S)
         if not pat.search(text):
-            raise NfevalError(f"the README has no block {name!r} (<!-- BEGIN {name} --> ... "
+            raise NfevalError(f"the page has no block {name!r} (<!-- BEGIN {name} --> ... "
                               f"<!-- END {name} -->)")
         text = pat.sub(lambda m: m.group(1) + body + m.group(2), text)
     return text

@@ -146,6 +146,7 @@ class AnswerSet:
     path: Path
     answers: dict[int, str]
     problems: list[AnswerProblem] = field(default_factory=list)
+    lines: dict[int, int] = field(default_factory=dict)  # id -> its line (from 1)
 
     def __len__(self) -> int:
         return len(self.answers)
@@ -450,7 +451,7 @@ def load_answers(path: PathLike, *, strict: bool = False) -> AnswerSet:
         else:
             answers[qid] = gen
             first_line[qid] = line
-    return AnswerSet(p, answers, problems)
+    return AnswerSet(p, answers, problems, first_line)
 
 
 # --------------------------------------------------------------------------- prompts

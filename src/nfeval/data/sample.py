@@ -15,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 from nfeval.data.loaders import DebateItem, load_answers, load_debateqa
-from nfeval.paths import ROOT
+from nfeval.paths import SAMPLE
 
-SAMPLE_DIR = ROOT / "data" / "debateqa_sample"
+SAMPLE_DIR = SAMPLE
 ANSWER_SETS = ("balanced", "one_sided", "off_topic", "short")
 
 

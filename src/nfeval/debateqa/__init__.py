@@ -11,5 +11,12 @@ The paper's experiments (alignment with human grades, RAG, the curation
 pipeline, answering systems and their intervals, one module per table) are in :mod:`nfeval.debateqa.experiments`; they use
 these kernels, never the other way round.
 
+On answers held in memory: :func:`perspective_diversity` and
+:func:`dispute_awareness` (:mod:`nfeval.debateqa.api`).
+
 Submodules are imported on use, so importing the package loads no model.
 """
+
+from nfeval.debateqa.api import dispute_awareness, perspective_diversity
+
+__all__ = ["dispute_awareness", "perspective_diversity"]

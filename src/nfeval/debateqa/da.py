@@ -71,6 +71,20 @@ def zero_shot_template(template: str | None = None) -> str:
     return t[:i] + t[j:]
 
 
+def check_template(template: str, *, zero_shot: bool = False) -> str:
+    """``template`` when it can serve as a D.A. prompt, else an error naming what it lacks:
+    the ``{question}`` and ``{answer}`` slots (and, for ``zero_shot``, the
+    "Examples:" ... "Instruction:" block)."""
+    missing = [s for s in ("{question}", "{answer}") if s not in template]
+    if missing:
+        raise NfevalError(f"the D.A. prompt lacks the slot(s) {', '.join(missing)}: a D.A. "
+                          "prompt holds {question} and {answer}, where the question and the "
+                          "answer are filled in")
+    if zero_shot:
+        zero_shot_template(template)
+    return template
+
+
 def da_prompt(question: str, answer: str, *, zero_shot: bool = False,
               template: str | None = None) -> str:
     """The release's D.A. prompt with ``{question}`` and ``{answer}`` filled.

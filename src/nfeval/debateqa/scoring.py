@@ -69,16 +69,20 @@ def question_file(split: str) -> Path:
 
 
 def answers_input(answers: Mapping[int, str], items: Mapping[int, DebateItem], path: Path, *,
-                  name: str | Path = "<answers>", skipped: Sequence[str] = ()) -> ScoringInput:
+                  name: str | Path = "<answers>", skipped: Sequence[str] = (),
+                  lines: Mapping[int, int] | None = None) -> ScoringInput:
     """Keep the answers that can be scored against ``items`` (read from ``path``);
-    list the others (unknown id, empty answer) after ``skipped``."""
+    list the others (unknown id, empty answer) after ``skipped``, each with its line
+    when ``lines`` (id -> line number) is given."""
     skipped = list(skipped)
     kept: dict[int, str] = {}
+    lines = lines or {}
     for qid, text in answers.items():
+        where = f"line {lines[qid]}: " if qid in lines else ""
         if qid not in items:
-            skipped.append(f"id {qid}: not in the question file {path.name}")
+            skipped.append(f"{where}id {qid}: not in the question file {path.name}")
         elif not text.strip():
-            skipped.append(f"id {qid}: empty answer")
+            skipped.append(f"{where}id {qid}: empty answer")
         else:
             kept[qid] = text
     return ScoringInput(Path(name), kept, dict(items), str(path), sha256_file(path), skipped)
@@ -110,7 +114,8 @@ def prepare_inputs(answers: str | Path, split: str, *, limit: int = 0) -> Scorin
             tmp.unlink(missing_ok=True)
     name = "<stdin>" if tmp is not None else answer_set.path
     inputs = answers_input(answer_set.answers, items, path, name=name,
-                           skipped=[str(p) for p in answer_set.problems])
+                           skipped=[str(p) for p in answer_set.problems],
+                           lines=answer_set.lines)
     if limit and len(inputs.answers) > limit:
         inputs.answers = dict(list(inputs.answers.items())[:limit])
     if not inputs.answers:
@@ -182,14 +187,17 @@ def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: st
 
 
 def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool = False,
-             use_cache: bool = True, progress: bool = True) -> pd.DataFrame:
+             use_cache: bool = True, progress: bool = True,
+             template: str | None = None) -> pd.DataFrame:
     """Per-answer D.A. (columns ``id, da, label, mode, raw, cut_tokens``); da is NaN when
-    unparsed; cut_tokens counts the answer's tokens cut to fit the judge's window."""
+    unparsed; cut_tokens counts the answer's tokens cut to fit the judge's window.
+    ``template``: a prompt of one's own (default: the release's few-shot template)."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
     from nfeval.debateqa.da import PROB_CHUNK, da_prob_fitted, da_score
 
-    template = load_prompt("debateqa/dispute_awareness_fewshot")
+    if template is None:
+        template = load_prompt("debateqa/dispute_awareness_fewshot")
     cache = RunCache("da", {"model": judge.info.cache_fields(), "mode": mode, "zero_shot": zero_shot,
                             "kernel": "shared-prefix-tokens" if mode == "prob" else "per-answer",
                             "prompt": sha256_text(template),
@@ -238,9 +246,9 @@ def pd_signature(model, *, variant: str = "paper", restate: str | None = None,
 
 
 def da_signature(judge, *, mode: str = "prob", zero_shot: bool = False,
-                 seed: int | None = 0, n: int | None = None):
+                 seed: int | None = 0, n: int | None = None, template: str | None = None):
     """The :class:`~nfeval.results.Signature` of D.A. scores (prompt: the release's
-    few-shot template)."""
+    few-shot template, or ``template``)."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
     from nfeval.results import Signature
@@ -249,5 +257,6 @@ def da_signature(judge, *, mode: str = "prob", zero_shot: bool = False,
     return Signature(metric="dispute_awareness",
                      variant=f"{mode}{'-zero-shot' if zero_shot else ''}", model=info,
                      dtype=(info or {}).get("dtype"),
-                     prompt_sha256=sha256_text(load_prompt("debateqa/dispute_awareness_fewshot")),
+                     prompt_sha256=sha256_text(template if template is not None else
+                                               load_prompt("debateqa/dispute_awareness_fewshot")),
                      seed=seed, n=n)

@@ -1,4 +1,10 @@
-"""LINKAGE (EMNLP 2024): reference lists, lexical baselines, LLM judges."""
+"""LINKAGE (EMNLP 2024): reference lists, lexical baselines, LLM judges.
+
+``nfeval.linkage.score(questions, candidates, references, method=...)`` scores
+answers held in memory (:func:`nfeval.linkage.api.linkage_score`).
+"""
+
+from nfeval.linkage.api import linkage_score as score
 
 from nfeval.linkage.lexical import correlation_table, lexical_ground_truth, lexical_scores
 from nfeval.linkage.references import (
@@ -12,6 +18,7 @@ from nfeval.linkage.references import (
 )
 
 __all__ = [
+    "score",
     "DEFAULT_PATTERN",
     "ReferenceDraw",
     "ReferenceSplit",

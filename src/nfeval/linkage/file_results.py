@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,6 @@ from nfeval.linkage import judges as J
 from nfeval.linkage import lexical as LX
 from nfeval.linkage.references import ReferenceSplit
 from nfeval.linkage.file_format import COLUMNS, LinkageFile, method_kind, method_label
-from nfeval.metrics.intervals import small_n_warning
 
 
 @dataclass
@@ -58,21 +56,6 @@ class LinkageScores:
         return (f"File: {name}, {self.label}: {self.n_candidates} candidates of "
                 f"{self.n_questions} questions scored{extra}, mean score {mean:.6g} | "
                 f"{self.signature.as_string()}")
-
-    def correlation_lines(self) -> list[str]:
-        """One line per coefficient: the mean over questions of the per-question
-        correlation with the human grades, with its 95% interval and base."""
-        if self.correlations is None:
-            return []
-        out = []
-        for r in self.correlations.itertuples():
-            ci = ("no interval" if math.isnan(r.ci_low) else
-                  f"95% CI {r.ci_low:.3f} to {r.ci_high:.3f}")
-            out.append(f"{r.coefficient} with the human grades: {r.ours:.3f} ({ci}; "
-                       f"{r.n_questions} questions, {r.n_skipped_undefined} undefined, "
-                       f"{r.n_candidates} candidates)"
-                       f"{small_n_warning(int(r.n_questions)) if not math.isnan(r.ci_low) else ''}")
-        return out
 
 
 def _signature(method: str, model, *, mode: str, shots: int, seed: int, n: int,

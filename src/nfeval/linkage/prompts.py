@@ -114,6 +114,40 @@ def release_template(method: str) -> str:
     return load_prompt(PROMPTS[method]).strip()
 
 
+#: The slots a judge prompt of one's own must hold, by method (the release prompts' own).
+REQUIRED_SLOTS = {
+    "linkage": ("question", "ground", "candidate"),
+    "pointwise": ("question", "candidate"),
+    "pointwise-ref": ("question", "ground", "candidate"),
+    "pointwise-ref-graded": ("question", "ground", "candidate"),
+    "pairwise": ("question", "answer_a", "answer_b"),
+}
+
+
+def template_key(method: str) -> str:
+    """The key of ``templates`` (:func:`nfeval.linkage.judges.judge_prompts`) a method reads."""
+    return "pointwise-ref" if method == "pointwise-ref-graded" else method
+
+
+def check_template(method: str, template: str) -> str:
+    """``template`` when it holds every slot of :data:`REQUIRED_SLOTS` for ``method``;
+    else an error that names the missing ones (slots are written ``#name``)."""
+    if method not in REQUIRED_SLOTS:
+        raise NfevalError(f"unknown judge method {method!r}; use one of {', '.join(METHODS)}.")
+    if not template.strip():
+        raise NfevalError("the judge prompt is empty")
+    have = set(_SLOT.findall(template))
+    missing = [f"#{s}" for s in REQUIRED_SLOTS[method] if s not in have]
+    if missing:
+        need = ", ".join(f"#{s}" for s in REQUIRED_SLOTS[method])
+        raise NfevalError(f"the {method} prompt lacks the slot(s) {', '.join(missing)}; a "
+                          f"{method} prompt holds {need} (the question, "
+                          + ("the two answers" if method == "pairwise" else
+                             "the candidate" if method == "pointwise" else
+                             "the reference list and the candidate") + ")")
+    return template
+
+
 def fill_slots(template: str, values: Mapping[str, str | None]) -> str:
     """Replace every ``#name`` whose name has a (non-None) value, in one pass.
 

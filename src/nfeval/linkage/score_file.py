@@ -268,7 +268,8 @@ class _Scorer:
     def __init__(self, method: str, model, *, mode: str, shots: int, seed: int,
                  unparsed: str | float, positions: str, embedder: str | None, rouge: str,
                  demonstrations: dict[str, list[J.Demonstration]], questions: dict[str, str],
-                 max_tokens: int = J.SAMPLING["max_tokens"], device: str | None = None):
+                 max_tokens: int = J.SAMPLING["max_tokens"], device: str | None = None,
+                 prompt: str | None = None):
         self.method, self.model, self.mode, self.shots = method, model, mode, shots
         self.device = device
         self.kind = method_kind(method)
@@ -279,11 +280,18 @@ class _Scorer:
             self.cfg = J.JudgeConfig(method=method, mode=mode, unparsed=unparsed,
                                      positions=positions, seed=seed, max_tokens=max_tokens)
             self.templates = {"fewshot": J.load_fewshot_template()} if shots else {}
-            prompt = J.release_template(method)
+            if prompt is not None:  # a judge prompt of one's own
+                from nfeval.linkage.prompts import check_template, template_key
+
+                self.templates[template_key(method)] = check_template(method, prompt)
+            else:
+                prompt = J.release_template(method)
             self.prompt_sha = sha256_text(prompt + (self.templates["fewshot"].sha256
                                                     if shots else ""))
             self.fields = {"model": model.info.cache_fields(), "config": self.cfg.as_dict(),
                            "shots": shots, "prompt": self.prompt_sha}
+        elif prompt is not None:
+            raise NfevalError(f"a judge prompt is for the LLM judge methods, not {method}")
         elif self.kind == "refppl":
             from nfeval.linkage.refppl import PROMPT
             from nfeval.prompts import prompt_text
@@ -341,15 +349,16 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
                  embedder: str | None = None, rouge: str = "rouge-score",
                  demonstrations: dict[str, list[J.Demonstration]] | None = None,
                  max_tokens: int = J.SAMPLING["max_tokens"],
-                 use_cache: bool = True, progress: bool = True, device: str | None = None
-                 ) -> tuple[list[dict], str | None]:
+                 use_cache: bool = True, progress: bool = True, device: str | None = None,
+                 prompt: str | None = None) -> tuple[list[dict], str | None]:
     """Per-candidate rows of every split, and the prompt checksum of the method.
 
     Each finished question is cached (``use_cache``); on Ctrl-C an
     :class:`nfeval.Interrupted` says how many questions are done.
     ``questions`` maps qid to the question text; ``max_tokens`` bounds a
     sampled reply (judge methods, ``sample`` mode; the paper's 512 by default);
-    ``device`` is where the BERTScore methods' encoder runs.
+    ``device`` is where the BERTScore methods' encoder runs; ``prompt`` is a
+    judge prompt of one's own (judge methods; default the release's).
     """
     from tqdm.auto import tqdm
 
@@ -364,7 +373,7 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
     scorer = _Scorer(method, model, mode=mode, shots=shots, seed=seed, unparsed=unparsed,
                      positions=positions, embedder=embedder, rouge=rouge,
                      demonstrations=demonstrations or {}, questions=questions,
-                     max_tokens=max_tokens, device=device)
+                     max_tokens=max_tokens, device=device, prompt=prompt)
     cache = RunCache(f"linkage-file-{kind}", scorer.fields) if use_cache else None
     rows: list[dict] = []
     todo = []
@@ -405,7 +414,7 @@ def score_linkage_file(lf: LinkageFile, method: str = "linkage", model=None, *,
                        embedder: str | None = None, rouge: str = "rouge-score",
                        max_tokens: int = J.SAMPLING["max_tokens"],
                        use_cache: bool = True, progress: bool = True,
-                       device: str | None = None) -> LinkageScores:
+                       device: str | None = None, prompt: str | None = None) -> LinkageScores:
     """Score a read file (:func:`read_linkage_file`) with one method (module docstring).
 
     ``model``: the judge (judge methods) or the base LM (``refppl``); None
@@ -428,7 +437,8 @@ def score_linkage_file(lf: LinkageFile, method: str = "linkage", model=None, *,
                              mode=mode, shots=shots, seed=seed, unparsed=unparsed,
                              positions=positions, embedder=embedder, rouge=rouge,
                              demonstrations=demos, max_tokens=max_tokens,
-                             use_cache=use_cache, progress=progress, device=device)
+                             use_cache=use_cache, progress=progress, device=device,
+                             prompt=prompt)
     gen_name = generator.info.name if generator is not None and need else None
     return finish(lf, splits, rows, sources, method, model, mode=mode, shots=shots, seed=seed,
                   prompt_sha=sha, references=references, generator=gen_name,

@@ -209,3 +209,34 @@ def cluster_interval(units: Sequence, statistic: Callable[[Sequence], float], *,
     alpha = (1 - confidence) / 2
     low, high = np.percentile(ok, [100 * alpha, 100 * (1 - alpha)])
     return Interval(est, float(low), float(high), n, unit, n_undefined=undefined)
+
+
+def cluster_mean_interval(groups: Mapping[Hashable, Sequence[float]], *, seed: int = 0,
+                          key: str = "", unit: str = "questions",
+                          n_resamples: int = N_RESAMPLES,
+                          confidence: float = CONFIDENCE) -> Interval:
+    """The mean over every item of ``groups`` (NaN left out), resampling whole groups.
+
+    Items of one group (a question's candidates) are not independent, so the
+    bootstrap draws groups with replacement and recomputes the item mean on
+    each draw (the same as :func:`cluster_interval` with that statistic,
+    vectorized). ``n`` counts the groups that hold a value.
+    """
+    sums, counts = [], []
+    for values in groups.values():
+        arr = _finite(values)
+        if arr.size:
+            sums.append(float(arr.sum()))
+            counts.append(int(arr.size))
+    n = len(sums)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, unit)
+    s, c = np.asarray(sums), np.asarray(counts, dtype=float)
+    est = float(s.sum() / c.sum())
+    if n == 1:
+        return Interval(est, math.nan, math.nan, 1, unit)
+    draws = interval_rng(seed, key).integers(0, n, size=(n_resamples, n))
+    values = s[draws].sum(axis=1) / c[draws].sum(axis=1)
+    alpha = (1 - confidence) / 2
+    low, high = np.percentile(values, [100 * alpha, 100 * (1 - alpha)])
+    return Interval(est, float(low), float(high), n, unit, "cluster-bootstrap-percentile")

@@ -1,0 +1,141 @@
+"""P.D. and D.A. on answers held in memory (each returns a :class:`~nfeval.result.Result`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from nfeval import NfevalError
+from nfeval.result import Result, load_model_arg
+
+__all__ = ["debateqa_result", "dispute_awareness", "perspective_diversity"]
+
+
+def debateqa_result(inputs, table: pd.DataFrame, column: str, label: str, signature, *,
+                    seed: int = 0) -> Result:
+    """A :class:`Result` from a per-answer table of ``nfeval pd|da``."""
+    from nfeval.metrics.intervals import mean_interval
+
+    iv = mean_interval(table[column].dropna().tolist(), seed=seed, key=column, unit="answers")
+    return Result(metric=column, label=label, table=table, column=column, item_unit="answers",
+                  score=iv, signature=signature, skipped=list(inputs.skipped),
+                  n_questions=len(inputs.answers), source=str(inputs.answers_path),
+                  lower_is_better=column == "pd")
+
+
+def _memory_inputs(answers: Any, ids: Sequence[int] | None, split: str | None,
+                   questions: Sequence[str] | None, partial_answers: Sequence | None):
+    """:class:`~nfeval.debateqa.scoring.ScoringInput` from in-memory answers."""
+    from nfeval.data import DebateItem, load_debateqa
+    from nfeval.debateqa.scoring import ScoringInput, answers_input, question_file
+    from nfeval.hashing import sha256_text
+
+    if isinstance(answers, str):
+        raise NfevalError("answers must be a list of texts or a dict {id: text}, not one text")
+    if isinstance(answers, Mapping):
+        if ids is not None:
+            raise NfevalError("answers is a dict keyed by id: drop ids")
+        amap = dict(answers)
+    else:
+        answers = list(answers)
+        if ids is not None and len(ids) != len(answers):
+            raise NfevalError(f"ids has {len(ids)} entries for {len(answers)} answers")
+        amap = dict(zip(ids if ids is not None else range(len(answers)), answers))
+    bad = [f"answers[{k!r}]: not a text" for k, v in amap.items() if not isinstance(v, str)]
+    if bad:
+        raise NfevalError("; ".join(bad))
+    if split is not None:
+        if questions is not None or partial_answers is not None:
+            raise NfevalError("give either split (the questions of a DebateQA split) or the "
+                              "questions / partial answers themselves, not both")
+        path = question_file(split)
+        items = {it.id: it for it in load_debateqa(path)}
+        inputs = answers_input(amap, items, path, name="<memory>")
+    else:
+        keys = list(amap)
+        need = partial_answers if partial_answers is not None else questions
+        if need is None:
+            raise NfevalError("give the questions' partial answers (P.D.) or questions (D.A.), "
+                              "one per answer, or split='sample' (or test, dev, a path)")
+        if len(need) != len(keys):
+            raise NfevalError(f"{len(need)} entries for {len(keys)} answers; give one per "
+                              "answer, in the same order")
+        items = {}
+        for k, key in enumerate(keys):
+            q = questions[k] if questions is not None else ""
+            parts = list(partial_answers[k]) if partial_answers is not None else []
+            if partial_answers is not None and not parts:
+                raise NfevalError(f"partial_answers[{k}] is empty")
+            items[key] = DebateItem(key, q, parts)
+        digest = sha256_text(json.dumps(
+            [[str(k), it.question, [getattr(p, "text", p) for p in it.partial_answers]]
+             for k, it in items.items()], default=str))
+        inputs = ScoringInput(Path("<memory>"), {}, items, "<memory>", digest)
+        for key, text in amap.items():
+            if not text.strip():
+                inputs.skipped.append(f"answers[{key!r}]: empty answer")
+            else:
+                inputs.answers[key] = text
+    inputs.skipped = [re.sub(r"^id (\S+):", r"answers[\1]:", s) for s in inputs.skipped]
+    if inputs.skipped:
+        raise NfevalError(f"{len(inputs.skipped)} answer(s) cannot be scored: "
+                          + "; ".join(inputs.skipped))
+    return inputs
+
+
+def perspective_diversity(answers: Sequence[str] | Mapping[Any, str], *,
+                          partial_answers: Sequence[Sequence[Any]] | None = None,
+                          ids: Sequence[Any] | None = None, split: str | None = None,
+                          model: Any = None, variant: str = "paper",
+                          restate: str | None = None, seed: int = 0, backend: str = "hf",
+                          use_cache: bool = True, progress: bool = True) -> Result:
+    """DebateQA's P.D. of each answer (lower is better).
+
+    Either ``partial_answers`` (one list of reference texts per answer, the
+    question's points of view) or ``split`` ("sample", "test", "dev" or a
+    question file; ``answers`` then maps question ids to texts, or comes with
+    ``ids``). ``model``: the backbone LM (default smollm2-135m-instruct), a
+    name or a loaded model.
+    """
+    from nfeval.debateqa.scoring import pd_signature, score_pd
+
+    inputs = _memory_inputs(answers, ids, split, None, partial_answers)
+    lm = load_model_arg(model, "smollm2-135m-instruct", backend=backend)
+    table = score_pd(inputs, lm, variant=variant, restate=restate, use_cache=use_cache,
+                     progress=progress)
+    sig = pd_signature(lm, variant=variant, restate=restate, seed=seed,
+                       n=int(table["pd"].notna().sum()))
+    return debateqa_result(inputs, table, "pd", "P.D.", sig, seed=seed)
+
+
+def dispute_awareness(answers: Sequence[str] | Mapping[Any, str], *,
+                      questions: Sequence[str] | None = None, ids: Sequence[Any] | None = None,
+                      split: str | None = None, model: Any = None, mode: str = "prob",
+                      zero_shot: bool = False, prompt: str | None = None, seed: int = 0,
+                      backend: str = "hf", use_cache: bool = True,
+                      progress: bool = True) -> Result:
+    """DebateQA's D.A. of each answer: does it say the question is debated (1) or not (0).
+
+    Either ``questions`` (one per answer) or ``split`` (as
+    :func:`perspective_diversity`). ``model``: the judge (default
+    qwen2.5-coder-1.5b-instruct); ``prompt``: a template of one's own with
+    the ``{question}`` and ``{answer}`` slots (default: the release's few-shot
+    template).
+    """
+    from nfeval.debateqa.da import check_template
+    from nfeval.debateqa.scoring import da_signature, score_da
+
+    if prompt is not None:
+        check_template(prompt, zero_shot=zero_shot)
+    inputs = _memory_inputs(answers, ids, split, questions, None)
+    judge = load_model_arg(model, "qwen2.5-coder-1.5b-instruct", backend=backend)
+    table = score_da(inputs, judge, mode=mode, zero_shot=zero_shot, use_cache=use_cache,
+                     progress=progress, template=prompt)
+    sig = da_signature(judge, mode=mode, zero_shot=zero_shot, seed=seed,
+                       n=int(table["da"].notna().sum()), template=prompt)
+    return debateqa_result(inputs, table, "da", "D.A.", sig, seed=seed)

@@ -1,0 +1,35 @@
+"""Which optional part of ``pip install nfeval[...]`` a missing module belongs to.
+
+``pip install nfeval`` brings what the lexical methods, the file readers and
+``nfeval compare`` need; the language models, llama.cpp, the HTTP backends,
+the notebooks and the curation pipeline are extras (``pyproject.toml``). A
+module missing from one of them becomes one error that names the install
+command, instead of a traceback.
+"""
+
+from __future__ import annotations
+
+from nfeval import NfevalError
+
+#: top-level module -> the extra that installs it
+EXTRA_OF = {
+    "torch": "models", "transformers": "models", "accelerate": "models",
+    "safetensors": "models", "tokenizers": "models", "gguf": "models",
+    "bert_score": "models", "sentence_transformers": "models",
+    "llama_cpp": "llama", "httpx": "http", "rouge": "release",
+    "papermill": "notebooks", "nbformat": "notebooks", "matplotlib": "notebooks",
+    "seaborn": "notebooks", "sklearn": "notebooks", "psutil": "notebooks",
+    "bertopic": "curation", "tldextract": "curation", "langchain_text_splitters": "curation",
+    "bm25s": "curation", "lm_eval": "bench",
+}
+
+
+def missing_extra(exc: ModuleNotFoundError) -> NfevalError | None:
+    """The error to show for ``exc`` when its module belongs to an extra, else None."""
+    name = (exc.name or "").split(".")[0]
+    extra = EXTRA_OF.get(name)
+    if extra is None:
+        return None
+    return NfevalError(f"this needs the Python package {name!r}, which nfeval installs with "
+                       f"its {extra!r} extra: pip install 'nfeval[{extra}]' (from a checkout: "
+                       f"pip install '.[{extra}]')")

@@ -1,0 +1,132 @@
+"""LINKAGE on answers held in memory: ``nfeval.linkage.score`` (returns a :class:`~nfeval.result.Result`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nfeval import NfevalError
+from nfeval.result import Result, json_number, load_model_arg
+
+__all__ = ["linkage_result", "linkage_score"]
+
+
+def _entries(value: Any, what: str, grades: Sequence | None = None) -> list[dict]:
+    """Candidates or references of one question as the file format's objects."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise NfevalError(f"{what} must be a list of texts (or of dicts with a 'text'), "
+                          f"not {type(value).__name__}")
+    if grades is not None and len(grades) != len(value):
+        raise NfevalError(f"{what}: {len(value)} entries but {len(grades)} grades")
+    out = []
+    for k, v in enumerate(value):
+        if isinstance(v, str):
+            obj: dict = {"text": v}
+        elif isinstance(v, Mapping):
+            obj = dict(v)
+        elif isinstance(v, Sequence) and len(v) == 2 and isinstance(v[0], str):
+            obj = {"text": v[0], "grade": v[1]}  # (text, grade)
+        else:
+            raise NfevalError(f"{what}[{k}] must be a text, a (text, grade) pair or a dict "
+                              f"with 'text', not {type(v).__name__}")
+        if grades is not None and grades[k] is not None:
+            obj["grade"] = json_number(grades[k])
+        out.append(obj)
+    return out
+
+
+def _same_length(name: str, value: Sequence | None, n: int) -> None:
+    if value is not None and len(value) != n:
+        raise NfevalError(f"{name} has {len(value)} entries for {n} questions; give one per "
+                          "question (in the same order)")
+
+
+def _positions(messages: Sequence[str], name: str = "questions") -> list[str]:
+    """The file reader's ``line N: ...`` as ``questions[N-1]: ...``."""
+    return [re.sub(r"^line (\d+)", lambda m: f"{name}[{int(m.group(1)) - 1}]", str(s))
+            for s in messages]
+
+
+def linkage_result(res, source: str) -> Result:
+    """A :class:`Result` from :class:`~nfeval.linkage.file_results.LinkageScores`."""
+    from nfeval.metrics.intervals import cluster_mean_interval
+
+    table = res.table
+    groups = {q: g["score"].tolist() for q, g in table.groupby("qid", sort=False)}
+    iv = cluster_mean_interval(groups, seed=res.signature.seed or 0,
+                               key=f"api/linkage/{res.method}", unit="questions")
+    return Result(metric=res.method, label=res.label, table=table, column="score",
+                  item_unit="candidates", score=iv, signature=res.signature,
+                  correlations=res.correlations, skipped=list(res.skipped),
+                  n_questions=res.n_questions, source=source)
+
+
+def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
+                  references: Sequence[Sequence[Any]] | None = None, *,
+                  grades: Sequence[Sequence[float | None]] | None = None,
+                  ids: Sequence[str | int] | None = None, method: str = "linkage",
+                  model: Any = None, mode: str = "prob", shots: int = 0, seed: int = 0,
+                  prompt: str | None = None, positions: str = "random",
+                  unparsed: str | float = "drop", embedder: str | None = None,
+                  rouge: str = "rouge-score", max_tokens: int = 512, backend: str = "hf",
+                  device: str | None = None, use_cache: bool = True,
+                  progress: bool = True) -> Result:
+    """Score candidate answers with LINKAGE or a baseline (``nfeval linkage``'s methods).
+
+    ``questions[i]`` has the candidates ``candidates[i]`` (texts, ``(text,
+    grade)`` pairs or dicts ``{"id", "text", "grade"}``) and the reference
+    list ``references[i]``, best first: texts (grades m-1..0 by position) or
+    ``(text, grade)`` pairs with LINKAGE's integer grades (3 best).
+    ``grades[i]`` (optional) are the candidates' human grades; with them the
+    result carries the correlation with the grades. ``model``: a registry
+    name, hub id, folder or a loaded model (judge methods default to
+    qwen2.5-coder-1.5b-instruct, refppl to gemma3-270m; lexical methods take
+    none). ``prompt``: a judge prompt of one's own, with the method's slots
+    (:data:`nfeval.linkage.prompts.REQUIRED_SLOTS`). Other arguments as
+    ``nfeval linkage --help`` describes.
+    """
+    from nfeval.linkage import score_file as SF
+    from nfeval.linkage.file_format import DEFAULT_MODELS, parse_linkage_text
+    from nfeval.linkage.prompts import check_template
+
+    if isinstance(questions, str) or not isinstance(questions, Sequence):
+        raise NfevalError("questions must be a list of question texts")
+    n = len(questions)
+    if n == 0:
+        raise NfevalError("questions is empty: nothing to score")
+    _same_length("candidates", candidates, n)
+    _same_length("references", references, n)
+    _same_length("grades", grades, n)
+    _same_length("ids", ids, n)
+    kind = SF.method_kind(method)
+    if prompt is not None:
+        if kind != "judge":
+            raise NfevalError(f"prompt is for the LLM judge methods, not {method}")
+        check_template(method, prompt)
+    if kind == "lexical" and model is not None:
+        raise NfevalError(f"method {method} uses no language model: drop model")
+    lines = []
+    for i, q in enumerate(questions):
+        obj: dict[str, Any] = {
+            "id": str(ids[i]) if ids is not None else f"q{i + 1}", "question": q,
+            "candidates": _entries(candidates[i], f"candidates[{i}]",
+                                   grades[i] if grades is not None else None)}
+        if references is not None and references[i] is not None:
+            obj["references"] = _entries(references[i], f"references[{i}]")
+        lines.append(json.dumps(obj))
+    lf = parse_linkage_text("\n".join(lines) + "\n", name="<memory>")
+    _, missing = SF.reference_plan(lf, method, "file", generator=False)
+    problems = _positions(list(lf.skipped) + list(missing))
+    if problems:
+        raise NfevalError(f"{len(problems)} question(s) cannot be scored with {method}: "
+                          + "; ".join(problems))
+    scorer = None
+    if kind != "lexical":
+        scorer = load_model_arg(model, DEFAULT_MODELS[kind], backend=backend)
+    res = SF.score_linkage_file(lf, method, scorer, mode=mode, shots=shots, seed=seed,
+                                unparsed=unparsed, positions=positions, embedder=embedder,
+                                rouge=rouge, max_tokens=max_tokens, use_cache=use_cache,
+                                progress=progress, device=device, prompt=prompt)
+    return linkage_result(res, "<memory>")

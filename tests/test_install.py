@@ -1,0 +1,114 @@
+"""The package installs from a wheel and works outside the checkout.
+
+The wheel is built from a copy of the files a source distribution holds,
+installed into a new virtualenv (core dependencies only: pip's cache makes
+this quick), and used from another folder: ``nfeval linkage --method
+rougeL --summary``, the README's Python example, the shipped prompts, paper
+values and DebateQA sample, and the one-line error a model method gives
+without the ``models`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nfeval.paths import PACKAGE_DATA, ROOT
+
+pytestmark = pytest.mark.slow
+
+#: what a source distribution of the project holds (MANIFEST.in and the package)
+SDIST = ["pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "src", *PACKAGE_DATA.values()]
+
+
+def _run(cmd, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(the new virtualenv's bin folder, a work folder outside the checkout, its env)."""
+    tmp = tmp_path_factory.mktemp("install")
+    src = tmp / "src-copy"
+    for name in SDIST:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, src / name, ignore=shutil.ignore_patterns(
+                "__pycache__", "*.egg-info"))
+        else:
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, src / name)
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                  "-q", "-w", str(tmp / "dist"), str(src)])
+    assert built.returncode == 0, built.stderr[-3000:]
+    wheel = next((tmp / "dist").glob("nfeval-*.whl"))
+    venv = tmp / "venv"
+    made = _run([sys.executable, "-m", "venv", str(venv)])
+    assert made.returncode == 0, made.stderr
+    pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                "--disable-pip-version-check", str(wheel)])
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    work = tmp / "elsewhere"
+    work.mkdir()
+    shutil.copy2(ROOT / "examples" / "linkage_answers.jsonl", work / "answers.jsonl")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "NFEVAL_MIRROR", "VIRTUAL_ENV")}
+    env["NFEVAL_CACHE"] = str(tmp / "cache")
+    env["NFEVAL_OFFLINE"] = "1"
+    return venv / "bin", work, env
+
+
+def test_wheel_carries_the_shipped_files_and_no_checkout_paths(installed):
+    bin_, work, env = installed
+    code = ("import nfeval.paths as p, nfeval.data.sample as s, nfeval.results as r\n"
+            "assert not p.IN_CHECKOUT, p.ROOT\n"
+            "assert (p.PROMPTS / 'linkage_fewshot.txt').is_file(), p.PROMPTS\n"
+            "print(len(s.load_sample().items), len(r.paper_values('lk_t02')))\n")
+    out = _run([str(bin_ / "python"), "-c", code], cwd=work, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    n_items, n_rows = map(int, out.stdout.split())
+    assert n_items == 40 and n_rows > 0
+
+
+def test_cli_scores_and_writes_the_summary_outside_the_checkout(installed):
+    bin_, work, env = installed
+    out = _run([str(bin_ / "nfeval"), "linkage", "--answers", "answers.jsonl", "--method",
+                "rougeL", "--summary", "s.json", "--no-progress"], cwd=work, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    summary = json.loads((work / "s.json").read_text())
+    assert summary["metric"] == "rougeL" and summary["items"]["scored"] == 15
+    assert summary["score"]["n"] == 4 and summary["score"]["ci_low"] <= summary["score"]["mean"]
+    assert {c["coefficient"] for c in summary["correlations_with_grades"]} == {
+        "kendall", "spearman", "pearson"}
+    assert (work / "answers.rougeL.csv").is_file()
+    again = _run([str(bin_ / "nfeval"), "linkage", "--answers", "answers.jsonl", "--method",
+                  "bleu", "--no-progress"], cwd=work, env=env)
+    assert again.returncode == 0, again.stderr[-2000:]
+    cmp_ = _run([str(bin_ / "nfeval"), "compare", "answers.rougeL.csv", "answers.bleu.csv"],
+                cwd=work, env=env)
+    assert cmp_.returncode == 0 and "A - B" in cmp_.stdout and "95% CI" in cmp_.stdout, cmp_
+
+
+def test_readme_python_example_runs_in_the_installed_package(installed):
+    bin_, work, env = installed
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert blocks, "the README has no python example"
+    out = _run([str(bin_ / "python"), "-c", blocks[0]], cwd=work, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "95% CI" in out.stdout
+
+
+def test_a_model_method_without_the_models_extra_names_the_install(installed):
+    bin_, work, env = installed
+    out = _run([str(bin_ / "nfeval"), "linkage", "--answers", "answers.jsonl", "--method",
+                "linkage", "--no-progress"], cwd=work, env=env)
+    assert out.returncode == 2
+    assert "pip install 'nfeval[models]'" in out.stderr and "Traceback" not in out.stderr
