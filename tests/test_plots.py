@@ -42,3 +42,18 @@ def test_paper_differences_mark_the_papers_margin_on_difference_rows_only():
     assert table["paper"].iloc[3:].isna().all()  # the input is left as it was
     two_judges = pd.concat([table.iloc[:1], table])
     assert paper_differences(two_judges, label="shots", keys=["coefficient"])["paper"].iloc[4:].isna().all()
+
+
+def test_interval_bars_compact_leaves_no_empty_slot_and_marks_zero_and_undefined_bars():
+    table = pd.DataFrame({"method": ["a", "a", "b", "c"], "judge": ["j1", "j2", "j2", "j1"],
+                          "ours": [0.5, 0.0, 0.4, float("nan")], "ci_low": [0.4, 0.0, 0.3, float("nan")],
+                          "ci_high": [0.6, 0.0, 0.5, float("nan")], "n_questions": [10, 10, 10, 0]})
+    fig, ax = plt.subplots()
+    interval_bars(ax, table, x="method", hue="judge", paper=None, compact=True)
+    centres = sorted(round(float(p.get_x() + p.get_width() / 2), 6) for p in ax.patches)
+    zero_marks = [c for c in ax.collections if 2.5 in list(c.get_linewidths())]
+    texts = [t.get_text() for t in ax.texts]
+    plt.close(fig)
+    # group a: two bars either side of its tick; b: its one bar centred on 1; c: "n/a" (NaN)
+    assert centres == [-0.2, 0.2, 1.0, 2.0]
+    assert len(zero_marks) == 1 and texts == ["n/a"]

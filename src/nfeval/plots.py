@@ -22,7 +22,8 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
                   n: str = "n_questions", paper: str | None = "paper",
                   order: Sequence | None = None, hue_order: Sequence | None = None,
                   colors: Sequence[str] | None = None, ylabel: str = "",
-                  paper_label: str = "paper", label: Callable[[Any], str] = str) -> None:
+                  paper_label: str = "paper", label: Callable[[Any], str] = str,
+                  compact: bool = False) -> None:
     """Grouped bars of ``ours`` with ``ci_low``..``ci_high`` error bars (one bar per row).
 
     ``x`` names the column whose values are the groups on the x axis (in
@@ -30,7 +31,11 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     Each group's tick label gets ``n=`` (the ``n`` column; a range when the
     bars of a group rest on different n); ``label`` turns a group's value into the
     tick text above that (e.g. long method names on several lines). Rows with a
-    ``paper`` value get a black diamond at it.
+    ``paper`` value get a black diamond at it. A bar too short to see (under 1% of the
+    y range) gets a short thick line in its colour at its value, and a row whose estimate
+    is undefined (NaN) an "n/a" in its slot, so neither reads as a missing row.
+    ``compact``: within a group only the hues that have a row take a slot (centred on the
+    tick), so a group with fewer bars shows no empty slots; colours stay those of the hue.
     """
     order = list(order) if order is not None else list(dict.fromkeys(table[x]))
     hues = ([None] if hue is None else
@@ -38,6 +43,9 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     width = 0.8 / len(hues)
     palette = colors or [f"C{i}" for i in range(len(hues))]
     labels_done: set = set()
+    has = set(zip(table[x], [None] * len(table) if hue is None else table[hue]))
+    present = {xv: [hv for hv in hues if (xv, hv) in has] for xv in order}
+    small: list[tuple[float, float, float, str]] = []
     for hi, hv in enumerate(hues):
         part = table if hue is None else table[table[hue] == hv]
         for xi, xv in enumerate(order):
@@ -45,8 +53,13 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
             if row.empty:
                 continue
             r = row.iloc[0]
-            pos = xi - 0.4 + width * (hi + 0.5)
+            if compact:
+                k, slots = present[xv].index(hv), len(present[xv])
+                pos = xi + (k - (slots - 1) / 2) * width
+            else:
+                pos = xi - 0.4 + width * (hi + 0.5)
             est, lo, hi_ = float(r["ours"]), float(r["ci_low"]), float(r["ci_high"])
+            small.append((pos, est, width * 0.92, palette[hi % len(palette)]))
             err = None
             if not (math.isnan(lo) or math.isnan(hi_)):
                 err = np.array([[max(est - lo, 0.0)], [max(hi_ - est, 0.0)]])
@@ -72,6 +85,12 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     ax.set_xticks(range(len(order)))
     ax.set_xticklabels(ticks, fontsize=7, rotation=0)
     ax.axhline(0, color="grey", lw=0.5)
+    y0, y1 = ax.get_ylim()
+    for pos, est, w, color in small:
+        if math.isnan(est):
+            ax.text(pos, 0, "n/a", ha="center", va="bottom", fontsize=7, color="dimgrey", rotation=90)
+        elif abs(est) < 0.01 * (y1 - y0):  # a bar this short is invisible: mark its value
+            ax.hlines(est, pos - w / 2, pos + w / 2, colors=color, lw=2.5, zorder=4)
     if ylabel:
         ax.set_ylabel(ylabel)
 
