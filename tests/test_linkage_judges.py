@@ -196,7 +196,7 @@ def _quality_judge():
     return ScriptedJudge(reply)
 
 
-@pytest.mark.parametrize("positions", ["random", "release"])
+@pytest.mark.parametrize("positions", ["random", "release", "reference-first"])
 def test_pairwise_weighted_score(positions):
     refs = [ga(f"r{g}", f"quality={g}", g) for g in (3, 2, 1, 0)]
     cands = [ga("c2", "quality=2", 2), ga("c0", "quality=0", 0), ga("c3", "quality=3", 3)]
@@ -209,6 +209,8 @@ def test_pairwise_weighted_score(positions):
     firsts = [j.candidate_first for j in res.judgments]
     if positions == "release":
         assert all(firsts)
+    elif positions == "reference-first":
+        assert not any(firsts)
     else:
         assert 0 < sum(firsts) < len(firsts)
 

@@ -172,6 +172,10 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "questions, judged on others", "lk_x01_combined_evaluator.ipynb", figure=True,
              status="out of sample: no combination beats the best single method",
              after=('lk_t02',)),
+    Artefact("lk_x02", "linkage", "beyond the paper: the pairwise judge's position bias (why "
+             "pairwise sits at chance)", "lk_x02_pairwise_position_bias.ipynb", figure=True,
+             status="n = 120 / 53: the judge prefers the first answer in over 9 of 10 pairs",
+             after=('lk_t02',)),
     Artefact("claims", "both", "The central claims, decided from the tables",
              "claims.ipynb", figure=True,
              status="generated from the tables above",

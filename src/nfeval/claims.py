@@ -225,8 +225,10 @@ def _chance_note(table: pd.DataFrame, dataset: str, method: str, statistic: str,
     r = sel.iloc[0]
     lo, hi = float(r["ci_low"]), float(r["ci_high"])
     if np.isfinite(lo) and np.isfinite(hi) and lo <= line <= hi:
+        why = ("; why: the judge prefers the first answer slot whatever it holds, lk_x02"
+               if "pairwise" in method else "")
         return (f"against a baseline at chance ({_name(method)} alone: {float(r['ours']):.3f}, "
-                f"{lo:.3f} to {hi:.3f}, n = {int(r['n_questions'])})")
+                f"{lo:.3f} to {hi:.3f}, n = {int(r['n_questions'])}{why})")
     return ""
 
 

@@ -636,9 +636,10 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--max-tokens", type=int, default=512, metavar="N",
                     help="sample mode: at most N generated tokens a reply (default 512, the "
                          "paper's; generation stops anyway at the ]] of the first label)")
-    lk.add_argument("--positions", choices=["random", "release"], default="random",
-                    help="pairwise: candidate first or second by a seeded coin (default), or "
-                         "always first (release)")
+    lk.add_argument("--positions", choices=["random", "release", "reference-first"],
+                    default="random",
+                    help="pairwise: candidate first or second by a seeded coin (default), "
+                         "always first (release), or always second (reference-first)")
     lk.add_argument("--prompt", metavar="FILE",
                     help="judge methods: a prompt of your own instead of the release's; slots "
                          "(written #name): linkage, pointwise-ref(-graded): #question #ground "

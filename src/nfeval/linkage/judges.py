@@ -297,7 +297,7 @@ def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
                 if not isinstance(r, GradedAnswer):
                     raise NfevalError("pairwise needs graded references (GradedAnswer).")
                 rk = _answer_key(r, j)
-                first = (True if cfg.positions == "release"
+                first = (cfg.positions == "release" if cfg.positions != "random"
                          else candidate_first(cfg.seed, qid, ck, rk))
                 lead = ("c", i) if first else ("r", j)
                 if lead not in wrapped:

@@ -14,6 +14,11 @@ from nfeval import NfevalError
 from nfeval.hashing import derived_seed
 from nfeval.linkage.prompts import METHODS, MODES, SAMPLING, Answer, GradedAnswer
 
+#: Pairwise positions: a seeded coin per pair (the paper), the candidate always first (the
+#: release's scripts), or always second (with "release", each pair judged in both orders).
+POSITIONS = ("random", "release", "reference-first")
+
+
 @dataclass(frozen=True)
 class JudgeConfig:
     """Everything that decides a judge's numbers besides the model and the data."""
@@ -21,7 +26,8 @@ class JudgeConfig:
     method: str = "linkage"  # see METHODS
     mode: str = "prob"  # "prob" | "sample"
     unparsed: str | float = "drop"  # "drop" | "release" (linkage) | a number to impute
-    positions: str = "random"  # pairwise: "random" (paper) | "release" (candidate always A)
+    # pairwise: "random" (paper) | "release" (candidate always A) | "reference-first" (always B)
+    positions: str = "random"
     no_ref_ground: str = "omit"  # pointwise: "omit" | "release" (unfilled {#ground} line)
     chat: bool = True  # user turn of the judge's chat template; False: raw prompt (release)
     seed: int = 0
@@ -45,8 +51,9 @@ class JudgeConfig:
                                   "parser for the baselines); use 'drop' or a number.")
         elif isinstance(u, bool) or not isinstance(u, (int, float)):
             raise NfevalError(f"unparsed must be 'drop', 'release' or a number, got {u!r}.")
-        if self.positions not in ("random", "release"):
-            raise NfevalError(f"positions must be 'random' or 'release', got {self.positions!r}.")
+        if self.positions not in POSITIONS:
+            raise NfevalError(f"positions must be one of {', '.join(POSITIONS)}, got "
+                              f"{self.positions!r}.")
         if self.no_ref_ground not in ("omit", "release"):
             raise NfevalError("no_ref_ground must be 'omit' or 'release', got "
                               f"{self.no_ref_ground!r}.")
