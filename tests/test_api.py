@@ -184,3 +184,27 @@ def test_the_usage_guide_summary_sample_is_what_the_command_writes(cache):
     for key, value in doc["items"].items():
         assert got["items"][key] == value, key
     assert set(doc) <= set(got) and got["signature"].startswith("metric:rougeL|")
+
+
+def test_a_first_hub_download_says_how_large_it_is(monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    import huggingface_hub
+
+    from nfeval.models import registry
+
+    files = [SimpleNamespace(rfilename="model-00001.safetensors", size=2_000_000_000),
+             SimpleNamespace(rfilename="model-00002.safetensors", size=1_500_000_000),
+             SimpleNamespace(rfilename="pytorch_model.bin", size=9_000_000_000),
+             SimpleNamespace(rfilename="config.json", size=700)]
+
+    class Api:
+        def model_info(self, hub_id, files_metadata=False):
+            assert files_metadata
+            return SimpleNamespace(siblings=files)
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", Api)
+    assert registry.hub_download_size("org/model") == 3_500_000_000
+    registry.announce_download("org/model")
+    err = capsys.readouterr().err
+    assert "downloading it from the hub (about 3.5 GB)" in err

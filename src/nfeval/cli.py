@@ -399,7 +399,8 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
                    help="hf backend: padded tokens per forward batch (default 2048; raise it "
                         "on a GPU; env NFEVAL_BATCH_TOKENS)")
     g.add_argument("--threads", type=int, metavar="N",
-                   help="llama backend: CPU threads (default: all cores)")
+                   help="llama backend: CPU threads (default: env NFEVAL_LLAMA_THREADS, else all "
+                        "cores but one: llama.cpp's threads spin)")
 
 
 def _run_arguments(p: argparse.ArgumentParser, unit: str) -> None:

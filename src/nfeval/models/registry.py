@@ -49,6 +49,7 @@ import json
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -429,6 +430,31 @@ def hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
+def hub_download_size(hub_id: str) -> int | None:
+    """Bytes of the weight files (safetensors, else .bin) the hub holds for a model, or
+    None when the hub does not say."""
+    try:
+        from huggingface_hub import HfApi
+
+        info = HfApi().model_info(hub_id, files_metadata=True)
+    except Exception:  # noqa: BLE001  (no answer: the size is only announced)
+        return None
+    files = [(f.rfilename, f.size or 0) for f in (info.siblings or [])]
+    for suffix in (".safetensors", ".bin"):
+        sizes = [n for name, n in files if name.endswith(suffix)]
+        if sizes:
+            return int(sum(sizes))
+    return None
+
+
+def announce_download(hub_id: str) -> None:
+    """Say, before a first download from the hub starts, what it fetches and how large it is."""
+    size = hub_download_size(hub_id)
+    what = f"about {size / 1e9:.1f} GB" if size else "size unknown"
+    print(f"nfeval: {hub_id} is not in the local Hugging Face cache: downloading it from the "
+          f"hub ({what}) on first use", file=sys.stderr)
+
+
 def hub_cached(hub_id: str) -> bool:
     """Whether the local Hugging Face cache holds this model's config."""
     try:
@@ -500,7 +526,10 @@ def resolve(name_or_path: str, *, weights: bool = True) -> Resolved:
             "use nfeval.models.registry.minilm_path() with sentence-transformers."
         )
     hub_id = spec.hub_id or spec.name
-    if hub_cached(hub_id) or hub_reachable():
+    if hub_cached(hub_id):
+        return Resolved(spec.name, hub_id, None, spec.source, None, spec)
+    if hub_reachable():
+        announce_download(hub_id)
         return Resolved(spec.name, hub_id, None, spec.source, None, spec)
     why = ("HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set" if _hub_offline()
            else "no model hub is reachable from this machine")
