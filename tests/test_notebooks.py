@@ -69,6 +69,7 @@ SMALLEST: dict[str, dict] = {
     "dq_t06": _SMALL_PAIR,
     "dq_t07": _SMALL_PAIR,
     "lk_x01": {"limit": 12, "repeats": 1},
+    "lk_x02": {"limit": 1, "max_candidates": 2, "swap_limit": 1, "judge": _SMOL},
     "claims": {"seed_check": 1},
 }
 
