@@ -27,8 +27,6 @@ Every interval resamples questions (a question's pairs together).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
@@ -40,7 +38,7 @@ from nfeval.metrics.intervals import cluster_mean_interval, mean_interval, paire
 from nfeval.profiles import get_profile
 from nfeval.results import Experiment, Signature
 
-__all__ = ["DATASETS", "ID", "PROTOCOLS", "pair_frame", "run", "summary_rows"]
+__all__ = ["run"]
 
 ID = "lk_x02"
 DATASETS = ("antique", "trec-dl-nf")
@@ -173,8 +171,7 @@ def _averaged(first, second, splits) -> list:
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candidates: int = -1,
-        swap_limit: int = 6, judge: str = "", datasets: Sequence[str] = DATASETS,
-        progress: bool = True) -> Experiment:
+        swap_limit: int = 6, judge: str = "", progress: bool = True) -> Experiment:
     """The diagnostics on lk_t02's judged items (its ``limit`` and ``max_candidates``), with
     both orders judged on the first ``swap_limit`` questions per dataset."""
     prof = get_profile(profile)
@@ -182,7 +179,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
     k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
     model = prof.load(judge_name)
     pairs, scores, counts = [], [], {}
-    for ds in datasets:
+    for ds in DATASETS:
         questions = load_linkage(ds)
         items = judged_items(questions, ds, seed=seed, limit=limit, max_candidates=k)
         counts[ds] = {"questions": len(items.judged), "swap_questions": 0}
