@@ -152,8 +152,8 @@ def _report(args: argparse.Namespace, result, where: str) -> int:
     extra = f" ({result.n_unparsed} unparsed)" if result.n_unparsed else ""
     cut_items, cut_tokens = result.cut
     if cut_items:
-        extra += (f" ({cut_items} {result.item_unit} cut to fit the judge's window: "
-                  f"{cut_tokens} tokens, column cut_tokens)")
+        extra += (f" ({cut_items} cut to fit the judge's window: {cut_tokens} tokens, "
+                  "column cut_tokens)")
     if result.item_unit == "answers":
         print(f"File: {result.source}, Average {result.label} score: "
               f"{result.score_line()}{extra} | {result.signature.as_string()}", file=say)
