@@ -74,11 +74,9 @@ class Comparison:
                 f"reading: {self.reading()}"]
 
     def summary(self) -> dict[str, Any]:
+        from nfeval.result import json_number as num
+
         d = self.difference
-
-        def num(x: float) -> float | None:
-            return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
         return {"a": self.a.describe(), "b": self.b.describe(), "measure": self.measure,
                 "a_mean": num(self.a_mean), "b_mean": num(self.b_mean),
                 "difference": {"a_minus_b": num(d.estimate), "ci_low": num(d.low),
