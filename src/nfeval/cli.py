@@ -359,11 +359,10 @@ def _compare(args: argparse.Namespace) -> int:
     for line in res.lines():
         print(line)
     if args.summary:
-        import json
+        from nfeval.result import write_json
 
-        p = Path(args.summary).expanduser()
-        p.write_text(json.dumps(res.summary(), indent=2) + "\n", encoding="utf-8")
-        print(f"comparison summary (JSON): {p}", file=sys.stderr)
+        print(f"comparison summary (JSON): {write_json(args.summary, res.summary())}",
+              file=sys.stderr)
     return 0
 
 

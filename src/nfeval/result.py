@@ -37,7 +37,7 @@ import pandas as pd
 from nfeval import NfevalError, __version__
 from nfeval.metrics.intervals import Interval, small_n_warning
 
-__all__ = ["Result", "json_number", "load_model_arg"]
+__all__ = ["Result", "json_number", "load_model_arg", "write_json"]
 
 
 def json_number(x: Any) -> Any:
@@ -141,13 +141,7 @@ class Result:
 
     def write_summary(self, path: str | Path, **extra: Any) -> Path:
         """Write :meth:`summary` (plus ``extra`` keys) as JSON; returns the path."""
-        p = Path(path).expanduser()
-        try:
-            p.write_text(json.dumps({**self.summary(), **extra}, indent=2) + "\n",
-                         encoding="utf-8")
-        except OSError as e:
-            raise NfevalError(f"cannot write the summary {p}: {e.strerror or e}") from e
-        return p
+        return write_json(path, {**self.summary(), **extra})
 
     def score_line(self) -> str:
         """``mean (95% CI low to high, n unit)`` with the small-n warning."""
@@ -176,6 +170,16 @@ class Result:
     def __repr__(self) -> str:
         return (f"Result({self.label}: {self.score_line()}; {self.n_scored} of "
                 f"{self.n_items} {self.item_unit} scored)")
+
+
+def write_json(path: str | Path, data: Any) -> Path:
+    """``data`` as indented JSON at ``path``; an unwritable path is an :class:`NfevalError`."""
+    p = Path(path).expanduser()
+    try:
+        p.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise NfevalError(f"cannot write the summary {p}: {e.strerror or e}") from e
+    return p
 
 
 # --------------------------------------------------------------------------- models
