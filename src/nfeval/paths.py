@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 IN_CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "prompts").is_dir()
 #: Folders of the checkout that ship inside the wheel, by their name under ``nfeval/_data``.
 PACKAGE_DATA = {"prompts": "prompts", "paper_values": "data/paper_values",
-                "debateqa_sample": "data/debateqa_sample"}
+                "debateqa_sample": "data/debateqa_sample", "tokenizers": "data/tokenizers"}
 
 
 def package_data(name: str) -> Path:

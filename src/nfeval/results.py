@@ -41,7 +41,7 @@ FLOAT_FORMAT = "%.6g"
 #: What decides the numbers: a change here (uncommitted) makes the commit ``-dirty``.
 #: Results, figures and the item store are outputs, so writing them does not.
 SOURCE_PATHS = ("src", "notebooks", "prompts", "data", "Makefile", "pyproject.toml",
-                "requirements.txt", "requirements-models.txt")
+                "requirements.txt", "requirements-models.txt", "requirements-embed.txt")
 
 
 def git_commit(root: Path = ROOT) -> str:

@@ -91,7 +91,9 @@ class LlamaCppModel(TokenIdScoring, LanguageModel):
                 raise NfevalError(
                     f"The llama backend runs GGUF files; {name_or_path!r} is not one. Use "
                     "backend='hf' for hub models, or pass a .gguf path.")
-            gguf, name = registry.gguf_file(spec.name), spec.name
+            # assembled and checked on first use: a run whose items are all stored
+            # needs neither the weights' packages nor their sha256
+            gguf, name = None, spec.name
             checksum, source = spec.sha256, spec.source
         self._gguf_arg: dict = {}
         if tokenizer is not None:
@@ -107,7 +109,8 @@ class LlamaCppModel(TokenIdScoring, LanguageModel):
         tok = self.tokenizer
         self.bos_id = tok.bos_token_id if tok is not None else None
         self.eos_id = tok.eos_token_id if tok is not None else None
-        self._gguf = gguf
+        self._gguf_path = gguf
+        self._spec = spec
         self._score_threads = score_threads
         self._scorer = None
         self._sliding = None
@@ -119,8 +122,8 @@ class LlamaCppModel(TokenIdScoring, LanguageModel):
             "NFEVAL_LLAMA_THREADS", "").strip()) else {}
         # llama.cpp loads the weights on first use, so a run whose generations are all
         # stored (nfeval.store) never loads them
-        self._llama_args = dict(model_path=str(gguf), n_ctx=int(n_ctx), n_threads=threads,
-                                seed=0, verbose=False, **batch)
+        self._llama_args = dict(n_ctx=int(n_ctx), n_threads=threads, seed=0, verbose=False,
+                                **batch)
         self._llm = None
         # llama.cpp keeps the previous prompt's KV cache and re-encodes only what a new
         # prompt does not share with it. That changes how the prompt is split into
@@ -130,11 +133,19 @@ class LlamaCppModel(TokenIdScoring, LanguageModel):
         self.reuse_prefix = bool(reuse_prefix)
         self.max_length = int(n_ctx)
         self.info = ModelInfo(name=name, backend="llama", source=source, checksum=checksum,
-                              dtype=f"gguf:{gguf.name}", chat_template=self.template,
+                              dtype=f"gguf:{gguf.name if gguf else spec.gguf_name}",
+                              chat_template=self.template,
                               max_length=self.max_length)
 
     def __repr__(self) -> str:
         return f"LlamaCppModel({self.info.name!r})"
+
+    @property
+    def _gguf(self) -> Path:
+        """The GGUF file (an embedded model's is assembled and checked here, on first use)."""
+        if self._gguf_path is None:
+            self._gguf_path = registry.gguf_file(self._spec.name)
+        return self._gguf_path
 
     @property
     def llm(self):
@@ -142,7 +153,7 @@ class LlamaCppModel(TokenIdScoring, LanguageModel):
         if self._llm is None:
             from llama_cpp import Llama
 
-            self._llm = Llama(**self._llama_args)
+            self._llm = Llama(model_path=str(self._gguf), **self._llama_args)
         return self._llm
 
     @property

