@@ -106,12 +106,10 @@ evidence: $(MODELS_STAMP) ## Compute (or resume) the evidence run's items, then 
 evidence-cost: $(MODELS_STAMP) ## Project what `make evidence` costs here from an empty store, and compare the recomputed items with the committed ones (about 25 min; run it alone)
 	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence_cost --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)
 
-# Two workers: the notebooks' kernels spend much of their time starting, importing and reading
-# the store on one core, so two at a time use a 2-core machine better than one (TEST_WORKERS=0
-# runs them one by one). The 15 slowest are listed at the end.
-TEST_WORKERS ?= 2
-test: $(MODELS_STAMP) ## Run the whole test suite (models, local servers, every notebook; about 15 min on 2 cores)
-	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS)) --durations=15
+# One process: the suite is CPU-bound (two pytest-xdist workers on 2 cores took 2,108 s against
+# about 1,850 s for one). The 15 slowest tests are listed at the end.
+test: $(MODELS_STAMP) ## Run the whole test suite (models, local servers, every notebook)
+	$(PY) -m pytest --durations=15
 
 test-fast: $(STAMP) ## Tests without model loading or servers
 	$(PY) -m pytest -m "not slow"

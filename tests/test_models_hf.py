@@ -413,9 +413,13 @@ def test_prefix_reuse_across_calls_gives_the_fresh_values(m32):
 
 @pytest.mark.slow
 @needs_model
-def test_tokenizer_from_the_gguf_file_equals_the_converted_one(tmp_path, monkeypatch):
-    """Before an embedded model is converted, its tokenizer and chat template load from the
-    GGUF file; they must be those of the converted folder (prompts and store keys agree)."""
+def test_tokenizer_from_the_gguf_file_equals_the_converted_one_and_the_pack(tmp_path,
+                                                                          monkeypatch):
+    """The tokenizer and chat template an embedded model's prompts and store keys use load from
+    its tokenizer pack (data/tokenizers); they must be those of the converted folder and of the
+    GGUF file itself. (SmolLM2 only: parsing the larger GGUF files takes a minute or more, which
+    is why the packs exist; tests/test_tokenizer_packs.py checks the others' packs against
+    their converted folders.)"""
     from transformers import AutoTokenizer
 
     from nfeval.models.hf import HFModel
@@ -424,14 +428,21 @@ def test_tokenizer_from_the_gguf_file_equals_the_converted_one(tmp_path, monkeyp
     gguf = registry.gguf_file(SMALL)
     a = AutoTokenizer.from_pretrained(str(folder))
     b = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    texts = ["Hello world", "Animal research saves lives.\n\nQuestion: why?", " [[3]]", "é ü"]
-    assert [a(t)["input_ids"] for t in texts] == [b(t)["input_ids"] for t in texts]
-    msgs = [{"role": "user", "content": "Is it debatable?"}]
-    assert a.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True) == \
-        b.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
-    # an unconverted model (fresh cache) keeps its weights unloaded until used
     monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
+    c = AutoTokenizer.from_pretrained(str(registry.tokenizer_dir(SMALL)))
+    texts = ["Hello world", "Animal research saves lives.\n\nQuestion: why?", " [[3]]", "é ü",
+             "Ünïcode, 数字 123\n\ttabs <|im_end|>"]
+    ids = [[t(x)["input_ids"] for x in texts] for t in (a, b, c)]
+    assert ids[0] == ids[1] == ids[2]
+    assert (a.bos_token_id, a.eos_token_id) == (b.bos_token_id, b.eos_token_id) == \
+        (c.bos_token_id, c.eos_token_id)
+    msgs = [{"role": "user", "content": "Is it debatable?"}]
+    rendered = {t.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+                for t in (a, b, c)}
+    assert len(rendered) == 1
+    # an unconverted model (fresh cache) takes its tokenizer from the pack, weights unloaded
     m = HFModel(SMALL)
-    assert not m.loaded and m._resolved.gguf_file and m.info.dtype == "float32"
+    assert not m.loaded and m.info.dtype == "float32"
+    assert m._resolved.gguf_file is None and m._resolved.path.startswith(str(tmp_path))
     assert m.chat_prompt("Is it debatable?") == \
         a.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)

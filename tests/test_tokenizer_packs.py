@@ -16,8 +16,6 @@ from nfeval.paths import ROOT
 
 EMBEDDED_LMS = [s.name for s in registry.list_models() if s.kind == "embedded-gguf"]
 NO_WEIGHTS = ROOT / "tests" / "no_weights"
-MESSAGES = [{"role": "system", "content": "Rank the answers."},
-            {"role": "user", "content": "Is coffee good for you? Ünïcode, 数字 123\n\ttabs"}]
 
 
 @pytest.mark.parametrize("name", EMBEDDED_LMS)
@@ -60,7 +58,8 @@ def test_a_damaged_pack_is_refused(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", EMBEDDED_LMS)
 def test_the_pack_holds_the_files_of_this_machines_conversion(name):
     """Where this machine has converted the model (registry.prepare, from the GGUF), the pack
-    unpacks to the same bytes."""
+    unpacks to the same bytes. (tests/test_models_hf.py checks SmolLM2's pack against the
+    tokenizer transformers builds from the GGUF file itself.)"""
     folder = registry.model_dir(name)
     if not registry._valid(folder, registry.get_spec(name)):
         pytest.skip(f"{name} is not converted here")
@@ -68,36 +67,6 @@ def test_the_pack_holds_the_files_of_this_machines_conversion(name):
     from nfeval.hashing import sha256_file
 
     assert {f: sha256_file(folder / f) for f in man["files"]} == man["files"]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["smollm2-135m-instruct"])
-def test_the_pack_tokenizes_and_templates_as_the_gguf_does(name):
-    """The pack against the tokenizer transformers builds from the GGUF file itself: the same
-    ids for text with special characters, the same chat template rendering and the same
-    config values the store's model key holds. (SmolLM2 only: parsing the other GGUF files
-    takes a minute or more, which is why the packs exist; the test above covers them where
-    they are converted.)"""
-    from transformers import AutoConfig, AutoTokenizer
-
-    from nfeval.models.hf import _max_length_of, render_messages, template_mode
-
-    try:
-        gguf = registry.gguf_file(name)
-    except NfevalError as exc:
-        pytest.skip(str(exc))
-    packed = registry.tokenizer_dir(name)
-    a = AutoTokenizer.from_pretrained(str(packed))
-    b = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    text = MESSAGES[1]["content"] + " <|im_end|> <start_of_turn> 1 2 3"
-    assert a(text)["input_ids"] == b(text)["input_ids"]
-    assert (a.bos_token_id, a.eos_token_id) == (b.bos_token_id, b.eos_token_id)
-    ca = AutoConfig.from_pretrained(str(packed))
-    cb = AutoConfig.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    mode = template_mode(a, ca.model_type)
-    assert mode == template_mode(b, cb.model_type)
-    assert (render_messages(a, mode, MESSAGES) == render_messages(b, mode, MESSAGES))
-    assert _max_length_of(ca, a) == _max_length_of(cb, b)
 
 
 def test_models_load_with_no_weight_package_and_no_network(tmp_path):
