@@ -226,3 +226,28 @@ def test_combined_rows_follow_da_at_k0_and_pd_for_large_k():
     assert (comb["ci_low"] <= comb["ours"] + 1e-9).all()
     assert (comb["ours"] <= comb["ci_high"] + 1e-9).all()
     assert out[out.quantity == "rank"]["ci_low"].isna().all()
+
+
+def test_the_vectorized_ranking_kendall_equals_the_loop_to_the_last_bit():
+    """system_correlation's Kendall bootstrap computes all resamples at once; every resample's
+    value must be the loop's exactly (NaN where the loop's is), with ties, missing answers and
+    resamples where a system has no answer."""
+    import numpy as np
+
+    from nfeval.debateqa.experiments import intervals as di
+
+    rng = np.random.default_rng(1)
+    for trial in range(20):
+        q, s = int(rng.integers(2, 40)), int(rng.integers(2, 8))
+        mx = rng.normal(size=(q, s)).round(int(rng.integers(0, 3)))
+        my = rng.normal(size=(q, s)).round(1)
+        mx[rng.random((q, s)) < 0.25] = np.nan
+        my[rng.random((q, s)) < 0.25] = np.nan
+        if trial % 3 == 0:
+            mx[:, 1] = mx[:, 0]  # two systems scored alike: tied means
+        draws = rng.integers(0, q, size=(600, q))
+        loop = np.array([di._corr(di._means(mx, r), di._means(my, r), "kendall")
+                         for r in draws])
+        vec = di._batch_kendall_b(di._batch_means(mx, draws), di._batch_means(my, draws))
+        assert np.array_equal(np.isnan(loop), np.isnan(vec)), trial
+        assert np.array_equal(loop[~np.isnan(loop)], vec[~np.isnan(vec)]), trial

@@ -215,6 +215,31 @@ def _means(m: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.where(count > 0, np.nansum(part, axis=0) / np.maximum(count, 1), np.nan)
 
 
+def _batch_means(m: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """:func:`_means` of every row of ``draws`` at once (``len(draws) x`` columns), summed in
+    the same order, so each value is the same to the last bit."""
+    part = m[draws]
+    count = np.sum(~np.isnan(part), axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, np.nansum(part, axis=1) / np.maximum(count, 1), np.nan)
+
+
+def _batch_kendall_b(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`fast_correlation`'s Kendall tau-b of every row pair of ``a`` and ``b`` at once
+    (pairs where either side is NaN left out, NaN where fewer than two remain or a side is
+    constant); the sums are of integers, so the values are those of the loop exactly."""
+    valid = ~(np.isnan(a) | np.isnan(b))
+    both = valid[:, :, None] & valid[:, None, :]
+    with np.errstate(invalid="ignore"):
+        sa = np.where(both, np.sign(a[:, :, None] - a[:, None, :]), 0.0)
+        sb = np.where(both, np.sign(b[:, :, None] - b[:, None, :]), 0.0)
+    num = np.sum(sa * sb, axis=(1, 2))
+    den = np.sqrt(np.sum(sa * sa, axis=(1, 2)) * np.sum(sb * sb, axis=(1, 2)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return np.where(valid.sum(axis=1) >= 2, out, np.nan)
+
+
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     da, db = a - a.mean(), b - b.mean()
     den = math.sqrt(float(da @ da) * float(db @ db))
@@ -264,11 +289,15 @@ def fast_correlation(a: Sequence[float], b: Sequence[float], method: str) -> flo
 _corr = fast_correlation
 
 
-def _cluster(n: int, stat: Callable[[np.ndarray], float], *, seed: int, key: str) -> Interval:
+def _cluster(n: int, stat: Callable[[np.ndarray], float], *, seed: int, key: str,
+             vectorized: Callable[[np.ndarray], np.ndarray] | None = None) -> Interval:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return cluster_interval(list(range(n)), lambda sel: stat(np.asarray(sel, dtype=int)),
-                                seed=seed, key=key, unit=UNIT)
+                                seed=seed, key=key, unit=UNIT, vectorized=vectorized)
+
+
+_BATCH = 500  # resamples per vectorized step (memory: _BATCH x questions x systems floats)
 
 
 # --------------------------------------------------------------------------- correlations
@@ -297,10 +326,17 @@ def system_correlation(scores: pd.DataFrame, x: Selector, y: Selector, *,
     def stat(rows: np.ndarray) -> float:
         return _corr(_means(mx, rows), _means(my, rows), method)
 
+    def every(draws: np.ndarray) -> np.ndarray:  # Kendall: all resamples at once, same values
+        return np.concatenate([
+            _batch_kendall_b(_batch_means(mx, draws[i:i + _BATCH]),
+                             _batch_means(my, draws[i:i + _BATCH]))
+            for i in range(0, len(draws), _BATCH)])
+
     if ok.sum() < 2:
         iv = Interval(math.nan, math.nan, math.nan, len(qids), UNIT)
     else:
-        iv = _cluster(len(qids), stat, seed=seed, key=_key("systems", method, key, x, y))
+        iv = _cluster(len(qids), stat, seed=seed, key=_key("systems", method, key, x, y),
+                      vectorized=every if method == "kendall" else None)
     return _row(iv, n_systems=int(ok.sum()), n_answers=n_answers)
 
 
