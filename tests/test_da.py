@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nfeval import NfevalError
@@ -288,6 +289,31 @@ def test_binary_statistic_equals_da_metrics(labels, scores):
     for name in DA_STATISTICS:
         got = binary_statistic(name, labels, scores)
         assert (math.isnan(got) and math.isnan(want[name])) or got == pytest.approx(want[name])
+
+
+@pytest.mark.parametrize("other", [None, 2])
+def test_the_vectorized_bootstrap_statistics_equal_the_loop_to_the_last_bit(other):
+    """da_rows and da_paired_rows compute every resample at once, each answer weighted by how
+    often its question is drawn; every value must be the loop's exactly (ties at 0.5, one
+    class left, unscored answers, questions without answers)."""
+    from nfeval.debateqa.experiments.tables import (DA_STATISTICS, LabelledQuestion, _statistic,
+                                                    _vectorized)
+
+    rng = np.random.default_rng(1)
+    for trial in range(40):
+        q = int(rng.integers(1, 25))
+        units = []
+        for i in range(q):
+            k = int(rng.integers(1, 6))
+            scores = rng.choice([0.0, 0.25, 0.5, 1.0, float(rng.random())], size=(k, 3))
+            scores[rng.random((k, 3)) < 0.2] = np.nan
+            units.append(LabelledQuestion(i, rng.integers(0, 2, size=k), scores))
+        draws = rng.integers(0, q, size=(40, q))
+        for name in DA_STATISTICS:
+            stat = _statistic(name, 0, other)
+            loop = np.array([stat([units[i] for i in row]) for row in draws])
+            vec = _vectorized(units, name, 0, other)(draws)
+            assert np.array_equal(loop, vec, equal_nan=True), (trial, name)
 
 
 def test_binary_statistic_rejects():

@@ -119,13 +119,14 @@ def test_committed_items_recomputed_on_this_cpu_agree_within_1e_4(tmp_path, mirr
     were recorded on both kinds of CPU (LINKAGE Table 5's first question judged by the 0.5B on
     an AVX2-only one, DebateQA Figure 5's on one with avx512_bf16), so whichever kind runs this
     compares across kinds. (The 0.5B, not the table's 1.5B judge: its items of that question
-    are the AVX2 ones, and it takes a third of the time.) Generated texts are not compared
-    (greedy decoding may diverge between kernels, which is why they are committed)."""
+    are the AVX2 ones, and it takes a third of the time.) Generated texts are read from the
+    committed store, not generated again (greedy decoding may diverge between kernels, which is
+    why they are committed): every number is recomputed on the committed answers."""
     from nfeval.paths import RESULTS
 
     store = tmp_path / "items"
     monkeypatch.setenv("NFEVAL_STORE", str(store))
-    monkeypatch.setenv("NFEVAL_STORE_READ", "own")
+    monkeypatch.setenv("NFEVAL_STORE_READ", "texts")
     evidence.run(["lk_t05", "dq_f05"], tmp_path / "out",
                  {"lk_t05": ({"limit": 1, "lexical_limit": 1,
                               "judge": "qwen2.5-coder-0.5b-instruct"},),

@@ -144,8 +144,13 @@ def test_the_reference_generator_cuts_the_ground_truth_it_rewrites():
 
 
 @pytest.mark.slow
-def test_the_linkage_command_reports_the_cut_candidate(tmp_path, capsys):
+def test_the_linkage_command_reports_the_cut_candidate(tmp_path, capsys, monkeypatch):
     from nfeval.cli import main
+    from nfeval.models import hf
+
+    # the cut is the same at any window: 1,024 tokens instead of SmolLM2's 8,192 keeps the
+    # scoring short (the window itself comes from the model config, tested in test_models_hf)
+    monkeypatch.setattr(hf, "_max_length_of", lambda config, tokenizer: 1024)
 
     line = {"id": "q", "question": "Why does bread go stale faster in the fridge?",
             "candidates": [{"id": "long", "text": LONG, "grade": 1},

@@ -9,6 +9,7 @@ from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.linkage.lexical import (
     bleu,
     correlation_table,
+    lcs_length,
     lexical_ground_truth,
     lexical_scores,
     method_signature,
@@ -32,6 +33,37 @@ ROUGE_CASES = [
 def test_rouge_score_hand_checked(cand, ref, r1, r2, rl):
     got = rouge_f1(cand, ref)
     assert got == pytest.approx({"rouge1": r1, "rouge2": r2, "rougeL": rl})
+
+
+def test_lcs_length_equals_the_quadratic_table():
+    import random
+
+    rng = random.Random(0)
+    for _ in range(300):
+        a = [rng.choice("abcde") for _ in range(rng.randint(0, 80))]
+        b = [rng.choice("abcdef") for _ in range(rng.randint(0, 70))]
+        table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+        for i in range(1, len(a) + 1):
+            for j in range(1, len(b) + 1):
+                table[i][j] = (table[i - 1][j - 1] + 1 if a[i - 1] == b[j - 1]
+                               else max(table[i - 1][j], table[i][j - 1]))
+        assert lcs_length(a, b) == lcs_length(b, a) == table[-1][-1]
+
+
+def test_rouge_equals_rouge_score_to_the_last_bit(mirror):
+    """Every answer of 30 LINKAGE questions against its question's first and last answer."""
+    from rouge_score.rouge_scorer import RougeScorer
+
+    from nfeval.data.loaders import load_linkage
+
+    scorer = RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
+    pairs = [(a.text, ref.text) for q in load_linkage("antique")[:30] for a in q.answers
+             for ref in (q.answers[0], q.answers[-1])]
+    pairs += [(c, r) for c, r, *_ in ROUGE_CASES] + [("", ""), ("¡olé! café", "café olé")]
+    assert len(pairs) > 300
+    for cand, ref in pairs:
+        want = {k: float(v.fmeasure) for k, v in scorer.score(ref, cand).items()}
+        assert rouge_f1(cand, ref) == want, (cand[:60], ref[:60])
 
 
 # Goldens from the `rouge` package 1.0.1 (pltrdy), the one the release imports,

@@ -170,6 +170,29 @@ def test_use_store_off_and_its_errors(tmp_path, monkeypatch):
         use_store("lk_t02", tmp_path)
 
 
+def test_read_mode_texts_recomputes_every_number_on_the_committed_texts(tmp_path, monkeypatch):
+    use_store("t_art", tmp_path)
+    first = stored(CountingModel())
+    first.generate("q")
+    first.label_logprobs("q", ["a", "b"])
+    close_store()
+    monkeypatch.setenv("NFEVAL_STORE", str(tmp_path / "own"))
+    monkeypatch.setenv("NFEVAL_STORE_READ", "texts")
+    use_store("t_art", tmp_path)
+    inner = CountingModel()
+    again = stored(inner)
+    assert again.generate("q").text == "reply to q #0"  # the committed text, not generated
+    again.label_logprobs("q", ["a", "b"])  # a number: recomputed
+    again.generate("new")  # a text the store lacks: generated
+    assert [c[:2] for c in inner.calls] == [("labels", "q"), ("gen", "new")]
+    written = sorted(p.name.rsplit(".", 2)[1] for p in (tmp_path / "own").glob("*/items/*"))
+    assert written == ["gen", "labels"]
+    close_store()
+    monkeypatch.setenv("NFEVAL_STORE_READ", "some")
+    with pytest.raises(NfevalError, match="'own'"):
+        use_store("t_art", tmp_path)
+
+
 def test_use_store_wraps_loaded_models_and_disables_runcache(tmp_path):
     from nfeval.runcache import RunCache
 

@@ -251,3 +251,60 @@ def test_the_vectorized_ranking_kendall_equals_the_loop_to_the_last_bit():
         vec = di._batch_kendall_b(di._batch_means(mx, draws), di._batch_means(my, draws))
         assert np.array_equal(np.isnan(loop), np.isnan(vec)), trial
         assert np.array_equal(loop[~np.isnan(loop)], vec[~np.isnan(vec)]), trial
+
+
+@pytest.mark.parametrize("method", ["kendall", "spearman"])
+def test_the_vectorized_pooled_answer_correlation_equals_the_loop_to_the_last_bit(method):
+    """answer_correlation's bootstrap weights each answer by how often its question is drawn;
+    every resample's value must be the loop's on the resample's answers exactly (ties, missing
+    scores, resamples with fewer than two answers or a constant side)."""
+    import numpy as np
+
+    from nfeval.debateqa.experiments import intervals as di
+
+    rng = np.random.default_rng(2)
+    for trial in range(60):
+        q, s = int(rng.integers(1, 25)), int(rng.integers(1, 9))
+        mx = (rng.choice([0.0, 1.0, 2.0, 0.5], size=(q, s)) if trial % 2
+              else rng.normal(size=(q, s)))
+        my = rng.choice([0.0, 1.0], size=(q, s)) if trial % 3 == 0 else rng.random((q, s))
+        mx[rng.random((q, s)) < 0.3] = np.nan
+        my[rng.random((q, s)) < 0.1] = np.nan
+        draws = rng.integers(0, q, size=(50, q))
+        loop = np.array([di.fast_correlation(mx[r].ravel(), my[r].ravel(), method)
+                         for r in draws])
+        vec = di._batch_answer_correlation(mx, my, draws, method)
+        assert np.array_equal(loop, vec, equal_nan=True), trial
+
+
+def test_every_vectorized_interval_gives_the_rows_of_the_loop(monkeypatch):
+    """stability_rows, decision_agreement_rows and combined_rows with their bootstraps
+    vectorized, against
+    the same rows with every resample computed one by one: equal to the last bit."""
+    import numpy as np
+
+    import nfeval.debateqa.experiments.intervals as di
+
+    rng = np.random.default_rng(4)
+    values = {(e, s, q): float(rng.choice([0.0, 0.25, 0.5, 1.0, rng.random()]))
+              for e in ("a", "b") for s in MODELS + WRITTEN for q in range(9)
+              if rng.random() > 0.15}
+    for metric in ("pd", "da"):
+        scores = frame(values, metric)
+        fast = [stability_rows(scores, metric, scopes=("all",), seed=3),
+                decision_agreement_rows(scores, metric=metric, seed=3)]
+        both = pd.concat([scores, frame(values, "pd" if metric == "da" else "da")])
+        both = both[both["system"].isin(MODELS[:2] if metric == "pd" else MODELS)]
+        fast.append(combined_rows(both, [0.5], pd_evaluator="a", da_evaluator="b", seed=3))
+        plain = di.cluster_interval
+
+        def loop(*args, vectorized=None, **kwargs):
+            return plain(*args, **kwargs)
+
+        monkeypatch.setattr(di, "cluster_interval", loop)
+        slow = [stability_rows(scores, metric, scopes=("all",), seed=3),
+                decision_agreement_rows(scores, metric=metric, seed=3),
+                combined_rows(both, [0.5], pd_evaluator="a", da_evaluator="b", seed=3)]
+        monkeypatch.undo()
+        for a, b in zip(fast, slow):
+            pd.testing.assert_frame_equal(a, b, check_exact=True)

@@ -35,7 +35,8 @@ items recomputed here are from the committed ones, are :mod:`nfeval.evidence_cos
 (``python -m nfeval.evidence_cost --measure DIR`` / ``--agree DIR``).
 
 ``NFEVAL_STORE=<folder>`` with ``NFEVAL_STORE_READ=own`` recomputes every item into that folder
-instead of reading the committed ones (a full rerun on another machine, to compare).
+instead of reading the committed ones (a full rerun on another machine, to compare);
+``NFEVAL_STORE_READ=texts`` recomputes every number but reads the committed generated texts.
 
 Why this file is long: the plan (its stages and their order), the stage log and the
 projection it allows, the store check that decides a logged stage is still done, and the

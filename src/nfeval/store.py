@@ -34,7 +34,10 @@ written); ``NFEVAL_STORE=<folder>`` writes there instead of the output
 folder's ``results/<artefact>/items/`` (the committed folders are still
 read, unless ``NFEVAL_STORE_READ=own``: then only that folder is, so every
 item is recomputed there, e.g. to compare another machine's run with the
-committed one).
+committed one). ``NFEVAL_STORE_READ=texts`` is ``own`` for every number but
+reads the committed generated texts: every score is recomputed on the
+committed answers (greedy text may diverge between SIMD kernels, so ``own``
+would score other texts, and spends its time generating them).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from nfeval.paths import RESULTS, ROOT
 STORE_ENV = "NFEVAL_STORE"
 STORE_READ_ENV = "NFEVAL_STORE_READ"
 ITEMS = "items"
+GEN = "gen"  # the kind of generated texts (``<model>@<key>.gen.jsonl``)
 
 __all__ = ["ItemStore", "StoredModel", "active_store", "close_store", "cached_steps",
            "read_records", "recorded_costs", "stored", "use_store"]
@@ -118,12 +122,15 @@ class _File:
 class ItemStore:
     """The per-item outputs of one artefact (written) and of every artefact (read)."""
 
-    def __init__(self, artefact: str, write_dir: Path | None, read_dirs: Sequence[Path]):
+    def __init__(self, artefact: str, write_dir: Path | None, read_dirs: Sequence[Path],
+                 text_dirs: Sequence[Path] = ()):
         self.artefact = artefact
         self.write_dir = write_dir
         self.read_dirs = list(dict.fromkeys(Path(d) for d in read_dirs))
         if write_dir is not None and Path(write_dir) not in self.read_dirs:
             self.read_dirs.append(Path(write_dir))
+        #: folders read for generated texts only (``NFEVAL_STORE_READ=texts``)
+        self.text_dirs = [Path(d) for d in text_dirs if Path(d) not in self.read_dirs]
         self._files: dict[str, _File] = {}
         self.hits = 0
         self.misses = 0
@@ -131,7 +138,8 @@ class ItemStore:
     def file(self, name: str) -> _File:
         f = self._files.get(name)
         if f is None:
-            f = self._files[name] = _File(name, self.read_dirs, self.write_dir)
+            dirs = self.read_dirs + (self.text_dirs if name.endswith(f".{GEN}.jsonl") else [])
+            f = self._files[name] = _File(name, dirs, self.write_dir)
         return f
 
     def cached(self, name: str, inputs: Any, compute: Callable[[], Any]) -> Any:
@@ -207,16 +215,20 @@ def use_store(artefact: str, output_dir: str | os.PathLike | None = "") -> ItemS
         return None
     out_results = (Path(output_dir) / RESULTS.relative_to(ROOT)) if output_dir else RESULTS
     write_dir = Path(env) / artefact / ITEMS if env else out_results / artefact / ITEMS
-    own = os.environ.get(STORE_READ_ENV, "").strip().lower() == "own"
-    if own and not env:
-        raise NfevalError(f"{STORE_READ_ENV}=own needs {STORE_ENV}=<folder> to write the "
+    mode = os.environ.get(STORE_READ_ENV, "").strip().lower()
+    if mode not in ("", "own", "texts"):
+        raise NfevalError(f"{STORE_READ_ENV}={mode!r}: use 'own' (recompute every item) or "
+                          "'texts' (recompute every number on the committed texts), or unset it.")
+    if mode and not env:
+        raise NfevalError(f"{STORE_READ_ENV}={mode} needs {STORE_ENV}=<folder> to write the "
                           "recomputed items to (the committed ones are not overwritten).")
-    read = [] if own else sorted(RESULTS.glob(f"*/{ITEMS}"))
-    if not own and out_results.resolve() != RESULTS.resolve():
-        read += sorted(out_results.glob(f"*/{ITEMS}"))
+    committed = sorted(RESULTS.glob(f"*/{ITEMS}"))
+    if out_results.resolve() != RESULTS.resolve():
+        committed += sorted(out_results.glob(f"*/{ITEMS}"))
+    read = [] if mode else committed
     if env:
         read += sorted(Path(env).glob(f"*/{ITEMS}"))
-    _ACTIVE = ItemStore(artefact, write_dir, read)
+    _ACTIVE = ItemStore(artefact, write_dir, read, committed if mode == "texts" else ())
     return _ACTIVE
 
 
@@ -441,7 +453,7 @@ class StoredModel(LanguageModel):
                                     max_tokens=max_tokens, seed=seed, stop=stop)
             return [{"text": g.text, "finish_reason": g.finish_reason, "n_tokens": g.n_tokens}]
 
-        v = self._many("gen", [key], compute)[0]
+        v = self._many(GEN, [key], compute)[0]
         return Generation(text=v["text"], finish_reason=v.get("finish_reason"),
                           n_tokens=v.get("n_tokens"), extra={"stored": True, "seed": seed})
 
@@ -461,7 +473,7 @@ class StoredModel(LanguageModel):
         stop = [stop] if isinstance(stop, str) else list(stop)
         keys = [_key("gen", p, float(temperature), float(top_p), int(max_tokens), s, stop)
                 for p, s in zip(prompts, seeds)]
-        f = self._file("gen")
+        f = self._file(GEN)
         vals = [f.get(k) for k in keys]
         miss = [i for i, v in enumerate(vals) if v is None]
         self.store.hits += len(keys) - len(miss)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +31,7 @@ __all__ = [
     "cls_cosine",
     "correlation_table",
     "lexical_ground_truth",
+    "lcs_length",
     "lexical_scores",
     "method_signature",
     "rouge_f1",
@@ -62,16 +64,64 @@ def lexical_ground_truth(references: Sequence[GradedAnswer]) -> GradedAnswer:
 # --------------------------------------------------------------------------- ROUGE, BLEU
 
 @lru_cache(maxsize=1)
-def _rouge_scorer():
-    from rouge_score import rouge_scorer
+def _rouge_tokenizer():
+    from rouge_score.tokenizers import DefaultTokenizer
 
-    return rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
+    return DefaultTokenizer(use_stemmer=False)
+
+
+def _ngrams(tokens: Sequence[str], n: int) -> Counter:
+    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+def _f1(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
+def lcs_length(a: Sequence, b: Sequence) -> int:
+    """Length of the longest common subsequence of two token sequences.
+
+    Bit-parallel (Hyyro, 2004): one bit per token of the shorter sequence, one
+    big-integer step per token of the longer, instead of the quadratic table.
+    """
+    if len(a) < len(b):
+        a, b = b, a
+    where: dict = {}
+    for i, tok in enumerate(b):
+        where[tok] = where.get(tok, 0) | (1 << i)
+    full = (1 << len(b)) - 1
+    v = full
+    for tok in a:
+        m = where.get(tok)
+        if m:
+            u = v & m
+            v = ((v + u) | (v - u)) & full
+    return len(b) - v.bit_count()
+
+
+@lru_cache(maxsize=200_000)
+def _rouge_f1(candidate: str, reference: str) -> tuple[float, float, float]:
+    tok = _rouge_tokenizer()
+    target, pred = tok.tokenize(reference), tok.tokenize(candidate)
+    out = []
+    for n in (1, 2):
+        t, p = _ngrams(target, n), _ngrams(pred, n)
+        overlap = sum(min(c, p[g]) for g, c in t.items())
+        out.append(_f1(overlap / max(sum(p.values()), 1), overlap / max(sum(t.values()), 1)))
+    if not target or not pred:
+        out.append(0.0)
+    else:
+        lcs = lcs_length(target, pred)
+        out.append(_f1(lcs / len(pred), lcs / len(target)))
+    return tuple(out)
 
 
 def rouge_f1(candidate: str, reference: str) -> dict[str, float]:
-    """ROUGE-1/2/L F1 of one candidate against one reference (``rouge_score`` defaults)."""
-    scores = _rouge_scorer().score(reference, candidate)  # (target, prediction)
-    return {name: float(s.fmeasure) for name, s in scores.items()}
+    """ROUGE-1/2/L F1 of one candidate against one reference, as ``rouge_score``'s
+    ``RougeScorer(["rouge1", "rouge2", "rougeL"]).score(reference, candidate)`` computes
+    them (its tokenizer, no stemmer; the same values to the last bit, tested), with the
+    LCS found bit-parallel and each pair computed once per process."""
+    return dict(zip(("rouge1", "rouge2", "rougeL"), _rouge_f1(candidate, reference)))
 
 
 @lru_cache(maxsize=1)
@@ -107,8 +157,10 @@ def rouge_release(candidate: str, reference: str) -> dict[str, float]:
             "rougeL": float(s["rouge-l"]["f"])}
 
 
+@lru_cache(maxsize=200_000)
 def bleu(candidate: str, reference: str) -> float:
-    """NLTK sentence BLEU, whitespace tokens, default 4-gram weights, no smoothing."""
+    """NLTK sentence BLEU, whitespace tokens, default 4-gram weights, no smoothing (each
+    pair computed once per process)."""
     from nltk.translate.bleu_score import sentence_bleu
 
     hyp = candidate.split()

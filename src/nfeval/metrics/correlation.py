@@ -69,6 +69,21 @@ def correlation(grades: Sequence[float], scores: Sequence[float], coefficient: s
         raise NfevalError(f"grades and scores differ in length ({g.size} vs {s.size})")
     if g.size < 2 or _is_constant(g) or _is_constant(s):
         return math.nan
+    key = (coefficient, g.tobytes(), s.tobytes())
+    value = _SEEN.get(key)
+    if value is None:
+        if len(_SEEN) >= 500_000:
+            _SEEN.clear()
+        value = _SEEN[key] = _coefficient(g, s, coefficient)
+    return value
+
+
+#: coefficients already computed in this process (tables recompute the same questions' values:
+#: a method's row and its paired differences, draw 0 of every reference draw)
+_SEEN: dict[tuple[str, bytes, bytes], float] = {}
+
+
+def _coefficient(g: np.ndarray, s: np.ndarray, coefficient: str) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy warns on near-constant input; we return NaN instead
         if coefficient == "kendall":

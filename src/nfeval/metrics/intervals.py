@@ -50,6 +50,7 @@ __all__ = [
     "Interval",
     "N_RESAMPLES",
     "cluster_interval",
+    "draw_counts",
     "interval_rng",
     "mean_interval",
     "paired_difference",
@@ -217,6 +218,14 @@ def cluster_interval(units: Sequence, statistic: Callable[[Sequence], float], *,
     alpha = (1 - confidence) / 2
     low, high = np.percentile(ok, [100 * alpha, 100 * (1 - alpha)])
     return Interval(est, float(low), float(high), n, unit, n_undefined=undefined)
+
+
+def draw_counts(draws: np.ndarray, n: int) -> np.ndarray:
+    """How often each of ``n`` units is drawn in each resample: ``len(draws) x n`` integers
+    (a vectorized statistic on whole clusters weights each unit's items by its count)."""
+    draws = np.asarray(draws, dtype=np.int64)
+    offset = (np.arange(len(draws), dtype=np.int64) * n)[:, None]
+    return np.bincount((draws + offset).ravel(), minlength=len(draws) * n).reshape(len(draws), n)
 
 
 def cluster_mean_interval(groups: Mapping[Hashable, Sequence[float]], *, seed: int = 0,

@@ -194,8 +194,6 @@ class HFModel(TokenIdScoring, LanguageModel):
     def __init__(self, name_or_path: str, *, dtype=None, max_length: int | None = None,
                  batch_tokens: int | None = None, chat_template: str = "auto",
                  device: str | None = None):
-        from transformers import AutoConfig, AutoTokenizer
-
         from nfeval.runtime import from_env, resolve_device
 
         rt = from_env()
@@ -208,8 +206,8 @@ class HFModel(TokenIdScoring, LanguageModel):
         batch_tokens = rt.batch_tokens if batch_tokens is None else batch_tokens
         extra = {"gguf_file": res.gguf_file} if res.gguf_file else {}
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(res.path, **extra)
-            cfg = AutoConfig.from_pretrained(res.path, **extra)
+            self.tokenizer = registry.pretrained("tokenizer", res.path, **extra)
+            cfg = registry.pretrained("config", res.path, **extra)
         except OSError as exc:
             raise NfevalError(
                 f"Could not load model {res.name!r} from {res.path}: {exc}. Fix: check "

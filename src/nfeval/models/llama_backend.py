@@ -101,7 +101,7 @@ class LlamaCppModel(TokenIdScoring, LanguageModel):
         elif spec is not None:  # the same tokenizer (and chat template) as the hf backend's
             res = registry.resolve(spec.name, weights=False)
             self._gguf_arg = {"gguf_file": res.gguf_file} if res.gguf_file else {}
-            self.tokenizer = AutoTokenizer.from_pretrained(res.path, **self._gguf_arg)
+            self.tokenizer = registry.pretrained("tokenizer", res.path, **self._gguf_arg)
         else:
             self.tokenizer = None
         self.template = (template_mode(self.tokenizer, None, chat_template) if self.tokenizer

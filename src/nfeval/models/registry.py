@@ -392,6 +392,26 @@ def tokenizer_dir(name: str) -> Path | None:
     return target
 
 
+_PRETRAINED: dict[tuple[str, str], object] = {}
+
+
+def pretrained(kind: str, path: str | Path, **kwargs):
+    """``AutoTokenizer`` (``kind="tokenizer"``) or ``AutoConfig`` (``"config"``)
+    ``.from_pretrained(path, **kwargs)``; loaded once per process when ``path`` is an
+    unpacked tokenizer pack (:func:`tokenizer_dir`: its folder name carries the digest of
+    its files, so one folder is one tokenizer). Nothing the project runs changes a loaded
+    tokenizer, so the models of one notebook share it."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    load = {"tokenizer": AutoTokenizer, "config": AutoConfig}[kind].from_pretrained
+    if kwargs or not (Path(path) / PACK_MANIFEST).is_file():
+        return load(str(path), **kwargs)
+    key = (kind, str(Path(path).resolve()))
+    if key not in _PRETRAINED:
+        _PRETRAINED[key] = load(str(path))
+    return _PRETRAINED[key]
+
+
 def read_manifest(folder: Path) -> dict | None:
     try:
         return json.loads((Path(folder) / MANIFEST).read_text())

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from nfeval import NfevalError
-from nfeval.metrics.intervals import (Interval, cluster_interval, mean_interval,
+from nfeval.metrics.intervals import (Interval, cluster_interval, draw_counts, mean_interval,
                                       paired_difference)
 
 __all__ = [
@@ -240,6 +240,55 @@ def _batch_kendall_b(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(valid.sum(axis=1) >= 2, out, np.nan)
 
 
+def _twice_centred_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each answer's ``2 * rank - (N + 1)`` in every resample (``w``: resamples x answers,
+    how often each answer is drawn; ``N`` the answers drawn): average ranks of ties, as
+    :func:`_average_ranks` gives on the resample's answers, doubled so they are integers."""
+    order = np.argsort(x, kind="stable")
+    ordered = x[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    tied = np.add.reduceat(w[:, order], np.flatnonzero(first), axis=1)
+    below = np.cumsum(tied, axis=1) - tied
+    twice = 2 * below + tied + 1 - (w.sum(axis=1) + 1)[:, None]
+    out = np.empty_like(w)
+    out[:, order] = twice[:, np.cumsum(first) - 1]
+    return out
+
+
+def _batch_answer_correlation(mx: np.ndarray, my: np.ndarray, draws: np.ndarray,
+                              method: str) -> np.ndarray:
+    """:func:`fast_correlation` of the pooled answers of every resample of questions at once
+    (``draws``: resamples x questions), Kendall or Spearman. Ranks, sign products and their
+    sums are integers (or halves, quarters) summed exactly, then divided as the loop
+    divides, so each value is the loop's to the last bit."""
+    valid = ~(np.isnan(mx) | np.isnan(my))
+    q, col = np.nonzero(valid)
+    a, b = mx[q, col], my[q, col]
+    counts = draw_counts(draws, mx.shape[0])
+    w = counts[:, q]
+    drawn = w.sum(axis=1)
+    if method == "kendall":
+        # pair counts between questions: sum over answers i of q, j of r of sign products
+        onehot = np.zeros((a.size, mx.shape[0]), dtype=np.int64)
+        onehot[np.arange(a.size), q] = 1
+        blocks = []
+        for x, z in ((a, b), (a, a), (b, b)):
+            sx = np.sign(x[:, None] - x[None, :]).astype(np.int64)
+            sz = sx if z is x else np.sign(z[:, None] - z[None, :]).astype(np.int64)
+            blocks.append(onehot.T @ (sx * sz) @ onehot)
+        num, saa, sbb = (np.einsum("bq,qr,br->b", counts, m, counts) for m in blocks)
+        num, den = num.astype(float), np.sqrt(saa.astype(float) * sbb.astype(float))
+    elif method == "spearman":
+        ra, rb = _twice_centred_ranks(a, w), _twice_centred_ranks(b, w)
+        num = np.sum(w * ra * rb, axis=1) / 4  # = da @ db of the loop, exactly
+        den = np.sqrt((np.sum(w * ra * ra, axis=1) / 4) * (np.sum(w * rb * rb, axis=1) / 4))
+    else:
+        raise NfevalError(f"no vectorized {method!r}; use kendall or spearman")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return np.where(drawn >= 2, out, np.nan)
+
+
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     da, db = a - a.mean(), b - b.mean()
     den = math.sqrt(float(da @ da) * float(db @ db))
@@ -354,7 +403,12 @@ def answer_correlation(scores: pd.DataFrame, x: Selector, y: Selector, *,
     def stat(rows: np.ndarray) -> float:
         return _corr(mx[rows].ravel(), my[rows].ravel(), method)
 
-    iv = _cluster(len(qids), stat, seed=seed, key=_key("answers", method, key, x, y))
+    def every(draws: np.ndarray) -> np.ndarray:  # all resamples at once, the same values
+        return np.concatenate([_batch_answer_correlation(mx, my, draws[i:i + _BATCH], method)
+                               for i in range(0, len(draws), _BATCH)])
+
+    iv = _cluster(len(qids), stat, seed=seed, key=_key("answers", method, key, x, y),
+                  vectorized=every if method in ("kendall", "spearman") else None)
     return _row(iv, n_systems=int(both.any(axis=0).sum()), n_answers=int(both.sum()))
 
 
@@ -446,6 +500,23 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
     return (po - pe) / (1 - pe) if pe < 1 else math.nan
 
 
+def _batch_decisions(ma: np.ndarray, mb: np.ndarray, draws: np.ndarray, threshold: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The agreement and :func:`cohen_kappa` of the two decisions on the answers both judged,
+    in every resample of questions at once (counts divided as the loop divides: the same
+    values to the last bit)."""
+    q, col = np.nonzero(~(np.isnan(ma) | np.isnan(mb)))
+    da, db = ma[q, col] >= threshold, mb[q, col] >= threshold
+    w = draw_counts(draws, ma.shape[0])[:, q]
+    n = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = np.sum(w * (da == db), axis=1) / n
+        pa, pb = np.sum(w * da, axis=1) / n, np.sum(w * db, axis=1) / n
+        pe = pa * pb + (1 - pa) * (1 - pb)
+        kappa = np.where(pe < 1, (po - pe) / np.where(pe < 1, 1 - pe, 1.0), np.nan)
+    return np.where(n > 0, po, np.nan), np.where(n > 0, kappa, np.nan)
+
+
 def decision_agreement_rows(scores: pd.DataFrame, evaluators: Sequence[str] | None = None, *,
                             metric: str = "da", threshold: float = 0.5,
                             seed: int = 0) -> pd.DataFrame:
@@ -473,7 +544,15 @@ def decision_agreement_rows(scores: pd.DataFrame, evaluators: Sequence[str] | No
             v = v[~np.isnan(v)]
             return float(np.mean(v >= threshold)) if v.size else math.nan
 
-        iv = _cluster(len(qids), share, seed=seed, key=_key("share1", metric, e))
+        def shares(draws, m=m):  # every resample at once: counts over counts, exactly
+            q, col = np.nonzero(~np.isnan(m))
+            w = draw_counts(draws, len(qids))[:, q]
+            n = w.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(n > 0, np.sum(w * (m[q, col] >= threshold), axis=1) / n, np.nan)
+
+        iv = _cluster(len(qids), share, seed=seed, key=_key("share1", metric, e),
+                      vectorized=shares)
         rows.append(_row(iv, a=e, b="-", quantity="share_judged_1",
                          n_answers=int((~np.isnan(m)).sum())))
     for i, a in enumerate(evs):
@@ -491,9 +570,16 @@ def decision_agreement_rows(scores: pd.DataFrame, evaluators: Sequence[str] | No
                 "cohen_kappa": lambda x, y: cohen_kappa(x >= threshold, y >= threshold),
                 "answer_spearman": lambda x, y: _corr(x, y, "spearman"),
             }
+            every = {
+                "agreement": lambda d, ma=ma, mb=mb: _batch_decisions(ma, mb, d, threshold)[0],
+                "cohen_kappa": lambda d, ma=ma, mb=mb: _batch_decisions(ma, mb, d, threshold)[1],
+                "answer_spearman": lambda d, ma=ma, mb=mb: np.concatenate([
+                    _batch_answer_correlation(ma, mb, d[i:i + _BATCH], "spearman")
+                    for i in range(0, len(d), _BATCH)]),
+            }
             for quantity, fn in stats.items():
                 iv = _cluster(len(qids), lambda r, fn=fn: pair(r, fn), seed=seed,
-                              key=_key(quantity, metric, a, b))
+                              key=_key(quantity, metric, a, b), vectorized=every[quantity])
                 rows.append(_row(iv, a=a, b=b, quantity=quantity, n_answers=int(both.sum())))
     cols = ["a", "b", "quantity", "ours", "ci_low", "ci_high", f"n_{UNIT}", "n_undefined",
             "n_answers"]
@@ -505,6 +591,15 @@ def decision_agreement_rows(scores: pd.DataFrame, evaluators: Sequence[str] | No
 def _z(v: np.ndarray) -> np.ndarray:
     sd = np.std(v)
     return (v - v.mean()) / sd if sd > 0 else v * 0.0
+
+
+def _batch_z(v: np.ndarray) -> np.ndarray:
+    """:func:`_z` of every row of ``v`` (the same reductions along the row, so the same
+    values to the last bit; rows holding NaN give NaN)."""
+    with np.errstate(invalid="ignore"):
+        sd = np.std(v, axis=1, keepdims=True)
+        return np.where(sd > 0, (v - v.mean(axis=1, keepdims=True)) / np.where(sd > 0, sd, 1.0),
+                        v * 0.0)
 
 
 def combined_rows(scores: pd.DataFrame, ks: Sequence[float], *, pd_evaluator: str,
@@ -527,6 +622,14 @@ def combined_rows(scores: pd.DataFrame, ks: Sequence[float], *, pd_evaluator: st
             return np.full(len(names), np.nan)
         return k * _z(-p) + _z(d)
 
+    def every(draws: np.ndarray, k: float) -> np.ndarray:  # resamples x systems, same values
+        out = []
+        for i in range(0, len(draws), _BATCH):
+            p, d = _batch_means(mp, draws[i:i + _BATCH]), _batch_means(md, draws[i:i + _BATCH])
+            gap = (np.isnan(p) | np.isnan(d)).any(axis=1, keepdims=True)
+            out.append(np.where(gap, np.nan, k * _batch_z(-p) + _batch_z(d)))
+        return np.concatenate(out)
+
     everything = np.arange(len(qids))
     rows = []
     for k in ks:
@@ -534,7 +637,8 @@ def combined_rows(scores: pd.DataFrame, ks: Sequence[float], *, pd_evaluator: st
         ranks = pd.Series(full).rank(ascending=False, method="min").to_numpy()
         for j, s in enumerate(names):
             iv = _cluster(len(qids), lambda r, j=j, k=k: float(combined(r, float(k))[j]),
-                          seed=seed, key=_key("combined", pd_evaluator, da_evaluator, k, s))
+                          seed=seed, key=_key("combined", pd_evaluator, da_evaluator, k, s),
+                          vectorized=lambda d, j=j, k=k: every(d, float(k))[:, j])
             rows.append(_row(iv, system=s, k=float(k), quantity="combined"))
             rows.append({"system": s, "k": float(k), "quantity": "rank", "ours": float(ranks[j]),
                          "ci_low": math.nan, "ci_high": math.nan, f"n_{UNIT}": len(qids),

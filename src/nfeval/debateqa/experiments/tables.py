@@ -40,7 +40,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from nfeval import NfevalError
-from nfeval.metrics.intervals import cluster_interval
+from nfeval.metrics.intervals import cluster_interval, draw_counts
 
 __all__ = [
     "DA_JUDGE_RUNS",
@@ -54,6 +54,7 @@ __all__ = [
     "da_paired_rows",
     "da_rows",
     "question_units",
+    "weighted_binary_statistic",
 ]
 
 DA_STATISTICS = ("accuracy", "f1", "auroc", "mcc")
@@ -199,6 +200,78 @@ def _statistic(name: str, j: int, other: int | None = None
     return stat
 
 
+def weighted_binary_statistic(name: str, weights: np.ndarray, labels: np.ndarray,
+                              scores: np.ndarray) -> np.ndarray:
+    """:func:`binary_statistic` of many weighted copies of one answer set at once.
+
+    ``weights`` (resamples x answers) counts how often each answer is drawn
+    (a cluster bootstrap's resample); ``labels`` and ``scores`` (no NaN) are
+    the answers'. Every count, rank sum and product is an integer (or a half)
+    summed exactly, then divided as :func:`binary_statistic` divides, so each
+    value is the one it gives on the resample's answers, to the last bit.
+    """
+    w = np.asarray(weights, dtype=np.int64)
+    y = np.asarray(labels, dtype=bool)
+    s = np.asarray(scores, dtype=float)
+    n = w.sum(axis=1)
+    if name not in DA_STATISTICS:
+        raise NfevalError(f"unknown statistic {name!r}; use one of {', '.join(DA_STATISTICS)}.")
+    if s.size == 0:
+        return np.full(len(w), np.nan)
+    if name == "auroc":
+        n1 = w[:, y].sum(axis=1)
+        n0 = n - n1
+        order = np.argsort(s, kind="stable")
+        ordered = s[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        # resamples x distinct scores: the answers drawn at each score, and the positives
+        tied = np.add.reduceat(w[:, order], starts, axis=1)
+        tied_pos = np.add.reduceat((w * y)[:, order], starts, axis=1)
+        below = np.cumsum(tied, axis=1) - tied
+        # twice the positives' rank sum (a tie's rank is below + (tied + 1) / 2)
+        twice = np.sum(tied_pos * (2 * below + tied + 1), axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = (twice / 2 - n1 * (n1 + 1) / 2) / (n1 * n0)
+        return np.where((n1 > 0) & (n0 > 0), out, np.nan)
+    pred = s >= 0.5
+    tp, tn, fp, fn = (np.sum(w * m, axis=1).astype(float) for m in
+                      (pred & y, ~pred & ~y, pred & ~y, ~pred & y))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if name == "accuracy":
+            out = (tp + tn) / n
+        elif name == "f1":
+            denom = 2 * tp + fp + fn
+            out = np.where(denom != 0, 2 * tp / np.where(denom != 0, denom, 1.0), 0.0)
+        else:  # mcc
+            denom = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+            out = np.where(denom != 0, (tp * tn - fp * fn) / np.sqrt(np.where(denom != 0, denom,
+                                                                              1.0)), 0.0)
+    return np.where(n > 0, out, np.nan)
+
+
+def _vectorized(units: Sequence[LabelledQuestion], name: str, j: int, other: int | None = None
+                ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """:func:`_statistic` of every resample at once (``draws``: resamples x questions)."""
+    if not units:
+        return None
+    unit_of = np.concatenate([np.full(len(u.labels), i) for i, u in enumerate(units)])
+    y = np.concatenate([u.labels for u in units]).astype(bool)
+    a = np.concatenate([u.scores[:, j] for u in units])
+    b = np.concatenate([u.scores[:, other] for u in units]) if other is not None else a
+    keep = ~(np.isnan(a) | np.isnan(b))
+    unit_of, y, a, b = unit_of[keep], y[keep], a[keep], b[keep]
+
+    def every(draws: np.ndarray) -> np.ndarray:
+        out = []
+        for i in range(0, len(draws), 1000):
+            w = draw_counts(draws[i:i + 1000], len(units))[:, unit_of]
+            v = weighted_binary_statistic(name, w, y, a)
+            out.append(v if other is None else v - weighted_binary_statistic(name, w, y, b))
+        return np.concatenate(out)
+
+    return every
+
+
 def _key(by: Sequence[str], key: tuple) -> str:
     return "/".join(f"{b}={v}" for b, v in zip(by, key))
 
@@ -221,7 +294,8 @@ def da_rows(frame: pd.DataFrame, *, by: Sequence[str] = ("method",), seed: int =
         scored = int((~np.isnan(col)).sum())
         for name in statistics:
             iv = cluster_interval(units, _statistic(name, j), seed=seed,
-                                  key=f"da/{_key(by, key)}/{name}")
+                                  key=f"da/{_key(by, key)}/{name}",
+                                  vectorized=_vectorized(units, name, j))
             rows.append({**dict(zip(by, key)), "statistic": name, **iv.columns(),
                          "n_answers": scored, "n_unparsed": int(col.size - scored),
                          "n_undefined": iv.n_undefined})
@@ -263,7 +337,8 @@ def da_paired_rows(frame: pd.DataFrame, pairs: Sequence[tuple[tuple, tuple]], *,
         both = ~(np.isnan(sa) | np.isnan(sb))
         for name in statistics:
             iv = cluster_interval(units, _statistic(name, ja, jb), seed=seed,
-                                  key=f"da/{_key(by, a)} - {_key(by, b)}/{name}")
+                                  key=f"da/{_key(by, a)} - {_key(by, b)}/{name}",
+                                  vectorized=_vectorized(units, name, ja, jb))
             rows.append({**label, "statistic": name, **iv.columns(),
                          "n_answers": int(both.sum()),
                          "a_value": binary_statistic(name, y[both], sa[both]),
