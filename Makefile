@@ -15,6 +15,8 @@ MODELS_STAMP := $(VENV)/.nfeval-models
 # Run profile of every notebook: embedded (CPU, PyPI-shipped models) or paper (GPU, hub models).
 PROFILE ?= embedded
 SEED ?= 0
+# Notebooks `make reproduce` runs side by side (default: one per core).
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 # LIMIT=N caps the questions per notebook (empty = each notebook's default); 0 runs every
 # question, the paper profile's default.
 LIMIT ?= $(if $(filter paper,$(PROFILE)),0)
@@ -28,12 +30,13 @@ export TOKENIZERS_PARALLELISM := false
 SRC := $(shell find src -name '*.py' -o -name '*.txt' 2>/dev/null) $(wildcard prompts/*.txt data/paper_values/*.csv)
 PAPERMILL_ARGS = -p profile $(PROFILE) -p seed $(SEED) $(if $(LIMIT),-p limit $(LIMIT)) -p output_dir $(CURDIR)
 
+PAPERMILL_PROGRESS ?= --progress-bar
 # run_notebook NOTEBOOK,EXECUTED,ARGS: execute with papermill into results/executed/EXECUTED
 # (ARGS: the artefact's own parameters) and print the wall time
 define run_notebook
 	@mkdir -p results/executed figures
 	@start=$$(date +%s); \
-	$(VENV)/bin/papermill --cwd notebooks --progress-bar $(1) results/executed/$(2) $(3) $(PAPERMILL_ARGS) \
+	$(VENV)/bin/papermill --cwd notebooks $(PAPERMILL_PROGRESS) $(1) results/executed/$(2) $(3) $(PAPERMILL_ARGS) \
 	  && echo "== $(2): $$(( $$(date +%s) - start )) s"
 endef
 
@@ -88,7 +91,9 @@ models: $(MODELS_STAMP) ## Install the embedded models' weights (about 1.9 GB) a
 data-status: $(STAMP) ## Show where every release file resolves from (mirror, cache, missing)
 	$(VENV)/bin/nfeval data status
 
-reproduce: $(ARTEFACTS) ## Regenerate every artefact (results/*.csv|json, figures/*.png) from the committed item store
+reproduce: ## Regenerate every artefact (results/*.csv|json, figures/*.png) from the committed item store (JOBS notebooks at a time)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(if $(filter-out 1,$(JOBS)),--output-sync=target \
+	  PAPERMILL_PROGRESS=--no-progress-bar) $(ARTEFACTS)
 	@$(MAKE) --no-print-directory readme
 	@echo "artefacts up to date: $(ARTEFACTS)"
 
