@@ -1,4 +1,10 @@
-"""Every artefact notebook, executed headless by papermill with its smallest parameters."""
+"""Every artefact notebook at its smallest parameters.
+
+The notebooks' code runs cell by cell in this process (:func:`run_cells`), so the 34 runs
+share one Python, its imports and its loaded tokenizers instead of starting a kernel each;
+papermill's headless path (a kernel, injected parameters, the executed copy) is tested on
+dq_eq7 here and on five artefacts by ``test_committed_results.py``.
+"""
 
 from __future__ import annotations
 
@@ -85,6 +91,36 @@ def execute(artefact, out_dir, **overrides):
     return out_dir / "results" / f"{artefact.id}.csv", out_dir / "results" / f"{artefact.id}.json"
 
 
+def run_cells(artefact, out_dir, **overrides):
+    """:func:`execute` without a kernel: the notebook's code cells, in order, in one fresh
+    namespace of this process, its parameters cell followed by the parameters (as papermill
+    injects them), in ``notebooks/`` (papermill's ``--cwd``). A failing cell is named."""
+    import os
+
+    import matplotlib.pyplot as plt
+
+    from nfeval.store import close_store
+
+    params = {"profile": "embedded", "seed": 0, "limit": 0, "output_dir": str(out_dir)}
+    params |= dict(artefact.parameters) | SMALLEST.get(artefact.id, {}) | overrides
+    out_dir.mkdir(parents=True, exist_ok=True)
+    namespace = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
+    cwd = os.getcwd()
+    os.chdir(NOTEBOOKS)
+    try:
+        for i, cell in enumerate(nbformat.read(artefact.path, as_version=4).cells):
+            if cell.cell_type != "code":
+                continue
+            exec(compile(cell.source, f"<{artefact.notebook} cell {i}>", "exec"), namespace)
+            if "parameters" in cell.metadata.get("tags", []):
+                namespace.update(params)
+    finally:
+        os.chdir(cwd)
+        plt.close("all")
+        close_store()
+    return out_dir / "results" / f"{artefact.id}.csv", out_dir / "results" / f"{artefact.id}.json"
+
+
 def test_smallest_parameters_name_catalogued_notebooks():
     assert set(SMALLEST) <= {a.id for a in ARTEFACTS}
 
@@ -116,7 +152,7 @@ def test_notebook_conventions(artefact):
 
 @pytest.mark.parametrize("artefact", ARTEFACTS, ids=lambda a: a.id)
 def test_notebook_runs_and_writes_results(artefact, tmp_path, mirror):
-    csv_path, json_path = execute(artefact, tmp_path)
+    csv_path, json_path = run_cells(artefact, tmp_path)
     table = pd.read_csv(csv_path)
     assert "ours" in table.columns and len(table) > 0
     assert table["ours"].notna().any()
@@ -135,10 +171,14 @@ def test_notebook_runs_and_writes_results(artefact, tmp_path, mirror):
 
 
 def test_dq_eq7_values_and_byte_identical_rerun(tmp_path):
+    """Headless by papermill (a kernel of its own, parameters injected), twice, and once in
+    this process: the same bytes."""
     art = by_id("dq_eq7")
     first, _ = execute(art, tmp_path / "a")
     second, _ = execute(art, tmp_path / "b")
-    assert first.read_bytes() == second.read_bytes()
+    third, _ = run_cells(art, tmp_path / "c")
+    assert first.read_bytes() == second.read_bytes() == third.read_bytes()
+    assert (tmp_path / "a" / art.executed).is_file()  # papermill's executed copy
     table = pd.read_csv(first)
     row = table[(table["n"] == 3) & (table["delta_pd"] == -2)].iloc[0]
     assert round(row["ours"], 2) == row["paper"] == 1.95
@@ -147,7 +187,7 @@ def test_dq_eq7_values_and_byte_identical_rerun(tmp_path):
 
 
 def test_lk_t01_equals_the_paper_exactly(tmp_path, mirror):
-    csv_path, _ = execute(by_id("lk_t01"), tmp_path, limit=0)
+    csv_path, _ = run_cells(by_id("lk_t01"), tmp_path, limit=0)
     table = pd.read_csv(csv_path)
     assert len(table) == 12 and table["paper"].notna().all()
     assert table["match"].all(), table[~table["match"]]

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -553,20 +554,32 @@ def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFra
     results = Path(results)
     base = _rows(results)
     out = base[["claim", "dataset", "comparison"]].copy()
+    others = [s for s in seeds if s != 0]
+    workers = min(len(others), os.cpu_count() or 1)
+    if workers > 1:  # each seed on a core of its own (a fresh Python each: no forked threads)
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            recomputed = dict(zip(others, pool.map(_seed_rows, [results] * len(others), others)))
+    else:
+        recomputed = {s: _seed_rows(results, s) for s in others}
     for s in seeds:
-        if s == 0:
-            out[f"seed_{s}"] = base["verdict"]
-            continue
-        try:
-            _SUBSTITUTES.update({a: recomputed_source(results, a, s) for a in SOURCES})
-            other = _rows(results, seed=s)
-        finally:
-            _SUBSTITUTES.clear()
+        other = base if s == 0 else recomputed[s]
         if other[["claim", "dataset", "comparison"]].values.tolist() != \
                 out[["claim", "dataset", "comparison"]].values.tolist():
             raise NfevalError(f"seed {s}: the recomputed sources give other claims rows")
-        out[f"seed_{s}"] = other["verdict"]
+        out[f"seed_{s}"] = other["verdict"].to_numpy()
     return out
+
+
+def _seed_rows(results: Path, seed: int) -> pd.DataFrame:
+    """The claims rows with every source table recomputed under resampling ``seed``."""
+    try:
+        _SUBSTITUTES.update({a: recomputed_source(results, a, seed) for a in SOURCES})
+        return _rows(results, seed=seed)
+    finally:
+        _SUBSTITUTES.clear()
 
 
 def settled(verdicts: Sequence[str]) -> str:

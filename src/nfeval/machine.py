@@ -37,9 +37,17 @@ def machine_tag() -> str:
 
 
 def machine_record() -> dict:
-    """The machine fields a result JSON records."""
-    import torch
+    """The machine fields a result JSON records. ``torch_threads`` is None where the run
+    never imported torch (every item read from the store): importing it to ask costs
+    seconds."""
+    import sys
+    from importlib.metadata import PackageNotFoundError, version
 
+    torch = sys.modules.get("torch")
+    try:
+        torch_version = torch.__version__ if torch is not None else version("torch")
+    except PackageNotFoundError:
+        torch_version = None
     return {"machine": machine_tag(), "cpu_flags": list(cpu_flags()),
-            "python": platform.python_version(), "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads()}
+            "python": platform.python_version(), "torch": torch_version,
+            "torch_threads": torch.get_num_threads() if torch is not None else None}
