@@ -104,7 +104,10 @@ def run_cells(artefact, out_dir, **overrides):
     params = {"profile": "embedded", "seed": 0, "limit": 0, "output_dir": str(out_dir)}
     params |= dict(artefact.parameters) | SMALLEST.get(artefact.id, {}) | overrides
     out_dir.mkdir(parents=True, exist_ok=True)
-    namespace = {"__name__": "__main__", "display": lambda *args, **kwargs: None}
+    # what an IPython namespace holds that the notebooks use: display(), and get_ipython,
+    # by which nfeval.results knows it runs in a notebook (and records its parameters)
+    namespace = {"__name__": "__main__", "display": lambda *args, **kwargs: None,
+                 "get_ipython": lambda: None}
     cwd = os.getcwd()
     os.chdir(NOTEBOOKS)
     try:
