@@ -35,7 +35,7 @@ _SMALL_CURATION = {"limit": 1, "model": _SMOL, "pov_tokens": 64, "explanation_to
 SMALLEST: dict[str, dict] = {
     "lk_t01": {"limit": 5},
     "lk_t02": {"limit": 1, "lexical_limit": 3, "max_candidates": 2,
-               "judge": _SMOL, "shots": 1, "sample_limit": 1,
+               "judge": _SMOL, "shots": 1, "sample_limit": 1, "sample_tokens": 16,
                "small_judge": _SMOL, "refppl_lm": _SMOL},
     "lk_t05": {"limit": 1, "lexical_limit": 3, "judge": _SMOL, "subset_size": 2},
     "lk_t09_t10_f02": {"limit": 2, "seeds": "0,1", "max_candidates": 2, "judge": _SMOL,

@@ -38,6 +38,10 @@ committed one). ``NFEVAL_STORE_READ=texts`` is ``own`` for every number but
 reads the committed generated texts: every score is recomputed on the
 committed answers (greedy text may diverge between SIMD kernels, so ``own``
 would score other texts, and spends its time generating them).
+
+Why this file is long: the store's files (their format, reader and appender), the store
+itself and the wrapper that answers every method of a model from it are one mechanism;
+split, each part would reach into the others' private keys and files.
 """
 
 from __future__ import annotations

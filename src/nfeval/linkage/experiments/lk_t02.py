@@ -39,7 +39,7 @@ def _step(progress: bool, started: float, what: str) -> None:
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candidates: int = -1,
         judge: str = "", small_judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
         unparsed: str = "drop", shots: int = 3, sample_limit: int = 10,
-        sample_backend: str = "llama", lexical_limit: int = 0,
+        sample_backend: str = "llama", sample_tokens: int = 512, lexical_limit: int = 0,
         candidates: str = "all-but-ground", rouge: str = "rouge-score", refppl_lm: str = "",
         progress: bool = True) -> Experiment:
     """Table 2 on the first ``limit`` judged questions per dataset (0: all judgeable).
@@ -110,6 +110,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
                             **({"reuse_prefix": True} if sample_backend == "llama" else {}))
         parts, sigs = mode_subset_frames(sampler, questions, items, frames,
                                          sample_limit=sample_limit, seed=seed, shots=shots,
+                                         max_tokens=sample_tokens,
                                          unparsed=unparsed, progress=progress)
         frames += parts
         signatures += sigs

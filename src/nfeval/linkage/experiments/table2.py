@@ -41,6 +41,7 @@ from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval.linkage.experiments.evaluation import JudgeSample, judge_sample, unparsed_policy
 from nfeval.linkage.judges import (
+    SAMPLING,
     JudgeConfig,
     judge_questions,
     load_fewshot_template,
@@ -100,13 +101,14 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
 def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample, *,
                 dataset: str, rows: Sequence[str], mode: str, seed: int, shots: int,
                 unparsed: str = "drop", splits=None, label: str = "same items",
-                progress: bool = True) -> tuple[pd.DataFrame, list[Signature]]:
+                max_tokens: int = SAMPLING["max_tokens"], progress: bool = True
+                ) -> tuple[pd.DataFrame, list[Signature]]:
     """Per-candidate scores of the judge rows ``rows`` (names of :data:`JUDGE_ROWS`).
 
     ``splits`` (default: ``sample.judged``) are the questions judged; the
     demonstrations of the few-shot row come from all of the dataset's splits.
     ``unparsed`` counts a candidate's outputs that did not parse (``sample``
-    mode; pairwise has one output per reference).
+    mode; pairwise has one output per reference); ``max_tokens`` bounds each sampled reply.
     """
     unknown = [r for r in rows if r not in JUDGE_ROWS]
     if unknown:
@@ -116,7 +118,7 @@ def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
     for row in rows:
         method, n_shots = JUDGE_ROWS[row]
         n_shots = shots if n_shots is None else n_shots
-        cfg = JudgeConfig(method=method, mode=mode, seed=seed,
+        cfg = JudgeConfig(method=method, mode=mode, seed=seed, max_tokens=max_tokens,
                           unparsed=unparsed_policy(unparsed, method))
         results = judge_questions(model, questions, splits, cfg, shots=n_shots,
                                   demonstration_splits=sample.splits, progress=progress)
@@ -245,7 +247,8 @@ def same_items_frames(lm, questions: Mapping[str, Sequence[GradedQuestion]],
 def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]],
                        items: Mapping[str, JudgeSample], frames: Sequence[pd.DataFrame], *,
                        sample_limit: int, seed: int, shots: int, unparsed: str = "drop",
-                       prob_sample: str = "small judge", progress: bool = True
+                       prob_sample: str = "small judge", max_tokens: int = SAMPLING["max_tokens"],
+                       progress: bool = True
                        ) -> tuple[list[pd.DataFrame], list[Signature]]:
     """The :data:`MODE_ROWS` decoded by sampling (``sampler``) on the first ``sample_limit``
     judged questions of each dataset (sample ``mode subset``), each followed by the ``prob``
@@ -256,7 +259,8 @@ def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]
         subset = items[name].judged[:sample_limit]
         part, s = judge_frame(sampler, qs, items[name], dataset=name, rows=list(MODE_ROWS),
                               mode="sample", seed=seed, shots=shots, unparsed=unparsed,
-                              splits=subset, label="mode subset", progress=progress)
+                              splits=subset, label="mode subset", max_tokens=max_tokens,
+                              progress=progress)
         out.append(part)
         sigs += s
         out.append(same_items_subset([*frames, *out], dataset=name, methods=MODE_ROWS,
