@@ -72,7 +72,7 @@ def correlation(grades: Sequence[float], scores: Sequence[float], coefficient: s
     key = (coefficient, g.tobytes(), s.tobytes())
     value = _SEEN.get(key)
     if value is None:
-        if len(_SEEN) >= 500_000:
+        if len(_SEEN) >= 100_000:
             _SEEN.clear()
         value = _SEEN[key] = _coefficient(g, s, coefficient)
     return value
