@@ -27,6 +27,10 @@ def mirror() -> Path:
 # with a byte-level BPE tokenizer trained on these sentences: small enough to
 # build in a second, real enough to exercise GPT-2's legacy template and
 # tokenization end to end.
+#: a folder for PYTHONPATH whose sitecustomize blocks the weight packages and the network
+#: (a fresh machine with `make env` only: see its docstring)
+NO_WEIGHTS = Path(__file__).parent / "no_weights"
+
 TINY_TEXTS = [
     "Animal research saves lives. Many treatments were first tested on animals.",
     "Animal research is cruel. Sentient beings should not suffer for our benefit.",

@@ -22,12 +22,11 @@ import pandas as pd
 import pytest
 
 from nfeval.artefacts import ARTEFACTS, by_id
-from nfeval.paths import RESULTS, ROOT
+from conftest import NO_WEIGHTS
+from nfeval.paths import RESULTS
 
 COMMITTED = sorted(RESULTS.glob("*.json"))
 TOLERANCE = 1e-4
-#: sitecustomize that blocks the weight packages and the network (see its docstring)
-NO_WEIGHTS = ROOT / "tests" / "no_weights"
 #: Rebuilt from the committed store in CI (each a minute or two).
 DRIFT = ("lk_t01", "dq_eq7", "lk_t02", "lk_t05", "dq_t04")
 #: Artefacts whose committed results predate the interval protocol because the session that

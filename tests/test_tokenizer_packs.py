@@ -11,11 +11,11 @@ import sys
 import pytest
 
 from nfeval import NfevalError
+from conftest import NO_WEIGHTS
 from nfeval.models import registry
 from nfeval.paths import ROOT
 
 EMBEDDED_LMS = [s.name for s in registry.list_models() if s.kind == "embedded-gguf"]
-NO_WEIGHTS = ROOT / "tests" / "no_weights"
 
 
 @pytest.mark.parametrize("name", EMBEDDED_LMS)
