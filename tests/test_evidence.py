@@ -117,7 +117,8 @@ def test_committed_items_recomputed_on_this_cpu_agree_within_1e_4(tmp_path, mirr
     """The same numbers on every CPU: the first items of two artefacts, recomputed here with
     nothing read from the committed store, against the committed ones. Their committed items
     were recorded on both kinds of CPU (LINKAGE Table 5's first question judged by the 0.5B on
-    an AVX2-only one, DebateQA Figure 5's on one with avx512_bf16), so whichever kind runs this
+    an AVX2-only one, DebateQA Figure 5's first question by its own two judges, SmolLM2 and
+    Gemma, on one with avx512_bf16), so whichever kind runs this
     compares across kinds. (The 0.5B, not the table's 1.5B judge: its items of that question
     are the AVX2 ones, and it takes a third of the time.) Generated texts are read from the
     committed store, not generated again (greedy decoding may diverge between kernels, which is
@@ -130,7 +131,7 @@ def test_committed_items_recomputed_on_this_cpu_agree_within_1e_4(tmp_path, mirr
     evidence.run(["lk_t05", "dq_f05"], tmp_path / "out",
                  {"lk_t05": ({"limit": 1, "lexical_limit": 1,
                               "judge": "qwen2.5-coder-0.5b-instruct"},),
-                  "dq_f05": ({"limit": 1},)})
+                  "dq_f05": ({"limit": 1, "judges": "smollm2-135m-instruct,gemma3-270m"},)})
     rows = [r for r in evidence_cost.agreement(RESULTS, store) if r["items"] > r["texts"]]
     assert sum(r["items"] for r in rows) >= 20
     assert len({r["recorded_on"] for r in rows}) >= 2, rows  # both kinds of CPU
