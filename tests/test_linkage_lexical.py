@@ -66,6 +66,29 @@ def test_rouge_equals_rouge_score_to_the_last_bit(mirror):
         assert rouge_f1(cand, ref) == want, (cand[:60], ref[:60])
 
 
+def test_bleu_equals_nltk_to_the_last_bit(mirror):
+    """The pairs of the ROUGE test above, and edge cases: NLTK's sentence BLEU (no
+    smoothing: 0 without a unigram match, tiny where a higher order has none)."""
+    import warnings
+
+    from nltk.translate.bleu_score import sentence_bleu
+
+    from nfeval.data.loaders import load_linkage
+
+    pairs = [(a.text, ref.text) for q in load_linkage("antique")[:30] for a in q.answers
+             for ref in (q.answers[0], q.answers[-1])]
+    pairs += [(CAT, "the cat sat on a mat"), ("a b c", "a b c"), ("a b x", "a b c"),
+              ("a", "a b c d e"), ("a b c d e f", "a"), ("x y", ""), ("the the the", "the")]
+    tiny = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for cand, ref in pairs:
+            want = float(sentence_bleu([ref.split()], cand.split())) if cand.split() else 0.0
+            assert bleu(cand, ref) == want, (cand[:60], ref[:60])
+            tiny += 0 < want < 1e-30
+    assert len(pairs) > 300 and tiny > 0  # the smallest-float rule was exercised
+
+
 # Goldens from the `rouge` package 1.0.1 (pltrdy), the one the release imports,
 # Rouge().get_scores(cand, ref)[0][m]["f"], computed once outside the project.
 RELEASE_CASES = [
@@ -116,8 +139,22 @@ def test_rouge_score_and_the_release_package_part_where_their_rules_do(cand, ref
 
 
 def test_release_rouge_scores_a_sentence_longer_than_the_recursion_limit():
-    long = " ".join(f"w{i}" for i in range(3000))
-    assert rouge_release(long, long)["rougeL"] == pytest.approx(1.0, abs=1e-7)
+    """Under a recursion limit 300 frames above this test's depth (Python's default, 1,000,
+    would need a sentence of some 1,000 words, whose quadratic LCS takes the package 20 s)."""
+    import inspect
+    import sys
+
+    from nfeval.linkage.lexical import _release_rouge
+
+    long = " ".join(f"w{i}" for i in range(600))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack(0)) + 300)
+    try:
+        with pytest.raises(RecursionError):  # the package alone cannot
+            _release_rouge().get_scores(long, long)
+        assert rouge_release(long, long)["rougeL"] == pytest.approx(1.0, abs=1e-7)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def test_release_rouge_empty_text_scores_zero():
