@@ -31,12 +31,13 @@ SRC := $(shell find src -name '*.py' -o -name '*.txt' 2>/dev/null) $(wildcard pr
 PAPERMILL_ARGS = -p profile $(PROFILE) -p seed $(SEED) $(if $(LIMIT),-p limit $(LIMIT)) -p output_dir $(CURDIR)
 
 PAPERMILL_PROGRESS ?= --progress-bar
-# run_notebook NOTEBOOK,EXECUTED,ARGS: execute with papermill into results/executed/EXECUTED
+# run_notebook NOTEBOOK,EXECUTED,ARGS: execute with papermill (its command line, started
+# without a grammar it never uses: nfeval/run_notebook.py) into results/executed/EXECUTED
 # (ARGS: the artefact's own parameters) and print the wall time
 define run_notebook
 	@mkdir -p results/executed figures
 	@start=$$(date +%s); \
-	$(VENV)/bin/papermill --cwd notebooks $(PAPERMILL_PROGRESS) $(1) results/executed/$(2) $(3) $(PAPERMILL_ARGS) \
+	$(PY) -m nfeval.run_notebook --cwd notebooks $(PAPERMILL_PROGRESS) $(1) results/executed/$(2) $(3) $(PAPERMILL_ARGS) \
 	  && echo "== $(2): $$(( $$(date +%s) - start )) s"
 endef
 
@@ -92,8 +93,10 @@ data-status: $(STAMP) ## Show where every release file resolves from (mirror, ca
 	$(VENV)/bin/nfeval data status
 
 reproduce: ## Regenerate every artefact (results/*.csv|json, figures/*.png) from the committed item store (JOBS notebooks at a time)
+	@# the claims table first: make starts its source tables (the longest notebooks) first, and
+	@# the claims notebook beside the others once they are written, not alone at the end
 	@$(MAKE) --no-print-directory -j$(JOBS) $(if $(filter-out 1,$(JOBS)),--output-sync=target \
-	  PAPERMILL_PROGRESS=--no-progress-bar) $(ARTEFACTS)
+	  PAPERMILL_PROGRESS=--no-progress-bar) results/claims.csv $(ARTEFACTS)
 	@$(MAKE) --no-print-directory readme
 	@echo "artefacts up to date: $(ARTEFACTS)"
 
