@@ -47,7 +47,13 @@ on ANTIQUE and 6.3 on TREC-DL-NF; demonstrations lengthen the shared prefix.
 
 ``judge_path`` measures the 1.5B judge's ways of computing (float32,
 llama.cpp on the GGUF, int8, bf16) on a LINKAGE and a D.A. workload, speed
-and agreement with float32 in one run: see ``benchmarks/judge_paths.py``.
+and agreement with float32 in one run: see ``benchmarks/judge_paths.py``. Each
+run's rows are kept beside earlier runs' (with the run's time and the CPU's
+model), and the bench prints, per CPU class, the path to use: faster than
+float32 in at least two runs and with tables that agree. ``judge_table``
+(run only when named: ``--kernels judge_table``) recomputes two real tables
+with a path and compares them with the committed float32 ones: see
+``benchmarks/judge_tables.py``.
 
 Two more kernels measure the HTTP path and a peer tool:
 
@@ -107,7 +113,9 @@ OPTIONAL_COLUMNS = ["seconds", "naive_seconds", "tokens_encoded", "naive_tokens_
                     "requests_per_s", "concurrency", "ratio_to_c1", "peer_seconds",
                     "speedup_vs_peer", "max_abs_diff", "max_abs_diff_same_split",
                     "items_per_s", "speedup_vs_float32", "max_expected_label_diff",
-                    "max_label_prob_diff", "max_spearman_diff", "spearman_sign_changes", "agrees"]
+                    "max_label_prob_diff", "max_spearman_diff", "spearman_sign_changes",
+                    "max_row_mean_diff", "verdict_changes", "rows_compared", "agrees", "run",
+                    "cpu"]
 KERNEL = "hf-shared-kv"
 #: every kernel, as ``make bench`` runs them (``python benchmarks/bench.py --kernels all``)
 BENCH_ALL = "hf-shared-kv,pd,linkage_prob,server_rps,peer_lm_eval,judge_path"
@@ -196,13 +204,15 @@ def auto_threads() -> int:
 
 
 def write_row(path: Path, row: dict) -> None:
-    """Update-or-append the row for (kernel, model, workload); keep other rows."""
+    """Update-or-append the row for (kernel, model, workload, run); keep other rows (a kernel
+    that records its ``run`` keeps one row per run)."""
     rows: list[dict] = []
     if path.is_file():
         with open(path, newline="") as fh:
             rows = [r for r in csv.DictReader(fh)]
-    key = (row["kernel"], row["model"], row["workload"])
-    rows = [r for r in rows if (r.get("kernel"), r.get("model"), r.get("workload")) != key]
+    key = (row["kernel"], row["model"], row["workload"], row.get("run") or "")
+    rows = [r for r in rows
+            if (r.get("kernel"), r.get("model"), r.get("workload"), r.get("run") or "") != key]
     rows.append(row)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".csv.tmp")
@@ -726,7 +736,10 @@ def main(argv: list[str] | None = None) -> int:
                          "prob-mode judge on ANTIQUE), server_rps (requests/s against local "
                          "llama.cpp servers), peer_lm_eval (P.D. scored by lm-evaluation-"
                          "harness too), judge_path (the 1.5B judge's ways of computing, "
-                         "benchmarks/judge_paths.py); default (and 'all'): every kernel")
+                         "benchmarks/judge_paths.py); default (and 'all'): every kernel "
+                         "above. Also judge_table (a path's tables against the committed "
+                         "float32 ones, benchmarks/judge_tables.py; about 20 minutes per path "
+                         "on 2 cores, so run only when named)")
     ap.add_argument("--server-concurrency", default="1,2,4,8",
                     help="server_rps: comma-separated concurrency levels (slots)")
     ap.add_argument("--server-requests", type=int, default=32,
@@ -765,6 +778,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="judge_path: ANTIQUE questions of the LINKAGE workload (8 candidates each)")
     ap.add_argument("--path-answers", type=int, default=24,
                     help="judge_path: answers of the D.A. workload")
+    ap.add_argument("--table-paths", default="hf-bfloat16",
+                    help="judge_table: comma-separated paths whose tables are recomputed "
+                         "(hf-bfloat16, hf-float32)")
+    ap.add_argument("--table-questions", type=int, default=30,
+                    help="judge_table: lk_t02's first judged questions per dataset (--quick: 1)")
+    ap.add_argument("--table-answers", type=int, default=0,
+                    help="judge_table: dq_t03's labelled answers, 0 for all 160 (--quick: 4)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads; default: the cores not already busy (1-minute "
                          "load average), at least 1")
@@ -782,7 +802,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.kernels.strip() == "all":
         args.kernels = BENCH_ALL
     args.kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
-    unknown = set(args.kernels) - set(BENCH_ALL.split(","))
+    unknown = set(args.kernels) - set(BENCH_ALL.split(",")) - {"judge_table"}
     if unknown:
         ap.error(f"unknown kernel(s) {sorted(unknown)}; choose from {BENCH_ALL}")
     try:
@@ -864,6 +884,10 @@ def main(argv: list[str] | None = None) -> int:
         from judge_paths import bench_judge_paths
 
         bench_judge_paths(args, csv_path, write_row)
+    if "judge_table" in args.kernels:
+        from judge_tables import bench_judge_tables
+
+        bench_judge_tables(args, csv_path, write_row)
     if "linkage_prob" in args.kernels:
         from nfeval import NfevalError
 

@@ -165,7 +165,7 @@ def bench_judge_paths(args, csv_path, write_row) -> list[dict]:
     """Time and compare every path on both workloads; write one row per path and workload."""
     import torch
 
-    from nfeval.machine import machine_tag, native_bf16
+    from nfeval.machine import cpu_model, machine_tag, native_bf16
 
     threads = torch.get_num_threads()
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
@@ -179,6 +179,7 @@ def bench_judge_paths(args, csv_path, write_row) -> list[dict]:
         print("hf-bfloat16 skipped: this CPU has no native bf16 (it would be emulated, "
               "several times slower than float32)", flush=True)
         paths.remove("hf-bfloat16")
+    run = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())  # this run's rows, beside earlier runs'
     nq = 1 if args.quick else args.path_questions
     na = 2 if args.quick else args.path_answers
     tag = machine_tag()
@@ -229,7 +230,7 @@ def bench_judge_paths(args, csv_path, write_row) -> list[dict]:
                 "max_expected_label_diff": f"{exp_gap:.4f}", "max_label_prob_diff": f"{prob_gap:.4f}",
                 "max_spearman_diff": "" if name == "da" else f"{sp_gap:.4f}",
                 "spearman_sign_changes": "" if name == "da" else str(flips),
-                "agrees": "yes" if agrees else "no",
+                "agrees": "yes" if agrees else "no", "run": run, "cpu": cpu_model(),
             }
             out.append(row)
             print(f"  {name:<8} {n_items:>3} items {secs:>7.1f} s  {n_items / secs:.3f} items/s  "
@@ -246,7 +247,8 @@ def bench_judge_paths(args, csv_path, write_row) -> list[dict]:
         lim = {"kernel": "judge_path", "model": f"{args.path_judge}/limit",
                "workload": r["workload"], "tokens_per_s": f"{peak * 1e9 / gflop_tok:.1f}",
                "speedup_vs_float32": f"{peak / achieved:.3f}",
-               "seconds": "", "items_per_s": "", "agrees": "yes"}
+               "seconds": "", "items_per_s": "", "agrees": "yes", "run": run,
+               "cpu": cpu_model()}
         out.append(lim)
         print(f"  limit    float32 matmul peak {peak:.0f} GFLOP/s = {peak * 1e9 / gflop_tok:.0f} "
               f"tok/s; today's path reaches {achieved:.0f} GFLOP/s on {r['workload'].split('@')[0]}: "
@@ -255,4 +257,60 @@ def bench_judge_paths(args, csv_path, write_row) -> list[dict]:
         for r in out:
             write_row(Path(csv_path), r)
         print(f"wrote {csv_path}")
+        print(summary_text(summarize(Path(csv_path))), flush=True)
     return out
+
+
+def summarize(csv_path: Path) -> tuple[list[dict], set[tuple[str, str]]]:
+    """Every judge_path run in ``csv_path``, per CPU class, workload and path: the runs, the
+    smallest and largest speed-up over float32, whether every run's items agreed (within
+    ``EXPECTED_TOL``: information); and the (CPU class, path) pairs whose tables agree with
+    float32's (``judge_table`` rows with ``agrees`` yes)."""
+    import csv
+
+    with open(csv_path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for r in rows:
+        if r.get("kernel") == "judge_path" and r.get("items_per_s"):
+            work, _, tag = r["workload"].partition("@")
+            groups.setdefault((tag, work, r["model"].rpartition("/")[2]), []).append(r)
+    out = []
+    for (tag, work, path), rs in sorted(groups.items()):
+        speed = [float(r["speedup_vs_float32"]) for r in rs]
+        out.append({"machine": tag, "workload": work, "path": path, "runs": len(rs),
+                    "speedup_min": min(speed), "speedup_max": max(speed),
+                    "items_agree_every_run": all(r.get("agrees") == "yes" for r in rs),
+                    "cpus": sorted({r.get("cpu") or "not recorded" for r in rs})})
+    tables = {(r["workload"].partition("@")[2], r["model"].rpartition("/")[2]) for r in rows
+              if r.get("kernel") == "judge_table" and r.get("agrees") == "yes"}
+    return out, tables
+
+
+def choose(summary: list[dict], tables: set[tuple[str, str]], machine: str,
+           workload: str) -> str:
+    """The path for ``workload`` on CPUs of class ``machine``: among the paths measured in at
+    least two runs, faster than float32 in every one, and whose tables agree with float32's on
+    that class (``tables``), the one with the largest smallest speed-up; float32 where none
+    is."""
+    best, best_speed = "hf-float32", 1.0
+    for s in summary:
+        if (s["machine"], s["workload"]) != (machine, workload) or s["path"] == "hf-float32":
+            continue
+        if s["runs"] >= 2 and (machine, s["path"]) in tables and s["speedup_min"] > best_speed:
+            best, best_speed = s["path"], s["speedup_min"]
+    return best
+
+
+def summary_text(summarized: tuple[list[dict], set[tuple[str, str]]]) -> str:
+    summary, tables = summarized
+    lines = ["judge paths over every recorded run (speed-up over float32, smallest-largest; "
+             "items within the item tolerance in every run; tables checked):"]
+    for s in summary:
+        lines.append(f"  {s['machine']:<42} {s['workload']:<26} {s['path']:<12} "
+                     f"{s['runs']} run(s)  x{s['speedup_min']:.2f}-{s['speedup_max']:.2f}  "
+                     f"items {'yes' if s['items_agree_every_run'] else 'no'}  tables "
+                     f"{'agree' if (s['machine'], s['path']) in tables else 'not checked or differ'}")
+    for machine, work in sorted({(s["machine"], s["workload"]) for s in summary}):
+        lines.append(f"  use on {machine}, {work}: {choose(summary, tables, machine, work)}")
+    return "\n".join(lines)

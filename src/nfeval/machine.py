@@ -25,6 +25,20 @@ def cpu_flags() -> tuple[str, ...]:
     return tuple(f for f in RELEVANT_FLAGS if f in words)
 
 
+@lru_cache(maxsize=1)
+def cpu_model() -> str:
+    """The CPU's model name (Linux ``/proc/cpuinfo``'s ``model name``; the platform's
+    processor string elsewhere, or ``unknown``)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def native_bf16() -> bool:
     """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX)."""
     return any(f in cpu_flags() for f in ("avx512_bf16", "amx_bf16"))
