@@ -63,6 +63,8 @@ _J = {"judge": JUDGE}
 _GEN = {**_J, "generator": f"llama:{JUDGE}", "degraders": f"llama:{JUDGE}", "max_candidates": -1}
 #: dq_t02's P.D. backbones: the judge's model (D1's same-backbone comparison), then SmolLM2-135M.
 _PD2 = f"{JUDGE},smollm2-135m-instruct"
+#: dq_f03's backbones with the judge's model (section 1's same-backbone P.D.) as the fourth.
+_F03_BACKBONES = f"smollm2-135m-instruct,gemma3-270m,qwen2.5-coder-0.5b-instruct,{JUDGE}"
 #: The ablations: lk_t02's first judged questions and its 8 candidates (its judgments reused).
 _ABL = {**_J, "limit": 30, "max_candidates": -1}
 
@@ -80,8 +82,10 @@ STAGES: dict[str, tuple[dict, ...]] = {
                {"limit": 0, "judge_limit": 0, "pd_judge_limit": 40, "backbone": _PD2, **_J},
                {"limit": 0, "judge_limit": 0, "pd_judge_limit": 0, "backbone": _PD2, **_J}),
     "dq_t04": ({"limit": 16},),
-    "dq_f03": ({"limit": 16},),
-    "dq_f04": ({"limit": 16},),
+    # D3 (the paper's "highly consistent" rankings) on all 40 sample questions: the three small
+    # backbones and the five restate prompts, then the 1.5B judge's model as a fourth backbone
+    "dq_f03": ({"limit": 16}, {"limit": 40}, {"limit": 40, "backbones": _F03_BACKBONES}),
+    "dq_f04": ({"limit": 16}, {"limit": 40}),
     "dq_f05": ({"limit": 16},),
     "dq_t05": ({"limit": 16},),
     "dq_t06": ({"limit": 16},),
@@ -110,8 +114,10 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
     ("dq_t04", "DebateQA Table 4: answers and scores (P.D. two backbones, D.A. two judges) of "
                "16 sample questions"),
-    ("dq_f03", "DebateQA Figure 3: P.D. with three backbones"),
-    ("dq_f04", "DebateQA Figure 4: P.D. with five restate prompts"),
+    ("dq_f03", "DebateQA Figure 3: P.D. with three backbones (16, then all 40 sample questions), "
+               "then the 1.5B model as a fourth"),
+    ("dq_f04", "DebateQA Figure 4: P.D. with five restate prompts (16, then all 40 sample "
+               "questions)"),
     ("dq_f05", "DebateQA Figure 5: D.A. with four judges"),
     ("dq_t05", "DebateQA Table 5: three system prompts, 16 questions"),
     ("dq_t06", "DebateQA Table 6: no retrieval, vanilla RAG, ReAct, 16 questions"),
