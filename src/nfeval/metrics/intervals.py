@@ -220,12 +220,40 @@ def cluster_interval(units: Sequence, statistic: Callable[[Sequence], float], *,
     return Interval(est, float(low), float(high), n, unit, n_undefined=undefined)
 
 
+#: Resamples a vectorized statistic computes per step (memory: this x items x a few arrays).
+RESAMPLE_BATCH = 500
+
+
+def in_batches(every: Callable[[np.ndarray], np.ndarray], draws: np.ndarray) -> np.ndarray:
+    """``every`` (a vectorized statistic: resamples x questions -> values) on
+    :data:`RESAMPLE_BATCH` resamples at a time, the results concatenated."""
+    return np.concatenate([every(draws[i:i + RESAMPLE_BATCH])
+                           for i in range(0, len(draws), RESAMPLE_BATCH)])
+
+
 def draw_counts(draws: np.ndarray, n: int) -> np.ndarray:
     """How often each of ``n`` units is drawn in each resample: ``len(draws) x n`` integers
     (a vectorized statistic on whole clusters weights each unit's items by its count)."""
     draws = np.asarray(draws, dtype=np.int64)
     offset = (np.arange(len(draws), dtype=np.int64) * n)[:, None]
     return np.bincount((draws + offset).ravel(), minlength=len(draws) * n).reshape(len(draws), n)
+
+
+def doubled_tie_ranks(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks of ``x``'s items in every resample, ties averaged, doubled so they are integers.
+
+    ``w``: resamples x items, how often each item is drawn (:func:`draw_counts` of its
+    cluster). Returns ``(group, ranks)``: each item's index among ``x``'s distinct values in
+    ascending order, and per resample and distinct value twice the average rank (1-based) of
+    its drawn items (``2 * below + tied + 1``). An item's doubled rank in a resample is
+    ``ranks[:, group]``; integer weights give integer ranks, summed exactly in any order."""
+    order = np.argsort(x, kind="stable")
+    ordered = x[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]
+    tied = np.add.reduceat(w[:, order], np.flatnonzero(first), axis=1)
+    group = np.empty(len(x), dtype=np.intp)
+    group[order] = np.cumsum(first) - 1
+    return group, 2 * (np.cumsum(tied, axis=1) - tied) + tied + 1
 
 
 def cluster_mean_interval(groups: Mapping[Hashable, Sequence[float]], *, seed: int = 0,

@@ -52,8 +52,8 @@ import numpy as np
 import pandas as pd
 
 from nfeval import NfevalError
-from nfeval.metrics.intervals import (Interval, cluster_interval, draw_counts, mean_interval,
-                                      paired_difference)
+from nfeval.metrics.intervals import (Interval, cluster_interval, doubled_tie_ranks, draw_counts,
+                                      in_batches, mean_interval, paired_difference)
 
 __all__ = [
     "WRITTEN_PREFIX",
@@ -244,15 +244,8 @@ def _twice_centred_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Each answer's ``2 * rank - (N + 1)`` in every resample (``w``: resamples x answers,
     how often each answer is drawn; ``N`` the answers drawn): average ranks of ties, as
     :func:`_average_ranks` gives on the resample's answers, doubled so they are integers."""
-    order = np.argsort(x, kind="stable")
-    ordered = x[order]
-    first = np.r_[True, ordered[1:] != ordered[:-1]]
-    tied = np.add.reduceat(w[:, order], np.flatnonzero(first), axis=1)
-    below = np.cumsum(tied, axis=1) - tied
-    twice = 2 * below + tied + 1 - (w.sum(axis=1) + 1)[:, None]
-    out = np.empty_like(w)
-    out[:, order] = twice[:, np.cumsum(first) - 1]
-    return out
+    group, ranks = doubled_tie_ranks(x, w)
+    return ranks[:, group] - (w.sum(axis=1) + 1)[:, None]
 
 
 def _batch_answer_correlation(mx: np.ndarray, my: np.ndarray, draws: np.ndarray,
@@ -346,7 +339,6 @@ def _cluster(n: int, stat: Callable[[np.ndarray], float], *, seed: int, key: str
                                 seed=seed, key=key, unit=UNIT, vectorized=vectorized)
 
 
-_BATCH = 500  # resamples per vectorized step (memory: _BATCH x questions x systems floats)
 
 
 # --------------------------------------------------------------------------- correlations
@@ -376,10 +368,8 @@ def system_correlation(scores: pd.DataFrame, x: Selector, y: Selector, *,
         return _corr(_means(mx, rows), _means(my, rows), method)
 
     def every(draws: np.ndarray) -> np.ndarray:  # Kendall: all resamples at once, same values
-        return np.concatenate([
-            _batch_kendall_b(_batch_means(mx, draws[i:i + _BATCH]),
-                             _batch_means(my, draws[i:i + _BATCH]))
-            for i in range(0, len(draws), _BATCH)])
+        return in_batches(lambda d: _batch_kendall_b(_batch_means(mx, d), _batch_means(my, d)),
+                          draws)
 
     if ok.sum() < 2:
         iv = Interval(math.nan, math.nan, math.nan, len(qids), UNIT)
@@ -404,8 +394,7 @@ def answer_correlation(scores: pd.DataFrame, x: Selector, y: Selector, *,
         return _corr(mx[rows].ravel(), my[rows].ravel(), method)
 
     def every(draws: np.ndarray) -> np.ndarray:  # all resamples at once, the same values
-        return np.concatenate([_batch_answer_correlation(mx, my, draws[i:i + _BATCH], method)
-                               for i in range(0, len(draws), _BATCH)])
+        return in_batches(lambda d: _batch_answer_correlation(mx, my, d, method), draws)
 
     iv = _cluster(len(qids), stat, seed=seed, key=_key("answers", method, key, x, y),
                   vectorized=every if method in ("kendall", "spearman") else None)
@@ -570,12 +559,11 @@ def decision_agreement_rows(scores: pd.DataFrame, evaluators: Sequence[str] | No
                 "cohen_kappa": lambda x, y: cohen_kappa(x >= threshold, y >= threshold),
                 "answer_spearman": lambda x, y: _corr(x, y, "spearman"),
             }
-            every = {
+            every = {  # (each quantity draws its own resamples: its key seeds them)
                 "agreement": lambda d, ma=ma, mb=mb: _batch_decisions(ma, mb, d, threshold)[0],
                 "cohen_kappa": lambda d, ma=ma, mb=mb: _batch_decisions(ma, mb, d, threshold)[1],
-                "answer_spearman": lambda d, ma=ma, mb=mb: np.concatenate([
-                    _batch_answer_correlation(ma, mb, d[i:i + _BATCH], "spearman")
-                    for i in range(0, len(d), _BATCH)]),
+                "answer_spearman": lambda d, ma=ma, mb=mb: in_batches(
+                    lambda b: _batch_answer_correlation(ma, mb, b, "spearman"), d),
             }
             for quantity, fn in stats.items():
                 iv = _cluster(len(qids), lambda r, fn=fn: pair(r, fn), seed=seed,
@@ -623,12 +611,12 @@ def combined_rows(scores: pd.DataFrame, ks: Sequence[float], *, pd_evaluator: st
         return k * _z(-p) + _z(d)
 
     def every(draws: np.ndarray, k: float) -> np.ndarray:  # resamples x systems, same values
-        out = []
-        for i in range(0, len(draws), _BATCH):
-            p, d = _batch_means(mp, draws[i:i + _BATCH]), _batch_means(md, draws[i:i + _BATCH])
+        def step(rows: np.ndarray) -> np.ndarray:
+            p, d = _batch_means(mp, rows), _batch_means(md, rows)
             gap = (np.isnan(p) | np.isnan(d)).any(axis=1, keepdims=True)
-            out.append(np.where(gap, np.nan, k * _batch_z(-p) + _batch_z(d)))
-        return np.concatenate(out)
+            return np.where(gap, np.nan, k * _batch_z(-p) + _batch_z(d))
+
+        return in_batches(step, draws)
 
     everything = np.arange(len(qids))
     rows = []

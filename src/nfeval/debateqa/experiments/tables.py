@@ -40,7 +40,8 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from nfeval import NfevalError
-from nfeval.metrics.intervals import cluster_interval, draw_counts
+from nfeval.metrics.intervals import (RESAMPLE_BATCH, cluster_interval, doubled_tie_ranks,
+                                     draw_counts)
 
 __all__ = [
     "DA_JUDGE_RUNS",
@@ -221,15 +222,9 @@ def weighted_binary_statistic(name: str, weights: np.ndarray, labels: np.ndarray
     if name == "auroc":
         n1 = w[:, y].sum(axis=1)
         n0 = n - n1
-        order = np.argsort(s, kind="stable")
-        ordered = s[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        # resamples x distinct scores: the answers drawn at each score, and the positives
-        tied = np.add.reduceat(w[:, order], starts, axis=1)
-        tied_pos = np.add.reduceat((w * y)[:, order], starts, axis=1)
-        below = np.cumsum(tied, axis=1) - tied
-        # twice the positives' rank sum (a tie's rank is below + (tied + 1) / 2)
-        twice = np.sum(tied_pos * (2 * below + tied + 1), axis=1)
+        group, ranks = doubled_tie_ranks(s, w)
+        # twice the positives' rank sum: integers, so exact in any order
+        twice = np.sum((w * y) * ranks[:, group], axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             out = (twice / 2 - n1 * (n1 + 1) / 2) / (n1 * n0)
         return np.where((n1 > 0) & (n0 > 0), out, np.nan)
@@ -263,8 +258,8 @@ def _vectorized(units: Sequence[LabelledQuestion], name: str, j: int, other: int
 
     def every(draws: np.ndarray) -> np.ndarray:
         out = []
-        for i in range(0, len(draws), 1000):
-            w = draw_counts(draws[i:i + 1000], len(units))[:, unit_of]
+        for i in range(0, len(draws), RESAMPLE_BATCH):
+            w = draw_counts(draws[i:i + RESAMPLE_BATCH], len(units))[:, unit_of]
             v = weighted_binary_statistic(name, w, y, a)
             out.append(v if other is None else v - weighted_binary_statistic(name, w, y, b))
         return np.concatenate(out)
