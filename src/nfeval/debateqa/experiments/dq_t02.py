@@ -46,7 +46,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
         datasets: str = "antique,trec-dl-nf", max_answers: int = 4, max_references: int = 3,
         backbone: str = "", judge: str = "", judge_mode: str = "",
         metrics: str = "pd,direct_score,g_eval,num_povs,acknowledge", rounds: int = 200,
-        tie_points: float = 1.0, judge_limit: int = 0, pd_judge_limit: int = 40,
+        tie_points: float = 1.0, judge_limit: int = 0, pd_judge_limit: int = 0,
         progress: bool = True) -> Experiment:
     """Table 2 on graded answers (parameters: the notebook's, same names and meanings).
 
