@@ -126,8 +126,8 @@ ARTEFACTS: tuple[Artefact, ...] = (
              after=('lk_t06',)),
     Artefact("dq_t02", "debateqa", "Table 2: metric alignment with human grades",
              "dq_t02_metric_alignment.ipynb", figure=True,
-             status="same 1.5B backbone, n = 40 / 40: cannot tell on ANTIQUE, beats 1 of 3 on "
-                    "TREC-DL-NF; SmolLM2 P.D., n = 430 / 43: behind all 3 on ANTIQUE"),
+             status="same 1.5B backbone, n = 403-430 / 31-43: behind 2 of 3 on ANTIQUE, beats 2 "
+                    "of 3 on TREC-DL-NF; SmolLM2 P.D.: behind all 3 on ANTIQUE"),
     Artefact("dq_f02", "debateqa", "Figure 2: pseudo-annotator agreement",
              "dq_f02_annotator_agreement.ipynb", figure=True,
              status="pseudo-annotators from the graded releases"),
