@@ -15,8 +15,9 @@ MODELS_STAMP := $(VENV)/.nfeval-models
 # Run profile of every notebook: embedded (CPU, PyPI-shipped models) or paper (GPU, hub models).
 PROFILE ?= embedded
 SEED ?= 0
-# Notebooks `make reproduce` runs side by side (default: one per core, at most 4).
-JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
+# Notebooks `make reproduce` runs side by side (default: one more than the cores, at most 4: a
+# notebook waits on its kernel's start and its file reads, when another can compute).
+JOBS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 1) + 1 )); echo $$(( n < 4 ? n : 4 )))
 # LIMIT=N caps the questions per notebook (empty = each notebook's default); 0 runs every
 # question, the paper profile's default.
 LIMIT ?= $(if $(filter paper,$(PROFILE)),0)
