@@ -261,11 +261,12 @@ def bench_judge_paths(args, csv_path, write_row) -> list[dict]:
     return out
 
 
-def summarize(csv_path: Path) -> tuple[list[dict], set[tuple[str, str]]]:
+def summarize(csv_path: Path) -> tuple[list[dict], set[tuple[str, str, str]]]:
     """Every judge_path run in ``csv_path``, per CPU class, workload and path: the runs, the
     smallest and largest speed-up over float32, whether every run's items agreed (within
-    ``EXPECTED_TOL``: information); and the (CPU class, path) pairs whose tables agree with
-    float32's (``judge_table`` rows with ``agrees`` yes)."""
+    ``EXPECTED_TOL``: information); and the (CPU class, kind of work, path) triples whose
+    tables agree with float32's in every ``judge_table`` run (kind: ``linkage`` for lk_t02's
+    table, ``da`` for dq_t03's)."""
     import csv
 
     with open(csv_path, newline="") as fh:
@@ -282,27 +283,37 @@ def summarize(csv_path: Path) -> tuple[list[dict], set[tuple[str, str]]]:
                     "speedup_min": min(speed), "speedup_max": max(speed),
                     "items_agree_every_run": all(r.get("agrees") == "yes" for r in rs),
                     "cpus": sorted({r.get("cpu") or "not recorded" for r in rs})})
-    tables = {(r["workload"].partition("@")[2], r["model"].rpartition("/")[2]) for r in rows
-              if r.get("kernel") == "judge_table" and r.get("agrees") == "yes"}
+    from judge_tables import KIND
+
+    verdicts: dict[tuple[str, str, str], list[bool]] = {}
+    for r in rows:
+        if r.get("kernel") == "judge_table":
+            work, _, tag = r["workload"].partition("@")
+            kind = KIND.get(work.split("-")[0], work)
+            verdicts.setdefault((tag, kind, r["model"].rpartition("/")[2]), []).append(
+                r.get("agrees") == "yes")
+    tables = {k for k, v in verdicts.items() if all(v)}
     return out, tables
 
 
-def choose(summary: list[dict], tables: set[tuple[str, str]], machine: str,
+def choose(summary: list[dict], tables: set[tuple[str, str, str]], machine: str,
            workload: str) -> str:
     """The path for ``workload`` on CPUs of class ``machine``: among the paths measured in at
-    least two runs, faster than float32 in every one, and whose tables agree with float32's on
-    that class (``tables``), the one with the largest smallest speed-up; float32 where none
-    is."""
+    least two runs, faster than float32 in every one, and whose tables for that kind of work
+    agree with float32's on that class (``tables``), the one with the largest smallest
+    speed-up; float32 where none is."""
     best, best_speed = "hf-float32", 1.0
+    kind = workload.split("-")[0]
     for s in summary:
         if (s["machine"], s["workload"]) != (machine, workload) or s["path"] == "hf-float32":
             continue
-        if s["runs"] >= 2 and (machine, s["path"]) in tables and s["speedup_min"] > best_speed:
+        if (s["runs"] >= 2 and (machine, kind, s["path"]) in tables
+                and s["speedup_min"] > best_speed):
             best, best_speed = s["path"], s["speedup_min"]
     return best
 
 
-def summary_text(summarized: tuple[list[dict], set[tuple[str, str]]]) -> str:
+def summary_text(summarized: tuple[list[dict], set[tuple[str, str, str]]]) -> str:
     summary, tables = summarized
     lines = ["judge paths over every recorded run (speed-up over float32, smallest-largest; "
              "items within the item tolerance in every run; tables checked):"]
@@ -310,7 +321,8 @@ def summary_text(summarized: tuple[list[dict], set[tuple[str, str]]]) -> str:
         lines.append(f"  {s['machine']:<42} {s['workload']:<26} {s['path']:<12} "
                      f"{s['runs']} run(s)  x{s['speedup_min']:.2f}-{s['speedup_max']:.2f}  "
                      f"items {'yes' if s['items_agree_every_run'] else 'no'}  tables "
-                     f"{'agree' if (s['machine'], s['path']) in tables else 'not checked or differ'}")
+                     + ("agree" if (s["machine"], s["workload"].split("-")[0], s["path"])
+                        in tables else "not checked or differ"))
     for machine, work in sorted({(s["machine"], s["workload"]) for s in summary}):
         lines.append(f"  use on {machine}, {work}: {choose(summary, tables, machine, work)}")
     return "\n".join(lines)

@@ -124,10 +124,13 @@ def dq_t03_rows(model, n_answers: int, progress: bool) -> tuple[pd.DataFrame, in
 
 
 WORKLOADS = {"lk_t02": lk_t02_rows, "dq_t03": dq_t03_rows}
+#: The judge_path workload each table stands for (a path agrees per kind of work).
+KIND = {"lk_t02": "linkage", "dq_t03": "da"}
 
 
 def compare(ref: pd.DataFrame, new: pd.DataFrame) -> tuple[float, list[str]]:
-    """The largest estimate difference and the rows whose verdict moved."""
+    """The largest estimate difference and the rows whose verdict moved (:func:`largest`
+    names the row of the largest difference)."""
     keys = ["dataset", "coefficient", "row"]
     both = ref.merge(new, on=keys, suffixes=("_ref", "_new"))
     if len(both) != len(ref) or len(both) != len(new):
@@ -141,6 +144,14 @@ def compare(ref: pd.DataFrame, new: pd.DataFrame) -> tuple[float, list[str]]:
         if a != b:
             moved.append(f"{r['dataset']} {r['row']} {r['coefficient']}: {a} -> {b}")
     return gap, moved
+
+
+def largest(ref: pd.DataFrame, new: pd.DataFrame) -> str:
+    """The row whose estimate moved most, as ``dataset row coefficient: a -> b``."""
+    both = ref.merge(new, on=["dataset", "coefficient", "row"], suffixes=("_ref", "_new"))
+    r = both.loc[(both["ours_ref"] - both["ours_new"]).abs().idxmax()]
+    return (f"{r['dataset']} {r['row']} {r['coefficient']}: {r['ours_ref']:.4f} -> "
+            f"{r['ours_new']:.4f}")
 
 
 def bench_judge_tables(args, csv_path, write_row) -> list[dict]:
@@ -179,7 +190,8 @@ def bench_judge_tables(args, csv_path, write_row) -> list[dict]:
                    "run": run, "cpu": cpu_model()}
             out.append(row)
             print(f"[judge_table] {name} ({sizes[name]}) {path}: {len(ref)} rows, largest "
-                  f"estimate difference {gap:.4f}, verdicts moved: {len(moved)}"
+                  f"estimate difference {gap:.4f} ({largest(ref, new)}), verdicts moved: "
+                  f"{len(moved)}"
                   + "".join(f"\n    {m}" for m in moved) + f"; agrees: {row['agrees']}",
                   flush=True)
             del model

@@ -57,11 +57,21 @@ def test_the_default_path_needs_two_faster_runs_and_an_agreeing_table(tmp_path):
     assert (bf16["runs"], bf16["speedup_min"], bf16["speedup_max"]) == (2, 1.9, 2.1)
     # two faster runs, but no table checked: still float32
     assert choose(summary, tables, "x86/amx", "linkage") == "hf-float32"
-    bench.write_row(out, _row("x86/amx", "lk_t02-table", "hf-bfloat16", "r3", "", "yes",
+    bench.write_row(out, _row("x86/amx", "lk_t02-30", "hf-bfloat16", "r3", "", "yes",
+                              kernel="judge_table"))
+    bench.write_row(out, _row("x86/amx", "da", "hf-float32", "r1", "1.0"))
+    bench.write_row(out, _row("x86/amx", "da", "hf-bfloat16", "r1", "3.1"))
+    bench.write_row(out, _row("x86/amx", "da", "hf-bfloat16", "r2", "3.2"))
+    bench.write_row(out, _row("x86/amx", "dq_t03-0", "hf-bfloat16", "r3", "", "no",
                               kernel="judge_table"))
     summary, tables = summarize(out)
     assert choose(summary, tables, "x86/amx", "linkage") == "hf-bfloat16"
+    assert choose(summary, tables, "x86/amx", "da") == "hf-float32"  # its table differed
     assert choose(summary, tables, "x86/avx2", "linkage") == "hf-float32"  # another CPU class
+    # a later table run that differs takes the agreement back
+    bench.write_row(out, _row("x86/amx", "lk_t02-30", "hf-bfloat16", "r4", "", "no",
+                              kernel="judge_table"))
+    assert choose(*summarize(out), "x86/amx", "linkage") == "hf-float32"
 
 
 def test_a_table_agrees_when_estimates_are_close_and_no_verdict_moves():

@@ -125,6 +125,53 @@ def test_hardware_flags_reach_the_model_load_and_a_missing_gpu_is_one_clear_erro
     assert seen == {"device": "cpu", "dtype": "bfloat16", "batch_tokens": 4096}
 
 
+@pytest.mark.parametrize("flags, kw, env, want", [
+    (("avx2", "avx512f", "avx512_bf16", "amx_bf16"), {}, "", "bfloat16"),  # AMX: bf16
+    (("avx2", "avx512f", "avx512_bf16"), {}, "", None),  # bf16 without AMX was slower
+    (("avx2",), {}, "", None),
+    (("avx2", "amx_bf16"), {"dtype": "float32"}, "", "float32"),  # asked for: kept
+    (("avx2", "amx_bf16"), {}, "float32", None),  # NFEVAL_DTYPE decides in the load
+    (("avx2", "amx_bf16"), {"judge": False}, "", None),  # not a LINKAGE judge
+])
+def test_the_linkage_judge_scores_in_bf16_only_where_amx_made_it_faster_and_tables_agreed(
+        capsys, monkeypatch, flags, kw, env, want):
+    import argparse
+
+    import nfeval.cli as cli
+    import nfeval.machine as machine
+    import nfeval.models as models
+
+    monkeypatch.setattr(machine, "cpu_flags", lambda: flags)
+    monkeypatch.setenv("NFEVAL_DTYPE", env)
+    seen = {}
+    monkeypatch.setattr(models, "load_model", lambda name, backend="hf", **k: seen.update(k))
+    args = argparse.Namespace(backend="hf", device=None, dtype=kw.get("dtype"),
+                              batch_tokens=None, threads=None)
+    cli._load("qwen2.5-coder-1.5b-instruct", args, judge=kw.get("judge", True))
+    assert seen.get("dtype") == want
+    assert ("scores in bfloat16" in capsys.readouterr().err) == (want == "bfloat16")
+
+
+def test_da_keeps_float32_on_amx_its_table_moved_in_bf16(isolated, monkeypatch):
+    import nfeval.machine as machine
+    import nfeval.models as models
+
+    monkeypatch.setattr(machine, "cpu_flags", lambda: ("avx2", "amx_bf16"))
+    monkeypatch.delenv("NFEVAL_DTYPE", raising=False)
+    answers = isolated / "a.jsonl"
+    answers.write_text('{"id": 9001, "generation": "x"}\n')
+    seen = {}
+
+    def fake_load(name, backend="hf", **kw):
+        seen.update(kw)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(models, "load_model", fake_load)
+    main(["da", "--answers", str(answers), "--split", "sample", "--judge",
+          "smollm2-135m-instruct"])
+    assert "dtype" not in seen
+
+
 @pytest.mark.parametrize("backend", ["openai", "openai-chat"])
 def test_server_backends_need_a_base_url(isolated, capsys, backend, tmp_path):
     answers = tmp_path / "a.jsonl"

@@ -50,7 +50,7 @@ def slow(*a, **kw):
     return real(*a, **kw)
 J.judge_candidates = slow
 import nfeval.cli as cli
-cli._load = lambda name, args, backend=None: FakeJudge()
+cli._load = lambda name, args, backend=None, **kw: FakeJudge()
 """
 
 PATCH_PD = """
@@ -64,7 +64,7 @@ def slow(model, answer, partials, *, variant="paper", restate="", id=None):
     return P.PDResult(id=id, score=float(len(answer)), perplexities=[1.0], variant=variant)
 P.pd_score = slow
 import nfeval.cli as cli
-cli._load = lambda name, args, backend=None: Tiny()
+cli._load = lambda name, args, backend=None, **kw: Tiny()
 """
 
 

@@ -143,7 +143,7 @@ def fake(monkeypatch):
     import nfeval.cli as cli
 
     judge = FakeJudge()
-    monkeypatch.setattr(cli, "_load", lambda name, args, backend=None: judge)
+    monkeypatch.setattr(cli, "_load", lambda name, args, backend=None, **kw: judge)
     return judge
 
 

@@ -98,10 +98,24 @@ def _artefacts(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(name: str, args: argparse.Namespace, backend: str | None = None):
+def _load(name: str, args: argparse.Namespace, backend: str | None = None,
+          judge: bool = False):
+    """The model ``name`` as the command's options ask. ``judge``: the LINKAGE judge scoring
+    label probabilities, which runs in bf16 where the CPU has AMX unless a dtype is asked for
+    (:func:`nfeval.machine.judge_dtype`; said on stderr, recorded in the signature)."""
+    import os
+
+    from nfeval.machine import judge_dtype
     from nfeval.models import load_model
+    from nfeval.runtime import DTYPE_ENV, resolve_device
 
     backend = backend or args.backend
+    if (judge and backend == "hf" and args.dtype is None and not os.environ.get(DTYPE_ENV)
+            and resolve_device(args.device) == "cpu" and judge_dtype()):
+        args.dtype = judge_dtype()
+        print(f"nfeval: the judge scores in {args.dtype} (this CPU has AMX: 3.3-4.1x float32's "
+              "speed, LINKAGE tables within 0.01 of float32's; --dtype float32 for float32)",
+              file=sys.stderr)
     kwargs: dict = {}
     if backend in ("openai", "openai-chat"):
         if not args.base_url:
@@ -318,7 +332,8 @@ def _linkage(args: argparse.Namespace) -> int:
     demos = SF.demonstrations_for(lf, splits, sources, args.shots, args.seed)
     model = None
     if kind != "lexical":
-        model = _load(args.model or SF.DEFAULT_MODELS[kind], args)
+        model = _load(args.model or SF.DEFAULT_MODELS[kind], args,
+                      judge=kind == "judge" and mode == "prob")
     rows, sha = SF.score_splits(
         splits, {q.qid: q.question for q in lf.questions}, method, model, mode=mode,
         shots=args.shots, seed=args.seed, unparsed=unparsed, positions=args.positions,
@@ -392,8 +407,9 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
                                     "torch sees a GPU); default cpu, env NFEVAL_DEVICE")
     g.add_argument("--dtype", choices=["float32", "bfloat16", "float16", "auto"],
                    help="hf backend dtype (default: float32 on CPU, so that scores do not depend "
-                        "on the CPU; bfloat16 on a GPU; env NFEVAL_DTYPE); recorded in the "
-                        "signature")
+                        "on the CPU, except the LINKAGE judge's prob scores on a CPU with AMX: "
+                        "bfloat16, whose tables agree with float32's within 0.01; bfloat16 on a "
+                        "GPU; env NFEVAL_DTYPE); recorded in the signature")
     g.add_argument("--batch-tokens", type=int, metavar="N",
                    help="hf backend: padded tokens per forward batch (default 2048; raise it "
                         "on a GPU; env NFEVAL_BATCH_TOKENS)")

@@ -3,7 +3,8 @@
 The CPU flags that change numbers or speed: native bf16 (``avx512_bf16``,
 ``amx_bf16``), ``avx512f`` and ``avx2``. Scoring runs in float32 on every CPU
 by default (:func:`nfeval.models.hf.default_dtype`), so these flags are a
-record, not a switch.
+record, not a switch, with one exception: ``nfeval linkage``'s judge scores in
+bf16 where the CPU has AMX (:func:`judge_dtype`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,22 @@ def cpu_model() -> str:
 def native_bf16() -> bool:
     """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX)."""
     return any(f in cpu_flags() for f in ("avx512_bf16", "amx_bf16"))
+
+
+#: CPU flags on which ``nfeval linkage`` scores with an LLM judge (``prob`` mode) in bfloat16
+#: when no dtype is asked for: there the 1.5B judge in bf16 ran at 3.3-4.1x float32's speed on
+#: LINKAGE items in two runs, and lk_t02's linkage-0shot rows (30 questions per dataset)
+#: came out within 0.009 of float32's with no verdict moved (results/bench.csv, kernels
+#: judge_path and judge_table). D.A. stays float32: bf16 was 3.1-3.3x as fast, but dq_t03's
+#: da_prob statistics moved by up to 0.059. On a CPU with AVX512-BF16 but no AMX bf16 ran at
+#: 0.62x: float32 stays there, as on every other CPU. The notebooks keep float32 everywhere
+#: (their committed items are float32, and a store key includes the dtype).
+BF16_JUDGE_FLAGS = ("amx_bf16",)
+
+
+def judge_dtype() -> str | None:
+    """``"bfloat16"`` on CPUs with :data:`BF16_JUDGE_FLAGS`, else None (float32)."""
+    return "bfloat16" if any(f in cpu_flags() for f in BF16_JUDGE_FLAGS) else None
 
 
 def machine_tag() -> str:
