@@ -103,8 +103,6 @@ def test_hardware_flags_reach_the_model_load_and_a_missing_gpu_is_one_clear_erro
     said before any model loads."""
     import torch
 
-    import nfeval.models as models
-
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     answers = isolated / "a.jsonl"
     answers.write_text('{"id": 9001, "generation": "x"}\n')
@@ -112,6 +110,15 @@ def test_hardware_flags_reach_the_model_load_and_a_missing_gpu_is_one_clear_erro
                  "--device", "cuda", "--dtype", "bfloat16", "--batch-tokens", "4096"])
     err = capsys.readouterr().err
     assert code == 2 and "torch sees no GPU" in err and "--device cpu" in err
+    seen = _da_load_options(answers, monkeypatch, "--device", "cpu", "--dtype", "bfloat16",
+                            "--batch-tokens", "4096")
+    assert seen == {"device": "cpu", "dtype": "bfloat16", "batch_tokens": 4096}
+
+
+def _da_load_options(answers, monkeypatch, *argv) -> dict:
+    """The options `nfeval da ... argv` loads its judge with (the load itself stopped)."""
+    import nfeval.models as models
+
     seen = {}
 
     def fake_load(name, backend="hf", **kw):
@@ -120,9 +127,8 @@ def test_hardware_flags_reach_the_model_load_and_a_missing_gpu_is_one_clear_erro
 
     monkeypatch.setattr(models, "load_model", fake_load)
     main(["da", "--answers", str(answers), "--split", "sample", "--judge",
-          "smollm2-135m-instruct", "--device", "cpu", "--dtype", "bfloat16",
-          "--batch-tokens", "4096"])
-    assert seen == {"device": "cpu", "dtype": "bfloat16", "batch_tokens": 4096}
+          "smollm2-135m-instruct", *argv])
+    return seen
 
 
 @pytest.mark.parametrize("flags, kw, env, want", [
@@ -154,22 +160,12 @@ def test_the_linkage_judge_scores_in_bf16_only_where_amx_made_it_faster_and_tabl
 
 def test_da_keeps_float32_on_amx_its_table_moved_in_bf16(isolated, monkeypatch):
     import nfeval.machine as machine
-    import nfeval.models as models
 
     monkeypatch.setattr(machine, "cpu_flags", lambda: ("avx2", "amx_bf16"))
     monkeypatch.delenv("NFEVAL_DTYPE", raising=False)
     answers = isolated / "a.jsonl"
     answers.write_text('{"id": 9001, "generation": "x"}\n')
-    seen = {}
-
-    def fake_load(name, backend="hf", **kw):
-        seen.update(kw)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(models, "load_model", fake_load)
-    main(["da", "--answers", str(answers), "--split", "sample", "--judge",
-          "smollm2-135m-instruct"])
-    assert "dtype" not in seen
+    assert "dtype" not in _da_load_options(answers, monkeypatch)
 
 
 @pytest.mark.parametrize("backend", ["openai", "openai-chat"])
