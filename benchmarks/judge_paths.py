@@ -116,6 +116,11 @@ def _expected(workload: str, row) -> float:
     return sum((k + 1) * x for k, x in enumerate(p))  # ranks 1..m+1
 
 
+def run_stamp() -> str:
+    """The UTC minute a bench run started: its rows are kept beside earlier runs' under it."""
+    return time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
+
+
 def _load(path: str, threads: int, judge: str = JUDGE):
     import torch
 
@@ -179,7 +184,7 @@ def bench_judge_paths(args, csv_path, write_row) -> list[dict]:
         print("hf-bfloat16 skipped: this CPU has no native bf16 (it would be emulated, "
               "several times slower than float32)", flush=True)
         paths.remove("hf-bfloat16")
-    run = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())  # this run's rows, beside earlier runs'
+    run = run_stamp()
     nq = 1 if args.quick else args.path_questions
     na = 2 if args.quick else args.path_answers
     tag = machine_tag()

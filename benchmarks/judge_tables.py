@@ -30,7 +30,9 @@ import time
 import pandas as pd
 
 MEAN_TOL = 0.01
-JUDGE = "qwen2.5-coder-1.5b-instruct"
+#: The ways of computing whose tables this kernel can recompute (the model API of the
+#: notebooks' code: the transformers backend).
+TABLE_PATHS = ("hf-float32", "hf-bfloat16")
 LINES = {"kendall": 0.0, "spearman": 0.0, "pearson": 0.0, "accuracy": 0.5, "auroc": 0.5,
          "mcc": 0.0}
 
@@ -42,14 +44,13 @@ def _side(row, line: float | None) -> str:
 
 
 def _path_model(path: str, judge: str):
-    """The judge computed by ``path``, outside the store (every item computed)."""
-    from nfeval.models.hf import HFModel
+    """The judge computed by ``path`` (a transformers path of :func:`judge_paths._load`),
+    outside the store (every item computed)."""
+    from judge_paths import _load
 
-    if path == "hf-float32":
-        return HFModel(judge, dtype="float32", device="cpu")
-    if path == "hf-bfloat16":
-        return HFModel(judge, dtype="bfloat16", device="cpu")
-    raise SystemExit(f"judge_table: no table path {path!r}; use hf-float32 or hf-bfloat16")
+    if path not in TABLE_PATHS:
+        raise SystemExit(f"judge_table: no table path {path!r}; use {' or '.join(TABLE_PATHS)}")
+    return _load(path, 0, judge)  # threads: llama.cpp's only
 
 
 def _stored_model(artefact: str, judge: str):
@@ -128,15 +129,20 @@ WORKLOADS = {"lk_t02": lk_t02_rows, "dq_t03": dq_t03_rows}
 KIND = {"lk_t02": "linkage", "dq_t03": "da"}
 
 
+def _paired(ref: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """The two tables' rows side by side (suffixes ``_ref``, ``_new``); the same rows or an
+    error."""
+    both = ref.merge(new, on=["dataset", "coefficient", "row"], suffixes=("_ref", "_new"))
+    if len(both) != len(ref) or len(both) != len(new):
+        raise RuntimeError("the two tables have different rows")
+    return both
+
+
 def compare(ref: pd.DataFrame, new: pd.DataFrame) -> tuple[float, list[str]]:
     """The largest estimate difference and the rows whose verdict moved (:func:`largest`
     names the row of the largest difference)."""
-    keys = ["dataset", "coefficient", "row"]
-    both = ref.merge(new, on=keys, suffixes=("_ref", "_new"))
-    if len(both) != len(ref) or len(both) != len(new):
-        raise RuntimeError("the two tables have different rows")
     gap, moved = 0.0, []
-    for _, r in both.iterrows():
+    for _, r in _paired(ref, new).iterrows():
         gap = max(gap, abs(r["ours_ref"] - r["ours_new"]))
         line = 0.0 if " - " in r["row"] else LINES.get(r["coefficient"])
         a = _side({"ci_low": r["ci_low_ref"], "ci_high": r["ci_high_ref"]}, line)
@@ -148,7 +154,7 @@ def compare(ref: pd.DataFrame, new: pd.DataFrame) -> tuple[float, list[str]]:
 
 def largest(ref: pd.DataFrame, new: pd.DataFrame) -> str:
     """The row whose estimate moved most, as ``dataset row coefficient: a -> b``."""
-    both = ref.merge(new, on=["dataset", "coefficient", "row"], suffixes=("_ref", "_new"))
+    both = _paired(ref, new)
     r = both.loc[(both["ours_ref"] - both["ours_new"]).abs().idxmax()]
     return (f"{r['dataset']} {r['row']} {r['coefficient']}: {r['ours_ref']:.4f} -> "
             f"{r['ours_new']:.4f}")
@@ -161,7 +167,9 @@ def bench_judge_tables(args, csv_path, write_row) -> list[dict]:
     from nfeval.machine import cpu_model, machine_tag
     from nfeval.store import close_store
 
-    run = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
+    from judge_paths import run_stamp
+
+    run = run_stamp()
     paths = [p.strip() for p in args.table_paths.split(",") if p.strip()]
     sizes = {"lk_t02": 1 if args.quick else args.table_questions,
              "dq_t03": 4 if args.quick else args.table_answers}

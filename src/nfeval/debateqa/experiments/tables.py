@@ -40,8 +40,8 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from nfeval import NfevalError
-from nfeval.metrics.intervals import (RESAMPLE_BATCH, cluster_interval, doubled_tie_ranks,
-                                     draw_counts)
+from nfeval.metrics.intervals import (cluster_interval, doubled_tie_ranks, draw_counts,
+                                      in_batches)
 
 __all__ = [
     "DA_JUDGE_RUNS",
@@ -256,15 +256,12 @@ def _vectorized(units: Sequence[LabelledQuestion], name: str, j: int, other: int
     keep = ~(np.isnan(a) | np.isnan(b))
     unit_of, y, a, b = unit_of[keep], y[keep], a[keep], b[keep]
 
-    def every(draws: np.ndarray) -> np.ndarray:
-        out = []
-        for i in range(0, len(draws), RESAMPLE_BATCH):
-            w = draw_counts(draws[i:i + RESAMPLE_BATCH], len(units))[:, unit_of]
-            v = weighted_binary_statistic(name, w, y, a)
-            out.append(v if other is None else v - weighted_binary_statistic(name, w, y, b))
-        return np.concatenate(out)
+    def step(draws: np.ndarray) -> np.ndarray:
+        w = draw_counts(draws, len(units))[:, unit_of]
+        v = weighted_binary_statistic(name, w, y, a)
+        return v if other is None else v - weighted_binary_statistic(name, w, y, b)
 
-    return every
+    return lambda draws: in_batches(step, draws)
 
 
 def _key(by: Sequence[str], key: tuple) -> str:
