@@ -295,8 +295,10 @@ def _bench_pd(model, args, dtype, csv_path) -> None:
     answers = load_answers(sample / "answers_balanced.jsonl").answers
     n = 1 if args.quick else len(answers)
     answers = dict(list(answers.items())[:n])
+    if args.quick:
+        items = _quick_partials(items)
     _pd_workload(model, args, dtype, csv_path, answers, items,
-                 f"pd-paper-sample-balanced-{n}answers")
+                 f"pd-paper-sample-balanced-{n}answers" + ("-2partials" if args.quick else ""))
     if args.quick:
         return
     # The sample's answers (~260 words) are shorter than real model answers, and the
@@ -317,6 +319,11 @@ def _bench_pd(model, args, dtype, csv_path) -> None:
     paired = {q: demo[d] for q, d in zip(qids, demo_ids)}
     _pd_workload(model, args, dtype, csv_path, paired, items,
                  f"pd-paper-demo-answers-x-sample-partials-{len(paired)}answers")
+
+
+def _quick_partials(items: dict[str, list[str]]) -> dict[str, list[str]]:
+    """``--quick``: each question's first two partial answers (the smoke test's work)."""
+    return {k: v[:2] for k, v in items.items()}
 
 
 def _pd_workload(model, args, dtype, csv_path, answers, items, workload) -> None:
@@ -669,6 +676,8 @@ def _bench_peer(model, args, csv_path) -> None:
     answers = load_answers(sample / "answers_balanced.jsonl").answers
     n = 1 if args.quick else (args.peer_answers or len(answers))
     answers = dict(list(answers.items())[:n])
+    if args.quick:
+        items = _quick_partials(items)
     reqs = [(pd_context(model, a), items[k]) for k, a in answers.items()]
     flat = [(ctx, c) for ctx, conts in reqs for c in conts]
     uniq = sum(len(model.encode_context(c)) + sum(len(model.encode_continuation(x)) for x in xs)

@@ -11,7 +11,7 @@ import bench
 def test_judge_path_quick_writes_speed_and_agreement_rows(tmp_path, mirror):
     out = tmp_path / "bench.csv"
     assert bench.main(["--quick", "--kernels", "judge_path", "--paths", "llama-q4km",
-                       "--path-judge", "qwen2.5-coder-0.5b-instruct", "--threads", "2",
+                       "--path-judge", "smollm2-135m-instruct", "--threads", "2",
                        "--csv", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
     paths = {(r["model"].split("/")[-1], r["workload"].split("-")[0]) for r in rows}

@@ -382,7 +382,7 @@ def test_bench_quick_smoke(tmp_path, capsys):
 
     out = tmp_path / "bench.csv"
     assert main(["--quick", "--kernels", "hf-shared-kv,pd,linkage_prob,peer_lm_eval",
-                 "--csv", str(out)]) == 0
+                 "--judge", "smollm2-135m-instruct", "--csv", str(out)]) == 0
     text = capsys.readouterr().out
     assert "ratio_to_limit" in text and "speedup_vs_naive" in text
     assert out.read_text().startswith("kernel,model,workload,tokens_per_s,")

@@ -26,7 +26,7 @@ _SMALL_PAIR = {"limit": 1, "max_tokens": 16, "generators": _SMOL, "backbone": _S
                "judge": _SMOL}
 
 # LINKAGE 1GT / 0GT: one question, a few candidates, tiny generation budgets
-_SMALL_GT = {"limit": 2, "max_candidates": 3, "datasets": "antique", "shots": 1,
+_SMALL_GT = {"limit": 1, "max_candidates": 3, "datasets": "antique", "shots": 1,
              "golden_tokens": 24, "degraded_tokens": 48, "attempts": 1, "judge": _SMOL,
              "generator": f"llama:{_SMOL}", "degraders": f"llama:{_SMOL}"}
 
@@ -37,10 +37,10 @@ _SMALL_CURATION = {"limit": 1, "model": _SMOL, "pov_tokens": 64, "explanation_to
 #: DebateQA sample's models'), at their first question(s): every model call is answered by the
 #: store (the test fails if one is computed), so the prompts these notebooks build are checked
 #: against the committed ones' keys; the code that computes items is tested by the notebooks
-#: that run the small models (lk_t03, lk_x02, dq_t02, dq_t03, dq_t05, dq_f06, ...) and by
+#: that run the small models (lk_t03, dq_t02, dq_t03, dq_t05, dq_f06, ...) and by
 #: the models' and judges' own tests.
 FROM_STORE = {"lk_t02", "lk_t04", "lk_t05", "lk_t06", "lk_t07_t08", "lk_t09_t10_f02", "lk_f03",
-              "dq_t04", "dq_f03", "dq_f04", "dq_f05", "dq_t06", "dq_t07", "dq_f08_f09", "dq_f10"}
+              "lk_x02", "dq_t04", "dq_f03", "dq_f04", "dq_f05", "dq_t06", "dq_t07", "dq_f08_f09", "dq_f10"}
 
 SMALLEST: dict[str, dict] = {
     "lk_t01": {"limit": 5},
@@ -76,7 +76,7 @@ SMALLEST: dict[str, dict] = {
     "dq_t06": {"limit": 1},
     "dq_t07": {"limit": 1},
     "lk_x01": {"limit": 12, "repeats": 1},
-    "lk_x02": {"limit": 1, "max_candidates": 2, "swap_limit": 1, "judge": _SMOL},
+    "lk_x02": {"limit": 1, "swap_limit": 1, "judge": _JUDGE},
     "claims": {"seed_check": 1},
 }
 
