@@ -66,6 +66,14 @@ def test_an_artefact_outside_the_plan_is_a_clear_error(module, argv, capsys):
     assert "unknown artefact" in capsys.readouterr().err
 
 
+def test_ids_may_be_given_with_commas(capsys):
+    """``make evidence IDS=dq_f03,dq_f04`` as well as ``IDS="dq_f03 dq_f04"``."""
+    assert evidence.split_ids(["dq_f03,dq_f04", "lk_t05", "lk_t02,"]) == [
+        "dq_f03", "dq_f04", "lk_t05", "lk_t02"]
+    assert evidence.main(["dq_f03,no_such_artefact"]) == 2
+    assert "['no_such_artefact']" in capsys.readouterr().err
+
+
 def test_the_cost_command_needs_one_of_measure_or_agree(capsys):
     with pytest.raises(SystemExit) as exc:
         evidence_cost.main([])

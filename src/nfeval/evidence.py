@@ -512,6 +512,11 @@ class StagesFailed(RuntimeError):
         super().__init__("; ".join(f"{a} {what}" for a, what in failed.items()))
 
 
+def split_ids(ids: Sequence[str]) -> list[str]:
+    """Artefact ids as given, spaces or commas between them (``IDS=dq_f03,dq_f04``)."""
+    return [a for arg in ids for a in arg.split(",") if a.strip()]
+
+
 def unknown_ids(ids: Sequence[str], prog: str) -> bool:
     """Whether an id is not an artefact of the plan (``prog`` says which on stderr)."""
     known = [a for a, _ in PLAN]
@@ -523,7 +528,8 @@ def unknown_ids(ids: Sequence[str], prog: str) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nfeval.evidence", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("ids", nargs="*", help="artefact ids (default: the whole plan)")
+    parser.add_argument("ids", nargs="*", help="artefact ids, space- or comma-separated "
+                        "(default: the whole plan)")
     parser.add_argument("--list", action="store_true",
                         help="print the plan, its steps in order and their projected cost, and "
                              "exit")
@@ -532,6 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "--set judge=smollm2-135m-instruct; numbers are read as numbers; "
                              "such a run is no stage of the plan and the stage log skips it")
     args = parser.parse_args(argv)
+    args.ids = split_ids(args.ids)
     known = [a for a, _ in PLAN]
     overrides = {}
     for item in args.set:

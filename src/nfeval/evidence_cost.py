@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nfeval.evidence import (BUDGET_S, PLAN, PROBE, read_items, run, stop_on_interrupt,
-                             unknown_ids)
+                             split_ids, unknown_ids)
 from nfeval.paths import RESULTS, ROOT
 
 
@@ -207,7 +207,8 @@ def measure(folder: Path, ids: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nfeval.evidence_cost", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("ids", nargs="*", help="artefact ids of the plan (default: all of them)")
+    parser.add_argument("ids", nargs="*", help="artefact ids of the plan, space- or comma-"
+                        "separated (default: all of them)")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--measure", metavar="DIR", type=Path,
                       help="project the plan's cost on this machine from a small probe "
@@ -219,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            "a NFEVAL_STORE=DIR NFEVAL_STORE_READ=own rerun) with the committed "
                            "ones; writes DIR/evidence_agreement.csv")
     args = parser.parse_args(argv)
+    args.ids = split_ids(args.ids)
     if unknown_ids(args.ids, "nfeval.evidence_cost"):
         return 2
     if args.agree is not None:
