@@ -37,6 +37,7 @@ import pandas as pd
 from scipy import stats
 
 from nfeval import NfevalError
+from nfeval.metrics.correlation import kendall_tau_b, spearman_rho
 from nfeval.metrics.intervals import N_RESAMPLES, mean_interval, paired_difference
 from nfeval.paths import RESULTS
 from nfeval.results import Experiment, Signature, paper_values
@@ -93,8 +94,8 @@ def _coef(grades: np.ndarray, scores: np.ndarray, coefficient: str) -> float:
     if np.ptp(grades) == 0 or np.ptp(scores) == 0:
         return math.nan
     if coefficient == "spearman":
-        return float(stats.spearmanr(grades, scores).statistic)
-    return float(stats.kendalltau(grades, scores).statistic)
+        return spearman_rho(grades, scores)
+    return kendall_tau_b(grades, scores)
 
 
 def _spearman_columns(grades: np.ndarray, scores: np.ndarray) -> np.ndarray:
