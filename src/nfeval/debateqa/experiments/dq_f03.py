@@ -30,7 +30,7 @@ NOTES = ("Per pair of P.D. backbones: ranking_kendall = Kendall tau-b between th
          "paper's Figure 3 values are not in our copy.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str = "sample",
         max_tokens: int = 256, generators: str = "", backbones: str = "",
         progress: bool = True) -> Experiment:
     """Figure 3 (parameters: the notebook's). Companion frame ``scores`` (every backbone's

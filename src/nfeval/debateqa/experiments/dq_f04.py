@@ -49,7 +49,7 @@ def prompt_labels() -> dict[str, str]:
     return {p: f"R{i + 1}" for i, p in enumerate(prompts)}
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str = "sample",
         max_tokens: int = 256, generators: str = "", backbone: str = "",
         progress: bool = True) -> Experiment:
     """Figure 4 (parameters: the notebook's). Companion frame ``scores`` (every prompt's
