@@ -115,7 +115,8 @@ def test_equals_scipy_to_the_last_bit_on_committed_questions():
 
     from nfeval.paths import RESULTS
 
-    frame = pd.read_csv(RESULTS / "lk_t02" / "per_candidate.csv").dropna(subset=["score"])
+    frame = pd.read_csv(RESULTS / "lk_t02" / "per_candidate.csv", low_memory=False).dropna(
+        subset=["score"])
     groups = list(frame.groupby(["dataset", "sample", "method", "qid"], sort=False))[::25]
     assert len(groups) > 200
     for _, grp in groups:
