@@ -78,7 +78,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              inputs=('sample',)),
     Artefact("dq_f03", "debateqa", "Figure 3: P.D. ranking stability across backbones",
              "dq_f03_pd_backbone_stability.ipynb", figure=True,
-             status="n = 40: backbones agree within a question, rankings cannot tell",
+             status="n = 40: four backbones; rankings with the 1.5B below the 0.8 line",
              after=('dq_t04',)),
     Artefact("dq_f04", "debateqa", "Figure 4: P.D. ranking stability across restate prompts",
              "dq_f04_pd_restate_stability.ipynb", figure=True,
