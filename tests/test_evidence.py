@@ -199,7 +199,12 @@ def test_the_claims_stages_run_in_rounds_before_the_analyses_and_ablations():
     got = [(a, s.get("limit")) for a, s in steps]
     assert got == [("lk_t02", 30), ("lk_t05", 40), ("dq_t02", 40),
                    ("lk_t02", 60), ("lk_t05", 0), ("dq_t02", 0), ("lk_t02", 120),
-                   ("dq_t02", 0), ("dq_t02", 0), ("dq_t05", 16), ("lk_t06", 30)]
+                   ("dq_t02", 0), ("lk_t02", 0), ("dq_t02", 0), ("lk_t02", 120),
+                   ("lk_t02", 240), ("dq_t05", 16), ("lk_t06", 30)]
+    # lk_t02's every-candidate stages: TREC-DL-NF first, then ANTIQUE
+    every = [s for a, s in steps if a == "lk_t02" and s.get("max_candidates") == 0]
+    assert [s["datasets"] for s in every] == ["trec-dl-nf", "antique", "antique"]
+    assert all("pairwise-release" in s["judge_rows"] for s in every)
     # dq_t02's last two stages: P.D. with the judge's model on 40 questions, then on all
     assert [s.get("pd_judge_limit") for a, s in steps if a == "dq_t02"] == [None, None, 40, 0]
     # every stage of the whole plan is scheduled once
@@ -209,7 +214,9 @@ def test_the_claims_stages_run_in_rounds_before_the_analyses_and_ablations():
 
 def test_questions_a_stage_covers_are_capped_per_dataset():
     assert evidence.questions("lk_t02", {"limit": 60}) == 60 + 53
-    assert evidence.questions("lk_t02", {"limit": 0}) == 120 + 53
+    assert evidence.questions("lk_t02", {"limit": 0}) == 345 + 53
+    assert evidence.questions("lk_t02", {"limit": 0, "datasets": "trec-dl-nf"}) == 53
+    assert evidence.questions("lk_t02", {"limit": 120, "datasets": "antique"}) == 120
     assert evidence.questions("lk_t05", {"limit": 0}) == 100
     assert evidence.questions("dq_t03", {}) is None
     assert evidence.questions("nope", {"limit": 3}) is None
@@ -224,7 +231,8 @@ def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():
     steps = evidence.schedule(["lk_t02", "lk_t05"])
     log = [_log("lk_t02", {"limit": 30}, 60, 6000.0, 100),
            _log("lk_t02", {"limit": 60}, 113, 5300.0, 90)]
-    rows = {(r["artefact"], r["stage"].get("limit")): r for r in evidence.projection(steps, log)}
+    rows = {(r["artefact"], r["stage"].get("limit")): r for r in evidence.projection(steps, log)
+            if r["stage"].get("max_candidates") != 0}
     assert rows["lk_t02", 30]["done"] and rows["lk_t02", 60]["done"]
     # 100 s per question (5,300 s for the 53 questions stage 60 added); 120 adds 60 more
     assert rows["lk_t02", 120]["projected_s"] == pytest.approx(6000.0)
@@ -233,6 +241,18 @@ def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():
     log = [_log("lk_t05", {"limit": 40, **evidence._J}, 40, 400.0, 10)]
     rows = evidence.projection(evidence.schedule(["lk_t05"]), log)
     assert rows[0]["done"] and rows[1]["projected_s"] == pytest.approx(600.0)
+    # an every-candidate stage: the 8-candidate rate times the candidates per question over 8,
+    # on the questions it adds to the earlier every-candidate stages of its datasets
+    rows = {(r["artefact"], r["stage"].get("limit"), r["stage"].get("datasets")): r
+            for r in evidence.projection(steps, [_log("lk_t02", {"limit": 30}, 60, 6000.0, 100),
+                                                 _log("lk_t02", {"limit": 60}, 113, 5300.0, 90)])}
+    factor = {d: evidence.CANDIDATES[d] / 8 for d in evidence.CANDIDATES}
+    assert rows["lk_t02", 0, "trec-dl-nf"]["projected_s"] == pytest.approx(
+        100.0 * factor["trec-dl-nf"] * 53)
+    assert rows["lk_t02", 120, "antique"]["projected_s"] == pytest.approx(
+        100.0 * factor["antique"] * 120)
+    assert rows["lk_t02", 240, "antique"]["projected_s"] == pytest.approx(
+        100.0 * factor["antique"] * 120)
     # a rerun that computed nothing gives no rate
     rows = evidence.projection(steps, [_log("lk_t02", {"limit": 30}, 60, 74.0, 0)])
     assert rows[0]["done"] and rows[1]["projected_s"] is None
@@ -263,7 +283,8 @@ def test_a_run_skips_the_stages_its_log_holds_and_says_so(tmp_path, monkeypatch,
     results = tmp_path / "results"
     for a, stage in evidence.schedule(["lk_t05"]):
         evidence._append_log(results / evidence.LOG,
-                             {**_log(a, stage, 1, 1.0, 1), "finished": "x"})
+                             {**_log(a, stage, 1, 1.0, 1), "finished": "x",
+                              "stored_items": "0"})
 
     def refuse(*args, **kwargs):
         raise AssertionError("a logged stage was run again")
@@ -292,6 +313,37 @@ def test_a_logged_stage_whose_items_were_deleted_is_run_again(tmp_path, monkeypa
     ran.clear()
     evidence.run(["lk_t05"], tmp_path, {"lk_t05": (stage,)})
     assert not ran
+
+
+def test_a_logged_stage_without_its_item_count_is_not_trusted_until_backfilled(
+        tmp_path, monkeypatch, capsys):
+    import papermill as pm
+
+    store = tmp_path / "store"
+    monkeypatch.setenv("NFEVAL_STORE", str(store))
+    stage = {"limit": 40}
+    log = tmp_path / "results" / evidence.LOG
+    evidence._append_log(log, _log("lk_t05", stage, 40, 1.0, 3))  # finished, no stored_items
+    _write(store, "lk_t05", "judge.labels.jsonl", [("a", "m", 1.0), ("b", "m", 2.0)])
+    ran = []
+    monkeypatch.setattr(pm, "execute_notebook", lambda *a, **k: ran.append(1))
+    evidence.run(["lk_t05"], tmp_path, {"lk_t05": (stage,)})
+    assert ran and "without the count of items" in capsys.readouterr().out
+    # the backfill records the store's count; then a deleted item is seen
+    log.unlink()
+    evidence._append_log(log, _log("lk_t05", stage, 40, 1.0, 3))
+    assert evidence.backfill(log, store) == 1
+    assert evidence.read_log(log)[0]["stored_items"] == "2"
+    assert evidence.backfill(log, store) == 0
+    _write(store, "lk_t05", "judge.labels.jsonl", [("a", "m", 1.0)])
+    ran.clear()
+    evidence.run(["lk_t05"], tmp_path, {"lk_t05": (stage,)})
+    assert ran and "holds 1 fewer of lk_t05's items" in capsys.readouterr().out
+
+
+def test_the_committed_log_has_an_item_count_on_every_finished_stage():
+    rows = [r for r in evidence.read_log(evidence.RESULTS / evidence.LOG) if r["finished"]]
+    assert rows and all(r["stored_items"].strip() for r in rows)
 
 
 def test_a_finished_stage_is_logged_with_its_real_cost(tmp_path, monkeypatch):

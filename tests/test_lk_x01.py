@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from nfeval.linkage.experiments import lk_x01
+from nfeval.metrics import combine
 
 
 def _synthetic(n_questions=30, per=6, seed=0):
@@ -30,10 +31,10 @@ def test_no_held_out_grade_is_read_while_choosing():
     """Shuffling the grades of one fold's held-out questions leaves the choice made for that
     fold (its best single method, rank average and linear weights) exactly as it was."""
     frame = _synthetic()
-    qs = lk_x01._questions(frame, METHODS)
-    fold = lk_x01.fold_assignments(len(qs), 5, 0, 0, "toy")
+    qs = combine.questions_of(frame, METHODS)
+    fold = combine.fold_assignments(len(qs), 5, 0, 0, "toy")
     rng = np.random.default_rng(1)
-    shuffled = [lk_x01._Question(q.dataset, q.qid, rng.permutation(q.grades) if fold[i] == 0
+    shuffled = [combine.Question(q.dataset, q.qid, rng.permutation(q.grades) if fold[i] == 0
                                  else q.grades, q.scores, q.doc_ids)
                 for i, q in enumerate(qs)]
     _, before = lk_x01.out_of_sample(qs, METHODS, folds=5, repeats=1, seed=0, key="toy")
@@ -44,7 +45,7 @@ def test_no_held_out_grade_is_read_while_choosing():
 
 def test_a_method_that_is_the_grade_is_chosen_and_scores_one_out_of_sample():
     frame = _synthetic()
-    qs = lk_x01._questions(frame, METHODS)
+    qs = combine.questions_of(frame, METHODS)
     per, choices = lk_x01.out_of_sample(qs, METHODS, folds=5, repeats=2, seed=0, key="toy")
     assert {c["best_single"] for c in choices} == {"good"}
     defined = [v for v in per["best single"]["spearman"].values() if np.isfinite(v)]
@@ -52,9 +53,9 @@ def test_a_method_that_is_the_grade_is_chosen_and_scores_one_out_of_sample():
 
 
 def test_every_question_is_held_out_once_per_repeat():
-    fold = lk_x01.fold_assignments(53, 5, 0, 3, "trec-dl-nf")
+    fold = combine.fold_assignments(53, 5, 0, 3, "trec-dl-nf")
     assert sorted(np.bincount(fold)) == [10, 10, 11, 11, 11]
-    assert not np.array_equal(fold, lk_x01.fold_assignments(53, 5, 0, 4, "trec-dl-nf"))
+    assert not np.array_equal(fold, combine.fold_assignments(53, 5, 0, 4, "trec-dl-nf"))
 
 
 def test_the_committed_file_gives_rows_with_intervals_and_the_papers_line():

@@ -8,6 +8,7 @@
     nfeval pd --answers F --split S --model M      DebateQA Perspective Diversity
     nfeval da --answers F --split S --judge M      DebateQA Dispute Awareness
     nfeval linkage --answers F [--method M]        LINKAGE and its baselines
+    nfeval meta A.csv B.csv ...                    which evaluator agrees best with your grades
 
 Every error meant for a user exits with status 2 and one line saying what
 is wrong and how to fix it. The scoring commands exit with 0 when something
@@ -381,6 +382,75 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+META_DESCRIPTION = """\
+Which evaluator should you trust on your answers? For each evaluator, its agreement with
+your human grades: per question, the correlation of its scores with the grades (Kendall's
+tau-b by default), averaged over questions, with a 95% bootstrap interval over questions
+and n. Then the paired difference of every pair (A - B on the same questions, with its
+interval), which evaluators the data cannot tell apart from the best, a combination of
+the methods chosen on training folds of questions and scored on held-out ones (reported as
+better only where it beats the best single method out of sample), and, for pairwise
+judges scored in prob mode, their preference for the first answer slot.
+
+Input, either:
+  per-item CSVs of nfeval linkage runs on the same graded file (any number; a CSV may hold
+  several methods, and columns dataset/sample split the questions into groups), or
+  --answers FILE.jsonl --methods rougeL,bertscore,...: the methods are run here, each on
+  the same items, through the same cache as nfeval linkage (judge methods load --model).
+Every candidate needs a human grade.
+"""
+
+META_EPILOG = """\
+Examples:
+  nfeval meta --answers examples/linkage_answers.jsonl --methods rouge1,rougeL,bleu
+  nfeval linkage --answers mine.jsonl --method linkage --out mine.linkage.csv
+  nfeval linkage --answers mine.jsonl --method bertscore --out mine.bertscore.csv
+  nfeval meta mine.linkage.csv mine.bertscore.csv --plot meta.png --summary meta.json
+
+Exit status: 0 compared; 2 usage or input error (the message says what to fix);
+130 interrupted (finished items are cached).
+"""
+
+
+def _meta(args: argparse.Namespace) -> int:
+    from nfeval import meta as M
+
+    M.check_outputs(args.summary, args.plot, args.per_question)
+    if bool(args.csv) == bool(args.answers):
+        raise NfevalError("give per-item CSVs, or --answers FILE with --methods, not both")
+    coefficients = [c.strip() for c in args.coefficient.split(",") if c.strip()]
+    if args.answers:
+        if not args.methods:
+            raise NfevalError("--answers needs --methods (e.g. --methods rouge1,rougeL,bleu)")
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+
+        def load(name, kind):
+            return _load(name, args, judge=kind == "judge")
+
+        frame = M.score_methods(args.answers, methods, model=args.model, seed=args.seed,
+                                limit=args.limit, use_cache=not args.no_cache,
+                                progress=not args.no_progress, load=load)
+    else:
+        if args.methods or args.model:
+            raise NfevalError("--methods and --model go with --answers (the CSVs are already "
+                              "scored)")
+        frame = M.read_scores(args.csv)
+    res = M.meta(frame, coefficients=coefficients, seed=args.seed, folds=args.folds,
+                 repeats=args.repeats, combine=not args.no_combination)
+    for line in res.lines():
+        print(line)
+    if args.summary:
+        from nfeval.result import write_json
+
+        print(f"meta summary (JSON): {write_json(args.summary, res.summary())}", file=sys.stderr)
+    if args.plot:
+        print(f"forest plot: {res.plot(args.plot)}", file=sys.stderr)
+    if args.per_question:
+        print(f"per-question coefficients: {res.per_question_csv(args.per_question)}",
+              file=sys.stderr)
+    return 0
+
+
 def _model_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model backend and hardware")
     g.add_argument("--backend", choices=["hf", "openai", "openai-chat", "llama"], default="hf",
@@ -687,6 +757,41 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--seed", type=int, default=0, help="seed of the bootstrap interval")
     cmp_.add_argument("--summary", metavar="PATH.json", help="also write the result as JSON")
     cmp_.set_defaults(func=_compare)
+
+    mt = sub.add_parser(
+        "meta", help="which evaluator agrees best with your human grades (every evaluator's "
+                     "correlation, paired differences, combinations out of sample)",
+        formatter_class=raw, description=META_DESCRIPTION, epilog=META_EPILOG)
+    mt.add_argument("csv", nargs="*", metavar="SCORES.csv",
+                    help="per-item CSVs of nfeval linkage runs on the same graded file")
+    mt.add_argument("--answers", metavar="FILE.jsonl",
+                    help="a graded LINKAGE answers file to score with --methods")
+    mt.add_argument("--methods", metavar="M1,M2,...",
+                    help="with --answers: methods of nfeval linkage --method to run "
+                         "(linkage-Nshot: LINKAGE with N demonstrations)")
+    mt.add_argument("--model", help="with --answers: the judge of the judge methods (default "
+                                    "qwen2.5-coder-1.5b-instruct)")
+    mt.add_argument("--coefficient", default="kendall", metavar="NAME[,NAME]",
+                    help="kendall (default), spearman, pearson, or several comma-separated")
+    mt.add_argument("--folds", type=int, default=5,
+                    help="folds of questions for the combination (default 5)")
+    mt.add_argument("--repeats", type=int, default=5,
+                    help="repeats of the fold split (default 5)")
+    mt.add_argument("--no-combination", action="store_true",
+                    help="skip the out-of-sample combination")
+    mt.add_argument("--plot", metavar="PATH.png", help="write a forest plot")
+    mt.add_argument("--per-question", metavar="PATH.csv",
+                    help="write every question's coefficient per evaluator")
+    mt.add_argument("--summary", metavar="PATH.json", help="write everything as JSON")
+    mt.add_argument("--limit", type=int, default=0,
+                    help="with --answers: the first N questions (0: all)")
+    mt.add_argument("--seed", type=int, default=0,
+                    help="seed of the bootstrap intervals and the folds")
+    mt.add_argument("--no-cache", action="store_true", help="with --answers: recompute every "
+                                                              "item")
+    mt.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _model_arguments(mt)
+    mt.set_defaults(func=_meta)
     return parser
 
 

@@ -68,11 +68,27 @@ _F03_BACKBONES = f"smollm2-135m-instruct,gemma3-270m,qwen2.5-coder-0.5b-instruct
 #: The ablations: lk_t02's first judged questions and its 8 candidates (its judgments reused).
 _ABL = {**_J, "limit": 30, "max_candidates": -1}
 
+#: lk_t02's every-candidate stages: the claim-deciding judge rows (LINKAGE 0-shot and
+#: few-shot, pointwise with and without references, pairwise with the candidate first as the
+#: release runs it) on every candidate of the judged questions, one dataset at a time; the
+#: small judge and the sampled decoding stay on the 8-candidate stages.
+EVERY_ROWS = "linkage-0shot,pointwise-ref,pointwise-noref,linkage-fewshot,pairwise-release"
+_EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sample_limit": 0}
+#: Mean candidates per judged question when every candidate is judged (lk_t02's draw, seed 0:
+#: 5,273 candidates of the 53 TREC-DL-NF questions, 2,379 of the first 120 ANTIQUE ones),
+#: against the 8-candidate stages' 8: what the projection scales an 8-candidate stage's rate by.
+CANDIDATES = {"antique": 19.8, "trec-dl-nf": 99.5}
+
 #: Parameter stages of each artefact (default: one run at the notebook's defaults).
 STAGES: dict[str, tuple[dict, ...]] = {
     # the 1.5B judge's five rows: ANTIQUE grows 30 -> 60 -> 120 questions (TREC-DL-NF: its 53
-    # judgeable questions are reached at the second stage; most of their items are stored)
-    "lk_t02": ({"limit": 30}, {"limit": 60}, {"limit": 120}),
+    # judgeable questions are reached at the second stage; most of their items are stored);
+    # then every candidate: TREC-DL-NF's 53 questions (about 100 candidates each: the largest
+    # gain per item), ANTIQUE's 120, then 240 ANTIQUE questions
+    "lk_t02": ({"limit": 30}, {"limit": 60}, {"limit": 120},
+               {"limit": 0, "datasets": "trec-dl-nf", **_EVERY},
+               {"limit": 120, "datasets": "antique", **_EVERY},
+               {"limit": 240, "datasets": "antique", **_EVERY}),
     "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
     "lk_t03": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
     "lk_t04": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
@@ -142,7 +158,7 @@ CLAIMS = ("lk_t02", "lk_t05", "lk_t03", "lk_t04", "dq_t02", "dq_t03")
 #: the ablations take their first questions from; WebGLM's; dq_t02's usable ones; the DebateQA
 #: sample's. Used only to project a stage's cost from a finished one (questions it adds).
 REACH: dict[str, tuple[int, ...]] = {
-    "lk_t02": (120, 53), "lk_t03": (120, 53), "lk_t04": (120, 53), "lk_t06": (120, 53),
+    "lk_t02": (345, 53), "lk_t03": (120, 53), "lk_t04": (120, 53), "lk_t06": (120, 53),
     "lk_t07_t08": (120, 53), "lk_t09_t10_f02": (120, 53), "lk_t05": (100,),
     "dq_t02": (430, 43), "dq_t03": (40,), "dq_t04": (40,), "dq_f03": (40,), "dq_f04": (40,),
     "dq_f05": (40,), "dq_t05": (40,), "dq_t06": (40,), "dq_t07": (40,), "dq_f08_f09": (40,),
@@ -173,13 +189,36 @@ def schedule(ids: Sequence[str], stages: dict[str, tuple[dict, ...]] | None = No
     return [(a, stage) for _, a, stage in sorted(steps, key=lambda s: s[0])]
 
 
+#: The datasets of a two-dataset artefact's :data:`REACH`, in its order.
+REACH_DATASETS = ("antique", "trec-dl-nf")
+
+
 def questions(artefact: str, stage: dict) -> int | None:
-    """Questions a stage covers across its datasets (``None``: unknown)."""
+    """Questions a stage covers across its datasets (``None``: unknown); a stage that names
+    ``datasets`` covers those alone."""
     reach = REACH.get(artefact)
     limit = stage.get("limit")
     if reach is None or not isinstance(limit, int) or limit < 0:
         return None
+    if stage.get("datasets") and len(reach) == len(REACH_DATASETS):
+        chosen = set(str(stage["datasets"]).split(","))
+        reach = tuple(n for n, d in zip(reach, REACH_DATASETS) if d in chosen)
     return sum(n if limit == 0 else min(limit, n) for n in reach)
+
+
+def _every(stage: dict) -> bool:
+    """Whether a stage judges every candidate (``max_candidates`` 0)."""
+    return stage.get("max_candidates") == 0
+
+
+def _candidate_factor(stage: dict) -> float:
+    """How many times a stage's questions cost more than an 8-candidate stage's: the mean
+    candidates per question of its datasets over 8 when it judges every candidate."""
+    if stage.get("max_candidates") != 0:
+        return 1.0
+    names = [d for d in str(stage.get("datasets") or ",".join(REACH_DATASETS)).split(",")
+             if d in CANDIDATES]
+    return max(CANDIDATES[d] for d in names) / 8.0 if names else 1.0
 
 
 def _stage_text(stage: dict) -> str:
@@ -246,15 +285,20 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[d
     """Per step: ``done`` (the log holds it finished), or its projected wall seconds: the wall
     or item seconds (the larger) per question of the artefact's last finished stage times the
     questions the step adds to the largest finished one (``None``: no stage of the artefact
-    finished yet, or its size unknown). Rows of stages only started are left out."""
+    finished yet, or its size unknown). Stages that judge every candidate
+    (``max_candidates`` 0) are projected apart: their questions are counted against the
+    earlier every-candidate stages of the same datasets, at the 8-candidate rate times
+    :func:`_candidate_factor`. Rows of stages only started are left out."""
     finished: dict[str, list[dict]] = {}
     for row in log:
-        if row["finished"]:
+        if row["finished"] and not _every(json_loads(row["stage"])):
             finished.setdefault(row["artefact"], []).append(row)
+    logged = {(r["artefact"], r["stage"]) for r in log if r["finished"]}
+    every: dict[tuple[str, str], int] = {}  # (artefact, datasets) -> questions reached
     rows = []
     for a, stage in steps:
         mine = finished.get(a, [])
-        done = any(r["stage"] == _stage_text(stage) for r in mine)
+        done = (a, _stage_text(stage)) in logged
         q = questions(a, stage)
         per = reached = None
         # a stage rerun from a store that already held its items says nothing about a rate
@@ -267,16 +311,33 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[d
             cost = max(float(last["wall_s"]), float(last.get("item_s") or 0))
             per = cost / added if added > 0 else None
             reached = max(int(r["questions"]) for r in sized)
+        if _every(stage):
+            key = (a, str(stage.get("datasets") or ""))
+            reached = every.get(key, 0)
+            if q is not None:
+                every[key] = max(reached, q)
+            per = None if per is None else per * _candidate_factor(stage)
         projected = None
         if not done and per is not None and q is not None:
             projected = per * max(q - reached, 0)
         rows.append({"artefact": a, "stage": stage, "questions": q, "done": done,
                      "projected_s": projected})
-        if projected is not None:  # the artefact's next step starts from this one
+        if projected is not None and not _every(stage):  # the artefact's next step starts here
             finished.setdefault(a, []).append({"artefact": a, "stage": _stage_text(stage),
                                                "questions": str(q), "wall_s": str(projected),
                                                "items_computed": "1"})
     return rows
+
+
+def json_loads(text: str) -> dict:
+    """A stage's parameters from its log text ({} when it is not JSON)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
@@ -397,13 +458,18 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
         logged = None if overrides else done.get((artefact, _stage_text(stage)))
         if logged is not None:
             missing = missing_items(store, artefact, logged)
-            if not missing:
+            if missing is None:
+                print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: logged as done without the "
+                      f"count of items it left in the store (`python -m nfeval.evidence "
+                      f"--backfill` records it): running it again, from the store", flush=True)
+            elif not missing:
                 print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: done (logged in "
                       f"{display_path(log_path)}, its items in the store), skipped", flush=True)
                 continue
-            print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: logged as done, but the store "
-                  f"holds {missing} fewer of {artefact}'s items than when it finished: "
-                  f"computing what is missing", flush=True)
+            else:
+                print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: logged as done, but the "
+                      f"store holds {missing} fewer of {artefact}'s items than when it "
+                      f"finished: computing what is missing", flush=True)
         if artefact in failed:
             print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: skipped, an earlier stage of "
                   f"{artefact} failed", flush=True)
@@ -461,17 +527,36 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
     return took
 
 
-def missing_items(store: Path, artefact: str, logged: dict) -> int:
+def missing_items(store: Path, artefact: str, logged: dict) -> int | None:
     """How many fewer items the store holds for ``artefact`` than when the logged stage
-    finished (``stored_items`` of its finish row; 0 when it holds them all, or the row
-    predates that column): a fast count of the store's keys, so a stage whose items were
-    deleted is not taken as done."""
+    finished (``stored_items`` of its finish row; 0 when it holds them all): a fast count of
+    the store's keys, so a stage whose items were deleted is not taken as done. ``None``: the
+    row has no count (a log written before the column; :func:`backfill` records one)."""
     try:
-        then = int(float(logged.get("stored_items") or 0))
-    except ValueError:
-        return 0
+        then = int(float(logged.get("stored_items")))
+    except (TypeError, ValueError):
+        return None
     now = _totals(read_items(store, artefact).get(artefact, {}))["stored_items"]
     return max(then - now, 0)
+
+
+def backfill(log_path: Path, store: Path) -> int:
+    """Give every finish row of the log without ``stored_items`` the store's count of its
+    artefact now (an upper bound of the count then: the store only grows), so the next run
+    can tell a deleted item (:func:`missing_items`); returns the rows filled."""
+    rows = read_log(log_path)
+    filled = 0
+    for r in rows:
+        if r["finished"] and not str(r.get("stored_items") or "").strip():
+            r.update({k: str(v) for k, v in
+                      _totals(read_items(store, r["artefact"]).get(r["artefact"], {})).items()})
+            filled += 1
+    if filled:
+        with open(log_path, "w", newline="", encoding="utf-8") as fh:
+            out = csv.DictWriter(fh, fieldnames=LOG_FIELDS, restval="")
+            out.writeheader()
+            out.writerows(rows)
+    return filled
 
 
 def read_items(folder: Path, artefact: str = "*"
@@ -537,8 +622,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a notebook parameter given to every stage (repeatable), e.g. "
                              "--set judge=smollm2-135m-instruct; numbers are read as numbers; "
                              "such a run is no stage of the plan and the stage log skips it")
+    parser.add_argument("--backfill", action="store_true",
+                        help="record the store's item count on every finished stage of the log "
+                             "that has none (logs written before the column), and exit")
     args = parser.parse_args(argv)
     args.ids = split_ids(args.ids)
+    if args.backfill:
+        import os
+
+        n = backfill(RESULTS / LOG, Path(os.environ.get("NFEVAL_STORE") or RESULTS))
+        print(f"{n} finished stage(s) given the store's item count in {display_path(RESULTS / LOG)}")
+        return 0
     known = [a for a, _ in PLAN]
     overrides = {}
     for item in args.set:

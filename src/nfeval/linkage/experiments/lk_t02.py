@@ -19,7 +19,9 @@ import pandas as pd
 
 from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_linkage
-from nfeval.linkage.experiments.table2 import (JUDGE_ROWS, automatic_frames, bleu_pools,
+from nfeval import NfevalError
+from nfeval.linkage.experiments.table2 import (DEFAULT_JUDGE_ROWS, JUDGE_ROWS, automatic_frames,
+                                               bleu_pools,
                                                judge_frame, judged_items, mode_subset_frames,
                                                same_items_frames, small_judge_frames, table_rows)
 from nfeval.profiles import get_profile
@@ -41,8 +43,13 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
         unparsed: str = "drop", shots: int = 3, sample_limit: int = 10,
         sample_backend: str = "llama", sample_tokens: int = 512, lexical_limit: int = 0,
         candidates: str = "all-but-ground", rouge: str = "rouge-score", refppl_lm: str = "",
-        progress: bool = True) -> Experiment:
+        datasets: str = "", judge_rows: str = "", progress: bool = True) -> Experiment:
     """Table 2 on the first ``limit`` judged questions per dataset (0: all judgeable).
+
+    ``datasets`` (comma-separated; empty: both) and ``judge_rows`` (names of
+    :data:`~nfeval.linkage.experiments.table2.JUDGE_ROWS`, comma-separated; empty: the five
+    default rows) narrow a run, as ``make evidence``'s every-candidate stages do (one dataset
+    at a time, the claim-deciding rows); the small judge scores the same rows.
 
     ``extra``: ``items`` (dataset -> lk_t02's judged items), ``bleu_pools`` (what the
     ANTIQUE BLEU rows measure, :func:`~nfeval.linkage.experiments.table2.bleu_pools`)
@@ -54,12 +61,14 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
     k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
     embedder = prof.embedder if profile == "paper" else None  # embedded: the registry's MiniLM
     num_layers = 6 if profile == "embedded" else None
-    limits = {name: max(limit, 0) for name in DATASETS}
-    questions = {name: load_linkage(name) for name in DATASETS}
+    names = _names(datasets, DATASETS, "dataset")
+    rows = _names(judge_rows, DEFAULT_JUDGE_ROWS, "judge row", known=JUDGE_ROWS)
+    limits = {name: max(limit, 0) for name in names}
+    questions = {name: load_linkage(name) for name in names}
     items = {name: judged_items(questions[name], name, seed=seed, limit=limits[name],
-                                max_candidates=k) for name in DATASETS}
+                                max_candidates=k) for name in names}
     if progress:
-        for name in DATASETS:
+        for name in names:
             s = items[name]
             print(f"{name}: {len(questions[name])} questions, {s.n_unjudgeable} without a "
                   f"coefficient under any draw; judging {len(s.judged)} with "
@@ -74,15 +83,17 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
                                           num_layers=num_layers, device=prof.device)
     _step(progress, t, "automatic metrics on all items")
     # what the ANTIQUE BLEU rows measure (shown, not written)
-    qs = questions["antique"][:lexical_limit] if lexical_limit else questions["antique"]
-    pools = bleu_pools(qs, seed=seed).round(3)
+    pools = None
+    if "antique" in questions:
+        qs = questions["antique"][:lexical_limit] if lexical_limit else questions["antique"]
+        pools = bleu_pools(qs, seed=seed).round(3)
 
     # the LLM judges on the same items
     t = time.time()
     model = prof.load(judge_name)
-    for name in DATASETS:
+    for name in names:
         part, sigs = judge_frame(model, questions[name], items[name], dataset=name,
-                                 rows=list(JUDGE_ROWS), mode=mode, seed=seed, shots=shots,
+                                 rows=rows, mode=mode, seed=seed, shots=shots,
                                  unparsed=unparsed, progress=progress)
         frames.append(part)
         signatures += sigs
@@ -121,7 +132,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
     if small_judge and profile == "embedded":
         t = time.time()
         small_model = prof.load(small_judge)
-        parts, sigs = small_judge_frames(small_model, questions, items, rows=list(JUDGE_ROWS),
+        parts, sigs = small_judge_frames(small_model, questions, items, rows=rows,
                                          mode=mode, seed=seed, shots=shots, unparsed=unparsed,
                                          progress=progress)
         frames += parts
@@ -144,4 +155,13 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
               "rows on the same-items sample (our_judge); sample 'small judge': a smaller judge on "
               "the same items, and its differences from the judge.",
         frames={"per_candidate": frame},
-        extra={"items": items, "bleu_pools": pools, "datasets": list(DATASETS)})
+        extra={"items": items, "bleu_pools": pools, "datasets": names})
+
+
+def _names(text: str, default, what: str, known=None) -> list[str]:
+    """A comma-separated selection of ``default`` (or of ``known``); empty: ``default``."""
+    known = list(default if known is None else known)
+    names = [x.strip() for x in text.split(",") if x.strip()] or list(default)
+    if bad := [x for x in names if x not in known]:
+        raise NfevalError(f"unknown {what}(s) {bad}; choose from {known}")
+    return names

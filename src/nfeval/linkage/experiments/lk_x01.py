@@ -25,19 +25,17 @@ candidate: LINKAGE and pointwise one prompt each, pairwise one per reference.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from nfeval import NfevalError
-from nfeval.metrics.correlation import kendall_tau_b, spearman_rho
+from nfeval.metrics import combine
+from nfeval.metrics.combine import ALPHA, CHOSEN
 from nfeval.metrics.intervals import N_RESAMPLES, mean_interval, paired_difference
 from nfeval.paths import RESULTS
 from nfeval.results import Experiment, Signature, paper_values
@@ -53,7 +51,6 @@ METHODS: dict[str, str] = {
     "bleu": "0", "bertscore": "0", "bertscore-cls": "0", "refppl": "0",
 }
 COEFFICIENTS = ("spearman", "kendall")
-ALPHA = 1.0
 NOTES = ("Out-of-sample: questions split into folds by question (seeded, repeated); a "
          "combination chosen (best single method, best rank average of 2-3 methods) or fitted "
          "(ridge on within-question z-scores, alpha 1) on the training folds only, scored on the "
@@ -86,181 +83,21 @@ def candidate_frame(per_candidate: pd.DataFrame, judge: str,
         int(len(wide) - len(full))
 
 
-def _rank_within(values: np.ndarray) -> np.ndarray:
-    return stats.rankdata(values, axis=0)
-
-
-def _coef(grades: np.ndarray, scores: np.ndarray, coefficient: str) -> float:
-    if np.ptp(grades) == 0 or np.ptp(scores) == 0:
-        return math.nan
-    if coefficient == "spearman":
-        return spearman_rho(grades, scores)
-    return kendall_tau_b(grades, scores)
-
-
-def _spearman_columns(grades: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Spearman of ``grades`` with each column of ``scores`` (NaN where a column is
-    constant)."""
-    rg = stats.rankdata(grades)
-    rs = stats.rankdata(scores, axis=0)
-    rg = rg - rg.mean()
-    rs = rs - rs.mean(axis=0)
-    den = np.sqrt((rg ** 2).sum() * (rs ** 2).sum(axis=0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = (rg @ rs) / den
-    out[den == 0] = np.nan
-    return out
-
-
-@dataclass(frozen=True)
-class _Question:
-    dataset: str
-    qid: str
-    grades: np.ndarray
-    scores: np.ndarray  # candidates x methods
-    doc_ids: tuple[str, ...]
-
-
-def _questions(frame: pd.DataFrame, methods: Sequence[str]) -> list[_Question]:
-    out = []
-    for (ds, qid), g in frame.groupby(["dataset", "qid"], sort=False):
-        out.append(_Question(str(ds), str(qid), g["grade"].to_numpy(float),
-                             g[list(methods)].to_numpy(float), tuple(g["doc_id"])))
-    return out
-
-
-def rank_combinations(n_methods: int, sizes: Sequence[int] = (2, 3)) -> list[tuple[int, ...]]:
-    """Every pair and triple (by default) of method indices, in a fixed order."""
-    return [c for k in sizes for c in itertools.combinations(range(n_methods), k)]
-
-
-def question_values(questions: Sequence[_Question], combos: Sequence[tuple[int, ...]]
-                    ) -> np.ndarray:
-    """Per question (rows) the Spearman of every single method and every rank average of
-    ``combos`` (columns: the methods, then the combinations). Grades are not used to build
-    the combinations, only to score them."""
-    rows = []
-    for q in questions:
-        ranks = _rank_within(q.scores)
-        combo = np.stack([ranks[:, list(c)].mean(axis=1) for c in combos], axis=1) \
-            if combos else np.empty((len(q.grades), 0))
-        rows.append(np.concatenate([_spearman_columns(q.grades, q.scores),
-                                    _spearman_columns(q.grades, combo)]))
-    return np.array(rows)
-
-
-# --------------------------------------------------------------------------- choosing
-
-@dataclass(frozen=True)
-class Choice:
-    """What the training questions chose: the best single method, the best rank average
-    (method indices) and the ridge weights (per method, on within-question z-scores)."""
-
-    single: int
-    combo: tuple[int, ...]
-    weights: tuple[float, ...]
-
-
-def _z(x: np.ndarray) -> np.ndarray:
-    sd = x.std(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = (x - x.mean(axis=0)) / sd
-    return np.where(sd > 0, z, 0.0)
-
-
-def choose(train: Sequence[_Question], values: np.ndarray, combos: Sequence[tuple[int, ...]],
-           n_methods: int, alpha: float = ALPHA) -> Choice:
-    """The choice made on the training questions only: ``values`` are their rows of
-    :func:`question_values` (same order as ``train``); ties go to the first in order."""
-    means = np.nanmean(values, axis=0) if len(values) else np.full(values.shape[1], np.nan)
-    means = np.where(np.isnan(means), -np.inf, means)
-    single = int(np.argmax(means[:n_methods]))
-    combo = combos[int(np.argmax(means[n_methods:]))] if combos else (single,)
-    xs = np.concatenate([_z(q.scores) for q in train])
-    ys = np.concatenate([_z(q.grades[:, None])[:, 0] for q in train])
-    w = np.linalg.solve(xs.T @ xs + alpha * np.eye(n_methods), xs.T @ ys)
-    return Choice(single, tuple(combo), tuple(float(v) for v in w))
-
-
-def score_with(choice: Choice, q: _Question) -> dict[str, np.ndarray]:
-    """The held-out question's scores under each chosen evaluator (grades not used)."""
-    ranks = _rank_within(q.scores)
-    return {"best single": q.scores[:, choice.single],
-            "rank average": ranks[:, list(choice.combo)].mean(axis=1),
-            "linear": _z(q.scores) @ np.asarray(choice.weights)}
-
-
-def fold_assignments(n: int, folds: int, seed: int, repeat: int, key: str) -> np.ndarray:
-    """The fold of each of ``n`` questions in one repeat (a seeded permutation, then round
-    robin)."""
-    from nfeval.hashing import derived_seed
-
-    rng = np.random.default_rng(derived_seed(f"{ID}/{seed}/{key}/{repeat}"))
-    out = np.empty(n, dtype=int)
-    out[rng.permutation(n)] = np.arange(n) % folds
-    return out
-
-
 FIXED = ("linkage-0shot", "bertscore")  # the fixed rows the chosen ones are set against
-CHOSEN = ("best single", "rank average", "linear")
 
 
-def _per_question(choice_of, questions, methods) -> dict[str, dict[str, dict[str, float]]]:
-    """{evaluator: {coefficient: {qid: value}}} for the held-out questions, with the choice
-    ``choice_of(i)`` of question i."""
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    for i, q in enumerate(questions):
-        c = choice_of(i)
-        if c is None:
-            continue
-        scored = {**score_with(c, q), **{f: q.scores[:, methods.index(f)] for f in FIXED
-                                         if f in methods}}
-        for name, s in scored.items():
-            for coef in COEFFICIENTS:
-                out.setdefault(name, {}).setdefault(coef, {})[q.qid] = _coef(q.grades, s, coef)
-    return out
+def out_of_sample(questions, methods, *, folds: int, repeats: int, seed: int, key: str,
+                  alpha: float = ALPHA) -> tuple[dict, list[dict]]:
+    """:func:`nfeval.metrics.combine.out_of_sample` with lk_x01's fixed rows and coefficients."""
+    return combine.out_of_sample(questions, methods, folds=folds, repeats=repeats, seed=seed,
+                                 key=key, alpha=alpha, fixed=FIXED, coefficients=COEFFICIENTS,
+                                 prefix=ID)
 
 
-def out_of_sample(questions: Sequence[_Question], methods: Sequence[str], *, folds: int,
-                  repeats: int, seed: int, key: str, alpha: float = ALPHA
-                  ) -> tuple[dict, list[dict]]:
-    """K-fold cross-validation by question, repeated: per evaluator and coefficient each
-    question's held-out value averaged over the repeats, and the choices made per fold."""
-    combos = rank_combinations(len(methods))
-    values = question_values(questions, combos)
-    sums: dict = {}
-    choices = []
-    for r in range(repeats):
-        fold = fold_assignments(len(questions), folds, seed, r, key)
-        picked: dict[int, Choice] = {}
-        for k in range(folds):
-            train = [i for i in range(len(questions)) if fold[i] != k]
-            c = choose([questions[i] for i in train], values[train], combos, len(methods),
-                       alpha)
-            choices.append({"repeat": r, "fold": k, "best_single": methods[c.single],
-                            "rank_average": "+".join(methods[i] for i in c.combo),
-                            **{f"w_{m}": w for m, w in zip(methods, c.weights)}})
-            for i in range(len(questions)):
-                if fold[i] == k:
-                    picked[i] = c
-        per = _per_question(picked.get, questions, list(methods))
-        for name, by in per.items():
-            for coef, vals in by.items():
-                for qid, v in vals.items():
-                    sums.setdefault((name, coef, qid), []).append(v)
-    agg: dict = {}
-    for (name, coef, qid), vs in sums.items():
-        arr = np.asarray(vs, float)
-        agg.setdefault(name, {}).setdefault(coef, {})[qid] = (
-            float(np.nanmean(arr)) if np.isfinite(arr).any() else math.nan)
-    return agg, choices
-
-
-def transfer(train_q, test_q, methods, alpha: float = ALPHA) -> tuple[dict, Choice]:
-    """Choose and fit on every ``train_q`` question, score every ``test_q`` question."""
-    combos = rank_combinations(len(methods))
-    c = choose(train_q, question_values(train_q, combos), combos, len(methods), alpha)
-    return _per_question(lambda i: c, test_q, list(methods)), c
+def transfer(train_q, test_q, methods, alpha: float = ALPHA):
+    """:func:`nfeval.metrics.combine.transfer` with lk_x01's fixed rows and coefficients."""
+    return combine.transfer(train_q, test_q, methods, alpha, fixed=FIXED,
+                            coefficients=COEFFICIENTS)
 
 
 # --------------------------------------------------------------------------- table
@@ -340,7 +177,7 @@ def evaluate(results: str | Path, *, seed: int = 0, fold_seed: int = 0, limit: i
                                 dtype={"qid": str, "doc_id": str, "mode": str,
                                        "our_judge": str})
     frame, dropped = candidate_frame(per_candidate, judge, names)
-    qs = {ds: _questions(g, names) for ds, g in frame.groupby("dataset", sort=True)}
+    qs = {ds: combine.questions_of(g, names) for ds, g in frame.groupby("dataset", sort=True)}
     if limit:
         qs = {ds: q[:limit] for ds, q in qs.items()}
     rows, choices, counts = [], [], {}

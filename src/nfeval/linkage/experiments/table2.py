@@ -53,9 +53,11 @@ from nfeval.results import Signature
 
 __all__ = [
     "FRAME_COLUMNS",
+    "DEFAULT_JUDGE_ROWS",
     "JUDGE_ROWS",
     "LEXICAL_ROWS",
     "MODE_ROWS",
+    "ROW_POSITIONS",
     "TABLE_COLUMNS",
     "automatic_frames",
     "bleu_pools",
@@ -76,9 +78,17 @@ JUDGE_ROWS: dict[str, tuple[str, int | None]] = {
     "pointwise-noref": ("pointwise", 0),
     "pointwise-ref": ("pointwise-ref", 0),
     "pairwise": ("pairwise", 0),
+    "pairwise-release": ("pairwise", 0),
     "linkage-0shot": ("linkage", 0),
     "linkage-fewshot": ("linkage", None),
 }
+#: Pairwise positions of a judge row (:class:`~nfeval.linkage.judges.JudgeConfig`):
+#: ``pairwise`` a seeded coin per pair (the paper's text), ``pairwise-release`` the candidate
+#: always first (what the release scripts run); every other row has no positions.
+ROW_POSITIONS: dict[str, str] = {"pairwise-release": "release"}
+#: The judge rows a default run scores (``pairwise-release``: the every-candidate stages).
+DEFAULT_JUDGE_ROWS = ("pointwise-noref", "pointwise-ref", "pairwise", "linkage-0shot",
+                      "linkage-fewshot")
 #: The automatic metrics (lexical and embedding).
 LEXICAL_ROWS = ("rouge1", "rouge2", "rougeL", "bleu", "bertscore", "bertscore-cls")
 #: Rows scored in both decodings on the mode subset.
@@ -119,7 +129,8 @@ def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
         method, n_shots = JUDGE_ROWS[row]
         n_shots = shots if n_shots is None else n_shots
         cfg = JudgeConfig(method=method, mode=mode, seed=seed, max_tokens=max_tokens,
-                          unparsed=unparsed_policy(unparsed, method))
+                          unparsed=unparsed_policy(unparsed, method),
+                          positions=ROW_POSITIONS.get(row, "random"))
         results = judge_questions(model, questions, splits, cfg, shots=n_shots,
                                   demonstration_splits=sample.splits, progress=progress)
         by_qid = {s.qid: s for s in splits}
@@ -286,10 +297,13 @@ def small_judge_frames(model, questions: Mapping[str, Sequence[GradedQuestion]],
 
 
 def comparisons(shots_row: str = "linkage-fewshot") -> dict[str, list[tuple[str, str]]]:
-    """The paired differences each item sample reports: LINKAGE minus every baseline."""
-    baselines = ["pointwise-noref", "pointwise-ref", "pairwise", *LEXICAL_ROWS, "refppl"]
+    """The paired differences each item sample reports: LINKAGE minus every baseline (a
+    table keeps those whose two methods it scored)."""
+    baselines = ["pointwise-noref", "pointwise-ref", "pairwise", "pairwise-release",
+                 *LEXICAL_ROWS, "refppl"]
     same = [("linkage-0shot", b) for b in baselines]
-    same += [(shots_row, b) for b in ("pointwise-noref", "pointwise-ref", "pairwise")]
+    same += [(shots_row, b) for b in ("pointwise-noref", "pointwise-ref", "pairwise",
+                                      "pairwise-release")]
     same += [(shots_row, "linkage-0shot")]
     mode = [("linkage-0shot", "pointwise-noref"), ("linkage-0shot", "pointwise-ref")]
     return {"same items": same, "mode subset": mode}
@@ -335,6 +349,8 @@ def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: st
     rows = rows.merge(unparsed, on=by, how="left")
     pairs = comparisons()
     same = frame[frame["sample"] == "same items"]  # one decoding (the automatic metrics have none)
+    present = set(same["method"])  # a run of some judge rows compares those it has
+    pairs["same items"] = [(a, b) for a, b in pairs["same items"] if {a, b} <= present]
     diffs = [paired_rows(same, pairs["same items"], by=["dataset", "sample"], seed=seed)
              .assign(mode=mode, our_judge=judge)]
     both = frame[frame["sample"] == "mode subset"]

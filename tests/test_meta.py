@@ -1,0 +1,168 @@
+"""nfeval meta: which evaluator agrees best with a user's graded answers."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nfeval import NfevalError, cli
+from nfeval import meta as M
+from nfeval.paths import ROOT
+
+EXAMPLE = ROOT / "examples" / "linkage_answers.jsonl"
+
+
+def _synthetic(n_q=40, per=8, seed=0, noise=(0.3, 1.5, 1.5, 50.0)):
+    """Candidates graded 0-3 and methods = grade + Gaussian noise of the given sizes."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(n_q):
+        grades = rng.integers(0, 4, per)
+        for m, sd in enumerate(noise):
+            scores = grades + rng.normal(0, sd, per)
+            rows += [{"qid": f"q{q}", "doc_id": f"d{i}", "grade": int(g), "score": float(s),
+                      "method": f"m{m}"} for i, (g, s) in enumerate(zip(grades, scores))]
+    return pd.DataFrame(rows)
+
+
+def test_the_best_evaluator_its_ties_and_who_it_beats_on_synthetic_grades():
+    res = M.meta(_synthetic(), combine=False)
+    best = res.best.iloc[0]
+    assert best["best"] == "m0" and best["n_questions"] == 40
+    assert not best["ties"]  # m0 (little noise) is told apart from every other
+    assert set(best["beats"]) == {"m1", "m2", "m3"}
+    rows = res.rows.set_index("evaluator")
+    assert rows.loc["m0", "ci_low"] > rows.loc["m1", "ci_high"]
+    # m3 is almost pure noise: at chance
+    text = "\n".join(res.lines())
+    assert "at chance" in text.splitlines()[[i for i, line in enumerate(text.splitlines())
+                                             if line.strip().startswith("m3")][0]]
+    # m1 and m2 have the same noise: the data cannot tell them apart
+    m1m2 = res.pairs[(res.pairs["evaluator"] == "m1 - m2")].iloc[0]
+    assert m1m2["ci_low"] < 0 < m1m2["ci_high"]
+    assert len(res.pairs) == 4 * 3  # every ordered pair, one coefficient
+
+
+def test_two_evaluators_the_data_cannot_tell_apart_are_named_as_ties():
+    res = M.meta(_synthetic(noise=(1.0, 1.0, 40.0)), combine=False)
+    best = res.best.iloc[0]
+    assert [t[0] for t in best["ties"]] == [({"m0", "m1"} - {best["best"]}).pop()]
+    assert best["beats"] == ["m2"]
+    assert "cannot tell it apart from" in res.readings()[0]
+    assert "they beat m2" in res.readings()[0]
+
+
+def test_a_combination_is_called_better_only_where_it_beats_the_best_single_out_of_sample():
+    # two methods with independent noise: their rank average beats either one
+    res = M.meta(_synthetic(n_q=60, noise=(1.0, 1.0, 60.0)), seed=0)
+    diff = res.combination[res.combination["evaluator"] == "rank average - best single"].iloc[0]
+    assert diff["ci_low"] > 0
+    assert any("rank average combination beats the best single" in r for r in res.readings())
+    # one good method and noise: no combination beats it, and none is said to
+    res = M.meta(_synthetic(n_q=60, noise=(0.2, 60.0, 60.0)), seed=0)
+    assert not any("combination beats" in r for r in res.readings())
+
+
+def test_too_few_questions_for_folds_is_said_not_hidden():
+    res = M.meta(_synthetic(n_q=6), combine=True)
+    assert res.combination.empty
+    assert any("no combination: 6 questions" in n for n in res.notes)
+    assert any("cannot be trusted" in line for line in res.lines())
+
+
+def test_pairwise_position_preference_from_the_dist_column():
+    df = _synthetic(n_q=30, noise=(1.0,)).assign(method="pairwise")
+    df["dist"] = json.dumps([{"reference": "r", "candidate_first": True,
+                              "dist": {"A": 0.8, "B": 0.1, "C": 0.1}}])
+    res = M.meta(df, combine=False)
+    p = res.position.iloc[0]
+    assert p["ours"] == 1.0 and p["n_questions"] == 30
+    assert any("prefers the first slot" in r for r in res.readings())
+
+
+def test_bad_inputs_are_named_in_one_line(tmp_path):
+    df = _synthetic(n_q=5)
+    with pytest.raises(NfevalError, match="no human grade"):
+        M.meta_frame(df.assign(grade=np.where(df.index == 3, np.nan, df["grade"])))
+    with pytest.raises(NfevalError, match="score different candidates"):
+        M.meta_frame(df.drop(index=[0]))
+    with pytest.raises(NfevalError, match="more than once"):
+        M.meta_frame(pd.concat([df, df.iloc[:1]]))
+    with pytest.raises(NfevalError, match="unknown coefficient"):
+        M.meta(df, coefficients=["tau"])
+    bad = tmp_path / "x.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(NfevalError, match="no column"):
+        M.read_scores([bad])
+
+
+def test_the_command_on_the_example_file_with_lexical_methods(tmp_path, capsys):
+    out = tmp_path / "m"
+    code = cli.main(["meta", "--answers", str(EXAMPLE), "--methods", "rouge1,rougeL,bleu",
+                     "--coefficient", "kendall,spearman", "--summary", str(out) + ".json",
+                     "--plot", str(out) + ".png", "--per-question", str(out) + ".csv",
+                     "--no-progress"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "kendall with the human grades" in text and "spearman with the human grades" in text
+    assert "reading:" in text and "cannot be trusted" in text  # 4 questions
+    summary = json.loads((tmp_path / "m.json").read_text())
+    assert {r["evaluator"] for r in summary["agreement"]} == {"rouge1", "rougeL", "bleu"}
+    assert summary["readings"]
+    assert (tmp_path / "m.png").stat().st_size > 1000
+    pq = pd.read_csv(tmp_path / "m.csv")
+    assert set(pq["coefficient"]) == {"kendall", "spearman"}
+
+
+def test_the_command_reads_per_item_csvs_of_nfeval_linkage(tmp_path, capsys):
+    paths = []
+    for m in ("rouge1", "bleu"):
+        p = tmp_path / f"{m}.csv"
+        assert cli.main(["linkage", "--answers", str(EXAMPLE), "--method", m, "--out", str(p),
+                         "--no-progress"]) == 0
+        paths.append(str(p))
+    capsys.readouterr()
+    assert cli.main(["meta", *paths, "--no-combination"]) == 0
+    assert "rouge1" in capsys.readouterr().out
+
+
+def test_an_output_into_a_missing_folder_fails_before_any_scoring(tmp_path, capsys,
+                                                                  monkeypatch):
+    monkeypatch.setattr(M, "score_methods", lambda *a, **k: pytest.fail("scored"))
+    code = cli.main(["meta", "--answers", str(EXAMPLE), "--methods", "rouge1,bleu",
+                     "--summary", str(tmp_path / "no" / "x.json")])
+    assert code == 2 and "folder does not exist" in capsys.readouterr().err
+
+
+def test_unknown_methods_are_named_with_a_suggestion(capsys):
+    code = cli.main(["meta", "--answers", str(EXAMPLE), "--methods", "rougel,bleu"])
+    assert code == 2 and "did you mean 'rougeL'" in capsys.readouterr().err
+
+
+def test_meta_on_lk_t02s_committed_scores_finds_the_committed_rows():
+    """The same statistics as lk_t02's table: its per-candidate file, read as it is, gives
+    lk_t02's correlation rows and paired differences (TREC-DL-NF's judged items)."""
+    per = M.read_scores([ROOT / "results" / "lk_t02" / "per_candidate.csv"])
+    per = per[(per["dataset"] == "trec-dl-nf") & (per["sample"] == "same items")]
+    res = M.meta(per, coefficients=("kendall", "spearman", "pearson"), combine=False)
+    table = pd.read_csv(ROOT / "results" / "lk_t02.csv", keep_default_na=False,
+                        na_values={c: [""] for c in ("ours", "ci_low", "ci_high")})
+    mine = table[(table["dataset"] == "trec-dl-nf") & (table["sample"] == "same items")]
+    cols = ["ours", "ci_low", "ci_high", "n_questions"]
+    corr = mine[~mine["method"].str.contains(" - ") & mine["judge"].isin(["", "mistral"])]
+    assert len(corr) >= 30
+    got = res.rows.set_index(["evaluator", "coefficient"])
+    for _, r in corr.iterrows():
+        g = got.loc[(r["method"], r["coefficient"])]
+        np.testing.assert_allclose(g[cols].to_numpy(float), r[cols].to_numpy(float), rtol=0,
+                                   atol=5e-7, err_msg=f"{r['method']} {r['coefficient']}")
+    diffs = mine[mine["method"].str.contains(" - ") & ~mine["method"].str.contains(": ")]
+    assert len(diffs) >= 30
+    pairs = res.pairs.set_index(["evaluator", "coefficient"])
+    for _, r in diffs.iterrows():
+        g = pairs.loc[(r["method"], r["coefficient"])]
+        np.testing.assert_allclose(g[cols].to_numpy(float), r[cols].to_numpy(float), rtol=0,
+                                   atol=5e-7, err_msg=f"{r['method']} {r['coefficient']}")
