@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError, cli
-from nfeval import meta as M
+from nfeval import meta_evaluation as M
 from nfeval.paths import ROOT
 
 EXAMPLE = ROOT / "examples" / "linkage_answers.jsonl"
@@ -166,3 +166,17 @@ def test_meta_on_lk_t02s_committed_scores_finds_the_committed_rows():
         g = pairs.loc[(r["method"], r["coefficient"])]
         np.testing.assert_allclose(g[cols].to_numpy(float), r[cols].to_numpy(float), rtol=0,
                                    atol=5e-7, err_msg=f"{r['method']} {r['coefficient']}")
+
+
+def test_the_python_api_takes_paths_frames_or_answers_with_methods(tmp_path):
+    import nfeval
+
+    res = nfeval.meta(answers=EXAMPLE, methods=["rouge1", "bleu"])
+    assert set(res.rows["evaluator"]) == {"rouge1", "bleu"}
+    frame = _synthetic(n_q=12)
+    assert nfeval.meta(frame, combine=False).best.iloc[0]["best"] == "m0"
+    p = tmp_path / "s.csv"
+    frame.rename(columns={"doc_id": "candidate_id"}).to_csv(p, index=False)
+    assert nfeval.meta(str(p), combine=False).best.iloc[0]["best"] == "m0"
+    with pytest.raises(NfevalError, match="give scores"):
+        nfeval.meta()

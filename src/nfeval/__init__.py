@@ -35,6 +35,33 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'nfeval' has no attribute {name!r}")
 
 
+def meta(scores=None, *, answers=None, methods=None, model=None, coefficients=("kendall",),
+         seed: int = 0, folds: int = 5, repeats: int = 5, combine: bool = True):
+    """Which evaluator agrees best with your human grades (``nfeval meta``;
+    :mod:`nfeval.meta_evaluation`). ``scores``: per-item CSV paths of ``nfeval linkage`` runs,
+    or a long frame (``qid``, ``doc_id``, ``grade``, ``score``, ``method``); or ``answers`` (a
+    graded LINKAGE answers file) with ``methods`` to run (``model``: the judge). Returns a
+    :class:`~nfeval.meta_evaluation.MetaResult` (``.rows``, ``.pairs``, ``.best``,
+    ``.combination``, ``.readings()``, ``.summary()``, ``.plot(path)``)."""
+    from nfeval import meta_evaluation as M
+
+    if (scores is None) == (answers is None):
+        raise NfevalError("give scores (per-item CSVs or a frame) or answers with methods")
+    if answers is not None:
+        if not methods:
+            raise NfevalError("answers needs methods, e.g. methods=['rouge1', 'bertscore']")
+        frame = M.score_methods(answers, list(methods), model=model, seed=seed,
+                                progress=False)
+    elif isinstance(scores, (str, bytes)) or hasattr(scores, "__fspath__"):
+        frame = M.read_scores([scores])
+    elif hasattr(scores, "columns"):
+        frame = scores
+    else:
+        frame = M.read_scores(list(scores))
+    return M.meta(frame, coefficients=coefficients, seed=seed, folds=folds, repeats=repeats,
+                  combine=combine)
+
+
 class NfevalError(Exception):
     """An error with a message meant for the user: what went wrong and the fix."""
 

@@ -413,7 +413,7 @@ Exit status: 0 compared; 2 usage or input error (the message says what to fix);
 
 
 def _meta(args: argparse.Namespace) -> int:
-    from nfeval import meta as M
+    from nfeval import meta_evaluation as M
 
     M.check_outputs(args.summary, args.plot, args.per_question)
     if bool(args.csv) == bool(args.answers):

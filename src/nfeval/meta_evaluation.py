@@ -213,7 +213,7 @@ class MetaResult:
             beats = list(b["beats"])
             s = f"{where}on these {n} questions ({coef}), {best} agrees best with the grades"
             if ties:
-                tie_text = "; ".join(f"{t} ({_signed(d)}, {_signed(lo)} to {_signed(hi)})"
+                tie_text = ", ".join(f"{t} ({_signed(d)}, {_signed(lo)} to {_signed(hi)})"
                                      for t, d, lo, hi in ties)
                 s += f"; the data cannot tell it apart from {tie_text}"
             if beats:
@@ -347,11 +347,11 @@ def _group_text(df: pd.DataFrame, groups: Sequence[str]) -> pd.Series:
 
 
 def _fmt(x: float) -> str:
-    return "   n/a" if pd.isna(x) else f"{x:+.3f}"
+    return "   n/a" if pd.isna(x) else f"{round(float(x), 3) + 0.0:+.3f}"
 
 
 def _signed(x: float) -> str:
-    return "n/a" if pd.isna(x) else f"{x:+.3f}"
+    return "n/a" if pd.isna(x) else f"{round(float(x), 3) + 0.0:+.3f}"
 
 
 def meta(frame: pd.DataFrame, *, coefficients: Sequence[str] = ("kendall",), seed: int = 0,
