@@ -6,7 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from nfeval.claims import CLAIMS, COLUMNS, VERDICTS, claims_table, markdown, settled, verdict
+from nfeval.claims import (CLAIMS, COLUMNS, VERDICTS, claims_table, markdown, row_verdict,
+                           settled, verdict)
 from nfeval.paths import RESULTS, ROOT
 
 
@@ -34,7 +35,10 @@ def test_every_committed_verdict_follows_its_interval(committed):
             assert verdict(r.ci_low, r.ci_high, r.line) in r.verdict, r
             continue
         assert r.verdict in VERDICTS
-        assert r.verdict == verdict(r.ci_low, r.ci_high, r.line), r
+        assert r.verdict == row_verdict(r.ci_low, r.ci_high, r.line, r.n), r
+        if r.verdict == "too few questions":
+            assert r.n < 10, r
+            continue
         assert r.ci_low <= r.ours <= r.ci_high and r.n >= 1
 
 
@@ -42,6 +46,18 @@ def test_settled_labels_a_verdict_the_seeds_disagree_on_as_borderline():
     assert settled(["holds"] * 5) == "holds"
     assert settled(["holds", "cannot tell at n", "holds", "holds", "cannot tell at n"]) == \
         "borderline: holds in 3 of 5 seeds"
+    near = "borderline: holds here, a bound 0.0001 from the line (Monte Carlo spread 0.0010)"
+    assert settled([near, "holds", "holds"]) == near
+    assert settled([near, "cannot tell at n", "holds"]) == "borderline: holds in 2 of 3 seeds"
+
+
+def test_a_row_under_ten_questions_is_too_few_and_a_bound_near_its_line_borderline():
+    assert row_verdict(0.1, 0.5, 0.0, 9) == "too few questions"
+    assert row_verdict(0.1, 0.5, 0.0, 10) == "holds"
+    # width 0.13: a Monte Carlo spread of about 0.0009; a bound 0.0004 from the line is
+    # within three spreads, one 0.01 away is not
+    assert row_verdict(-0.1296, 0.0004, 0.0, 430).startswith("borderline: cannot tell at n")
+    assert row_verdict(-0.14, -0.01, 0.0, 430) == "contradicted"
 
 
 def test_every_baseline_the_papers_print_has_a_claims_row(committed):
@@ -54,48 +70,60 @@ def test_every_baseline_the_papers_print_has_a_claims_row(committed):
         sel = committed[(committed["claim"] == claim) & (committed["dataset"] == dataset)]
         return list(sel["comparison"])
 
+    variants = {"linkage-0shot": "LINKAGE 0-shot", "linkage-fewshot": "LINKAGE 3-shot"}
     expected = []
-    for r in paper_values("lk_t02").itertuples():
-        if not r.method.startswith("linkage"):
+    for artefact, claim_of, prefix in (("lk_t02", None, ""), ("lk_t03", "L3", "1GT: "),
+                                       ("lk_t04", "L3", "0GT: ")):
+        paper = paper_values(artefact)
+        for r in paper.itertuples():
+            if r.method.startswith("linkage"):
+                continue
             lexical = r.method in ("rouge1", "rouge2", "rougeL", "bleu", "bertscore")
-            expected.append(("L1" if lexical else "L2", r.dataset, "", r.method))
-    for artefact, label in (("lk_t03", "1GT: "), ("lk_t04", "0GT: ")):
-        for r in paper_values(artefact).itertuples():
-            if not r.method.startswith("linkage"):
-                expected.append(("L3", r.dataset, label, r.method))
+            claim = claim_of or ("L1" if lexical else "L2")
+            # every LINKAGE variant the paper's table prints, against every baseline (L1: the
+            # 0-shot row, the paper's comparison with the lexical metrics)
+            printed = [v for v in variants if (paper["method"] == v).any()]
+            for v in (["linkage-0shot"] if claim == "L1" else printed):
+                expected.append((claim, r.dataset, prefix, variants[v], r.method))
     for r in paper_values("lk_t05").itertuples():
         if not r.method.startswith("linkage"):
-            expected.append(("L3", "webglm", "WebGLM", r.method))
+            expected.append(("L3", "webglm", "WebGLM", "LINKAGE", r.method))
     for ds in ("antique", "trec-dl-nf"):
-        for m in ("direct_score", "g_eval", "num_povs", "acknowledge"):
-            expected.append(("D1", ds, "P.D. - ", m))
-    label = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "bleu": "BLEU",
-             "bertscore": "BERTScore", "pointwise-noref": "pointwise",
-             "pointwise-ref": "pointwise (refs)", "pairwise": "pairwise",
-             "direct_score": "Direct-Score", "g_eval": "G-Eval", "num_povs": "Num-of-POVs",
-             "acknowledge": "Acknowledge (for DELPHI)"}
+        for m in ("direct_score", "g_eval", "num_povs", "comprehensiveness"):
+            expected.append(("D1", ds, "P.D. - ", "P.D.", m))
+    label = {"rouge1": ["ROUGE-1"], "rouge2": ["ROUGE-2"], "rougeL": ["ROUGE-L"],
+             "bleu": ["BLEU"], "bertscore": ["BERTScore"], "pointwise-noref": ["pointwise"],
+             "pointwise-ref": ["pointwise (refs)"],
+             "pairwise": ["pairwise", "pairwise (candidate first)"],
+             "direct_score": ["Direct-Score"], "g_eval": ["G-Eval"], "num_povs": ["Num-of-POVs"],
+             "comprehensiveness": ["Comprehensiveness Answer Rate (DELPHI)"]}
     missing = []
-    for claim, ds, prefix, method in expected:
+    for claim, ds, prefix, variant, method in expected:
         have = names(claim, ds)
         if prefix == "WebGLM":  # both of Table 5's measures
-            ok = sum(c.startswith("WebGLM") and c.endswith(f"LINKAGE - {label[method]}")
+            ok = sum(c.startswith("WebGLM") and c.endswith(f"LINKAGE - {label[method][0]}")
                      for c in have) == 2
         elif prefix == "P.D. - ":
-            ok = any(c.startswith("P.D.") and c.endswith(f" - {label[method]}") for c in have)
+            ok = any(c.startswith("P.D.") and c.endswith(f" - {label[method][0]}")
+                     for c in have)
         else:
-            ok = f"{prefix}LINKAGE 0-shot - {label[method]}" in have
+            ok = any(f"{prefix}{variant} - {x}" in have for x in label[method])
         if not ok:
-            missing.append((claim, ds, prefix + method))
+            missing.append((claim, ds, prefix + variant + " - " + method))
     assert not missing, missing
-    assert len(expected) > 40
+    assert len(expected) > 60
+    # Table 3's two claims: D.A. against DELPHI's rule and against its zero-shot prompt
+    d2 = set(committed.loc[committed["claim"] == "D2", "comparison"])
+    assert {"D.A. - Acknowledge (DELPHI's rule)", "D.A. - D.A.-ZS (no demonstrations)"} <= d2
 
 
 def test_d1_sets_pd_against_the_judge_on_one_backbone(committed):
     d1 = committed[committed["claim"] == "D1"]
     same = d1[(d1["model_a"] == d1["judge"]) & (d1["model_b"] == d1["judge"])]
     assert set(same["dataset"]) == {"antique", "trec-dl-nf"}, "no same-backbone D1 row"
-    assert (d1.loc[d1["model_b"].isna() | (d1["model_b"] == ""), "comparison"]
-            .str.endswith("Acknowledge (for DELPHI)").all())
+    no_model = d1.loc[d1["model_b"].isna() | (d1["model_b"] == ""), "comparison"]
+    assert (no_model.str.endswith("Acknowledge (DELPHI's rule)")
+            | no_model.str.endswith("Comprehensiveness Answer Rate (DELPHI)")).all()
 
 
 def test_the_seed_check_recomputes_the_committed_sources_at_seed_0():
@@ -103,13 +131,9 @@ def test_the_seed_check_recomputes_the_committed_sources_at_seed_0():
     give the committed rows (the check varies the resampling only)."""
     from nfeval import claims
 
-    base = claims._rows(RESULTS)
-    try:
-        claims._SUBSTITUTES.update({a: claims.recomputed_source(RESULTS, a, 0)
-                                    for a in claims.SOURCES})
-        again = claims._rows(RESULTS)
-    finally:
-        claims._SUBSTITUTES.clear()
+    base = claims._rows(claims.Sources(RESULTS))
+    again = claims._rows(claims.Sources(RESULTS, tables={
+        a: claims.recomputed_source(RESULTS, a, 0) for a in claims.SOURCES}))
     assert again["comparison"].tolist() == base["comparison"].tolist()
     for col in ("ours", "ci_low", "ci_high"):
         assert again[col].tolist() == pytest.approx(base[col].tolist(), rel=2e-5, abs=2e-6,
@@ -168,3 +192,67 @@ def test_a_missing_source_table_is_a_clear_error(tmp_path):
 
     with pytest.raises(NfevalError, match="make results/lk_t02.csv"):
         claims_table(tmp_path)
+
+
+def test_the_seed_parameter_changes_the_resampling_the_rows_read():
+    """claims_table's seed: 0 reads the committed tables; another seed recomputes every source
+    under it: the same estimates, other interval bounds."""
+    base = claims_table(RESULTS, seeds=())
+    other = claims_table(RESULTS, seed=7, seeds=())
+    computed = base["verdict"] != "not computed"
+    assert other["ours"][computed].tolist() == pytest.approx(base["ours"][computed].tolist(),
+                                                             abs=1e-5)
+    moved = (other["ci_low"][computed] - base["ci_low"][computed]).abs()
+    assert (moved > 1e-6).sum() > len(moved) / 2
+
+
+def _nearest_rows(committed, k=6):
+    """The L1/L2/D1 rows whose interval bound lies nearest their line, relative to width."""
+    sel = committed[committed["claim"].isin(["L1", "L2", "D1"])
+                    & ~committed["verdict"].isin(["not computed", "too few questions"])].copy()
+    sel["near"] = [min(abs(lo - line), abs(hi - line)) / (hi - lo)
+                   for lo, hi, line in zip(sel["ci_low"], sel["ci_high"], sel["line"])]
+    return sel.sort_values("near").head(k)
+
+
+def test_the_reseed_rule_settles_no_row_that_a_hundred_seeds_split(committed):
+    """Brute force: the rows nearest their lines, each paired interval recomputed under 100
+    resampling seeds; every row the rule leaves settled keeps its verdict under all of them."""
+    from nfeval.claims import _NAMES, _frame
+    from nfeval.debateqa.experiments.alignment import alignment_frame
+    from nfeval.metrics.correlation import per_question
+    from nfeval.metrics.intervals import paired_difference
+
+    per = _frame(RESULTS, "lk_t02", "per_candidate").fillna({"mode": "", "our_judge": ""})
+    per = per[per["sample"] == "same items"]
+    lk = per_question(per, by=["dataset", "sample", "method"], coefficients=["spearman"])
+    scores = _frame(RESULTS, "dq_t02", "per_answer_scores")
+    human = scores[["dataset", "qid", "doc_id", "elo"]].drop_duplicates(["dataset", "qid",
+                                                                         "doc_id"])
+    dq = per_question(alignment_frame(scores, human).rename(columns={"metric": "method"}),
+                      by=["dataset", "method"], coefficients=["spearman"])
+    inverse = {v: k for k, v in _NAMES.items()}
+    rows = _nearest_rows(committed)
+    checked = 0
+    for r in rows.itertuples():
+        a_name, b_name = r.comparison.split(" - ", 1)
+        if r.claim == "D1":
+            a = f"pd:{r.model_a}"
+            b = inverse.get(b_name)
+            pq, key = dq[dq["dataset"] == r.dataset], [r.dataset]
+        else:
+            a, b = inverse.get(a_name), inverse.get(b_name)
+            pq, key = lk[lk["dataset"] == r.dataset], [r.dataset, "same items"]
+        va = pq[pq["method"] == a].set_index("qid")["value"].dropna()
+        vb = pq[pq["method"] == b].set_index("qid")["value"].dropna()
+        common = va.index.intersection(vb.index)
+        assert len(common) == r.n, (r.comparison, len(common), r.n)
+        verdicts = set()
+        for s in range(100):
+            iv = paired_difference(va[common].to_dict(), vb[common].to_dict(), seed=s,
+                                   key="/".join(map(str, (*key, a, b, "spearman"))))
+            verdicts.add(verdict(iv.low, iv.high, r.line))
+        if len(verdicts) > 1:
+            assert r.verdict.startswith("borderline"), (r.comparison, r.dataset, verdicts)
+        checked += 1
+    assert checked == len(rows) == 6

@@ -190,3 +190,85 @@ def test_a_mistyped_choice_is_one_line_with_the_nearest_name(capsys):
     assert err[0] == ("nfeval linkage: error: argument --method: unknown choice 'rogueL'; "
                       "did you mean 'rougeL'?")
     assert err[1] == "run `nfeval linkage --help` for the options" and len(err) == 2
+
+
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.mark.parametrize("argv", [
+    ["linkage", "--answers", str(EXAMPLES / "linkage_answers.jsonl"), "--method", "rougeL"],
+    ["pd", "--answers", str(EXAMPLES / "debateqa_answers.jsonl"), "--split", "sample"],
+    ["da", "--answers", str(EXAMPLES / "debateqa_answers.jsonl"), "--split", "sample"],
+])
+@pytest.mark.parametrize("flag", ["--out", "--summary"])
+def test_an_output_into_a_missing_folder_fails_before_anything_loads(
+        isolated, monkeypatch, capsys, argv, flag):
+    import nfeval.models as models
+
+    monkeypatch.setattr(models, "load_model",
+                        lambda *a, **k: pytest.fail("a model loaded before the path check"))
+    monkeypatch.chdir(isolated)
+    code = main([*argv, flag, str(isolated / "missing" / "out.x"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "its folder" in err and "does not exist" in err and "nothing was scored" in err
+    assert not list(isolated.glob("*.csv"))
+
+
+def test_output_names_carry_every_setting_that_differs_from_its_default():
+    from nfeval.cli import _default_out
+
+    assert _default_out("a/answers.jsonl", "linkage") == "answers.linkage.csv"
+    assert _default_out("answers.jsonl", "linkage", (
+        ("model", "smollm2-135m-instruct", "qwen2.5-coder-1.5b-instruct"), ("shots", 3, 0),
+        ("seed", 0, 0))) == "answers.linkage.smollm2-135m-instruct.shots-3.csv"
+    assert _default_out("answers.jsonl", "linkage", (
+        ("model", "/models/my judge", "qwen"),)) == "answers.linkage.my-judge.csv"
+    assert _default_out("answers.jsonl", "da", (("zero-shot", True, False),
+                                                ("", "prompt-0123abcd", None))) == \
+        "answers.da.zero-shot.prompt-0123abcd.csv"
+
+
+def test_a_second_run_with_other_settings_keeps_the_first_output(isolated, monkeypatch, capsys):
+    monkeypatch.chdir(isolated)
+    answers = str(EXAMPLES / "linkage_answers.jsonl")
+    assert main(["linkage", "--answers", answers, "--method", "rougeL", "--no-progress"]) == 0
+    first = (isolated / "linkage_answers.rougeL.csv").read_text()
+    assert main(["linkage", "--answers", answers, "--method", "rougeL", "--seed", "2",
+                 "--no-progress"]) == 0
+    assert (isolated / "linkage_answers.rougeL.csv").read_text() == first
+    assert (isolated / "linkage_answers.rougeL.seed-2.csv").is_file()
+
+
+def test_a_line_in_another_encoding_is_left_out_and_the_rest_scored(isolated, monkeypatch,
+                                                                    capsys):
+    lines = (EXAMPLES / "linkage_answers.jsonl").read_bytes().split(b"\n")
+    bad = lines[1].replace(b"faster", "fast\u00e9r".encode("latin-1"))
+    path = isolated / "mixed.jsonl"
+    path.write_bytes(b"\n".join([lines[0], bad, *lines[2:]]))
+    monkeypatch.chdir(isolated)
+    code = main(["linkage", "--answers", str(path), "--method", "rougeL", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "skipped line 2: not UTF-8 text" in err
+    assert "of 3 questions scored" in out
+
+
+def test_strict_exits_3_when_anything_was_left_out(isolated, monkeypatch, capsys):
+    path = isolated / "answers.jsonl"
+    path.write_text((EXAMPLES / "linkage_answers.jsonl").read_text() + "{not json}\n")
+    monkeypatch.chdir(isolated)
+    args = ["linkage", "--answers", str(path), "--method", "rougeL", "--no-progress"]
+    assert main(args) == 0
+    assert main([*args, "--strict"]) == 3
+    assert "--strict" in capsys.readouterr().err
+    assert (isolated / "answers.rougeL.csv").is_file()  # the outputs are written all the same
+
+
+def test_one_question_is_said_in_the_singular_with_no_interval(isolated, monkeypatch, capsys):
+    path = isolated / "one.jsonl"
+    path.write_text((EXAMPLES / "linkage_answers.jsonl").read_text().splitlines()[0] + "\n")
+    monkeypatch.chdir(isolated)
+    assert main(["linkage", "--answers", str(path), "--method", "rougeL", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "of 1 question scored" in out and "no interval: 1 question" in out
+    assert "1 questions" not in out

@@ -193,3 +193,27 @@ def test_what_we_found_quotes_rows_of_the_claims_table():
                        for r in claims.itertuples()]]
         assert len(rows), f"{x} ({lo} to {hi}) is no row of results/claims.csv"
         assert set(rows["n"]) & ns, f"{x} ({lo} to {hi}): its n is not quoted"
+
+
+_JUDGED_BY = re.compile(r"judged by (Qwen2\.5-Coder-[\d.]+B|SmolLM2|Gemma)", re.I)
+_SIZES = {"qwen2.5-coder-1.5b-instruct": "1.5B", "qwen2.5-coder-0.5b-instruct": "0.5B"}
+
+
+def test_a_notebooks_markdown_names_the_judge_its_result_records():
+    """A notebook whose result JSON records a judge (parameters.judge) names it in its
+    markdown, and never says its rows were "judged by" another model."""
+    wrong = []
+    for a in ARTEFACTS:
+        path = ROOT / "results" / f"{a.id}.json"
+        judge = json.loads(path.read_text())["parameters"].get("judge") if path.exists() else None
+        if not isinstance(judge, str) or judge not in _JUDGE_NAMES:
+            continue
+        nb = json.loads(a.path.read_text(encoding="utf-8"))
+        text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+        if not any(name in text for name in _JUDGE_NAMES[judge]):
+            wrong.append(f"{a.id}: records judge {judge}, its markdown never names it")
+        for said in _JUDGED_BY.findall(text):
+            size = _SIZES.get(judge, "")
+            if size and size not in said:
+                wrong.append(f"{a.id}: records judge {judge}, its markdown says judged by {said}")
+    assert wrong == []

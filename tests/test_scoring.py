@@ -54,7 +54,8 @@ def test_official_pd_from_the_command_line_equals_the_hand_computation(
     expected = [release_formula(tiny_gpt2, ANSWERS[0]["generation"], TINY_TEXTS[:3]),
                 release_formula(tiny_gpt2, ANSWERS[1]["generation"], [TINY_TEXTS[3]])]
     assert float(m.group(2)) == pytest.approx(sum(expected) / 2, rel=1e-5)
-    table = pd.read_csv(tmp_path / "answers.pd.csv")
+    # the name carries the settings that differ from the defaults (another model and variant)
+    table = pd.read_csv(tmp_path / f"answers.pd.{tiny_gpt2_dir.name}.variant-official.csv")
     assert list(table["id"]) == [1, 2] and table["pd"].tolist() == pytest.approx(expected, rel=1e-5)
 
 
@@ -160,7 +161,8 @@ def test_limit_seed_stdin_and_stdout(files, tiny_gpt2_dir, capsys, monkeypatch, 
     monkeypatch.setattr("sys.stdin", io.StringIO(a.read_text()))
     assert main(["pd", "--answers", "-", "--split", str(q), "--model", str(tiny_gpt2_dir),
                  "--dtype", "float32", "--no-progress"]) == 0
-    assert len(pd.read_csv(tmp_path / "stdin.pd.csv")) == 2  # default name for stdin
+    # default name for stdin, with the model that differs from the default
+    assert len(pd.read_csv(tmp_path / f"stdin.pd.{tiny_gpt2_dir.name}.csv")) == 2
 
 
 def test_nothing_scored_exits_1(files, tiny_gpt2_dir, capsys):

@@ -14,24 +14,34 @@ a verdict:
 The claims (:data:`CLAIMS`):
 
 * **L1** LINKAGE beats the lexical baselines (LINKAGE Table 2);
-* **L2** LINKAGE beats pointwise and pairwise judges (Table 2);
-* **L3** it still does with generated references: 1GT, 0GT (Tables 3-4) and
+* **L2** LINKAGE (0-shot and few-shot, the variants Table 2 prints) beats pointwise and
+  pairwise judges (Table 2); the pairwise baseline runs the release's protocol (candidate
+  first) where its rows exist, else the seeded coin of positions;
+* **L3** it still does with generated references: 1GT, 0GT (Tables 3-4, both variants) and
   WebGLM (Table 5);
 * **D1** P.D. aligns with human preference better than Direct-Score, G-Eval
-  and Num-of-POVs (DebateQA Table 2);
-* **D2** the D.A. judge agrees with the labels (DebateQA Table 3; the line is
-  chance, AUROC 0.5);
+  and Num-of-POVs (DebateQA Table 2); DELPHI's Table 2 metric (its Comprehensiveness Answer
+  Rate) has a "not computed" row;
+* **D2** DebateQA Table 3's two claims: D.A. beats DELPHI's Acknowledge rule, and the
+  demonstrations matter (D.A. minus D.A.-ZS), beside the judge's AUROC against chance
+  (0.5) on the project's labels;
 * **D3** P.D. rankings are stable across backbones and restate prompts
-  (DebateQA Figures 3-4; within-question Spearman of the model answers'
-  scores, the line is 0);
-* **X** beyond the papers: the judge's LINKAGE 3-shot row, and the mean of
-  the per-question ranks of LINKAGE 0-shot and pointwise with references,
-  each against the paper's best Table 2 row of the dataset.
+  (DebateQA Figures 3-4): Kendall's tau of the model systems' rankings against the
+  project's line 0.8 (the paper states no number), and the within-question Spearman of the
+  model answers' scores against 0;
+* **X** beyond the papers: lk_x01's combinations, chosen on training folds and scored on
+  held-out questions, against the paper's best Table 2 row and paired against the best
+  single method and BERTScore.
+
+A row on fewer than 10 questions reads *too few questions* (no interval on so few can be
+trusted) and is counted apart. A row whose bound nearest its line lies within three Monte
+Carlo spreads of it (:func:`reseed_spread`) reads *borderline*: another resampling seed could
+turn its verdict (the chance of that beyond three spreads is about 0.1%).
 
 The paper's margin of a LINKAGE comparison is the paper's Mistral-7B row
 minus its other row (``paper_margin``; ChatGPT's beside it where printed):
 Mistral is the open judge nearest to ours. DebateQA's Tables 2-3 print no
-numbers in our copy of the paper, so its rows have none.
+numbers in the paper's text, so its rows have none.
 
 Why this file is long: it is the one place where a claim becomes rows, so the generation of
 the comparisons from the papers' tables, the five-seed check that recomputes every source's
@@ -58,7 +68,9 @@ __all__ = ["CLAIMS", "COLUMNS", "SEED_CHECK", "SOURCES", "VERDICTS", "claims_tab
            "forest_plot", "markdown", "paper_baselines", "recomputed_source", "seed_verdicts",
            "settled", "signatures", "source_dir", "summary", "verdict"]
 
-VERDICTS = ("holds", "contradicted", "cannot tell at n", "not computed")
+VERDICTS = ("holds", "contradicted", "cannot tell at n", "too few questions", "not computed")
+#: Fewer questions than this and a row's interval cannot be trusted (its verdict: too few).
+MIN_QUESTIONS = 10
 COLUMNS = ["claim", "dataset", "comparison", "statistic", "judge", "model_a", "model_b",
            "paper_margin", "paper_margin_chatgpt", "line", "ours", "ci_low", "ci_high", "n",
            "unit", "verdict", "source", "note"]
@@ -70,14 +82,15 @@ CLAIMS = {
     "L3": "LINKAGE still leads with generated references: 1GT, 0GT, WebGLM (Tables 3-5)",
     "D1": "P.D. aligns with human preference better than Direct-Score, G-Eval, Num-of-POVs "
           "(DebateQA Table 2)",
-    "D2": "The D.A. judge agrees with the labels (DebateQA Table 3)",
+    "D2": "D.A. beats DELPHI's Acknowledge rule and needs its demonstrations (DebateQA Table 3)",
     "D3": "P.D. rankings are stable across backbones and restate prompts (Figures 3-4)",
     "X": "Beyond the papers: stronger combinations against the paper's best Table 2 row",
 }
 _NAMES = {"linkage-0shot": "LINKAGE 0-shot", "linkage-fewshot": "LINKAGE 3-shot",
           "pointwise-noref": "pointwise", "pointwise-ref": "pointwise (refs)",
-          "pairwise": "pairwise", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",
-          "bleu": "BLEU", "acknowledge": "Acknowledge (for DELPHI)",
+          "pairwise": "pairwise", "pairwise-release": "pairwise (candidate first)",
+          "comprehensiveness": "Comprehensiveness Answer Rate (DELPHI)", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",
+          "bleu": "BLEU", "acknowledge": "Acknowledge (DELPHI's rule)",
           "bertscore": "BERTScore", "linkage": "LINKAGE", "pd": "P.D.",
           "direct_score": "Direct-Score", "g_eval": "G-Eval", "num_povs": "Num-of-POVs"}
 DATASETS = ("antique", "trec-dl-nf")
@@ -125,6 +138,41 @@ def verdict(ci_low: float, ci_high: float, line: float = 0.0) -> str:
     return "cannot tell at n"
 
 
+def reseed_spread(ci_low: float, ci_high: float) -> float:
+    """The Monte Carlo standard deviation of a 95% percentile-bootstrap bound (what another
+    resampling seed moves it by), from the interval's width: with the bootstrap distribution
+    about normal, of standard error se = width / 3.92, a percentile bound of B resamples
+    spreads by sqrt(p (1 - p) / B) / phi(z_p) * se (p = 0.025, z_p = 1.96)."""
+    from scipy.stats import norm
+
+    from nfeval.metrics.intervals import N_RESAMPLES
+
+    p = 0.025
+    se = (ci_high - ci_low) / (2 * norm.ppf(1 - p))
+    return float(math.sqrt(p * (1 - p) / N_RESAMPLES) / norm.pdf(norm.ppf(p)) * se)
+
+
+#: A bound closer to its line than this many Monte Carlo spreads makes a row borderline.
+RESEED_SPREADS = 3.0
+
+
+def row_verdict(ci_low: float, ci_high: float, line: float, n: int) -> str:
+    """A row's verdict (:func:`verdict`), *too few questions* under :data:`MIN_QUESTIONS`,
+    and *borderline* where the bound nearest the line lies within :data:`RESEED_SPREADS`
+    Monte Carlo spreads of it (another seed could turn the verdict)."""
+    v = verdict(ci_low, ci_high, line)
+    if 0 < n < MIN_QUESTIONS:
+        return "too few questions"
+    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+        return v
+    near = min(abs(ci_low - line), abs(ci_high - line))
+    spread = reseed_spread(ci_low, ci_high)
+    if spread > 0 and near < RESEED_SPREADS * spread:
+        return (f"borderline: {v} here, a bound {near:.4f} from the line (Monte Carlo spread "
+                f"{spread:.4f})")
+    return v
+
+
 @dataclass
 class _Row:
     claim: str
@@ -148,19 +196,30 @@ class _Row:
 
     def as_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "computed"}
-        d["verdict"] = (verdict(self.ci_low, self.ci_high, self.line) if self.computed
-                        else "not computed")
+        d["verdict"] = (row_verdict(self.ci_low, self.ci_high, self.line, self.n)
+                        if self.computed else "not computed")
         return d
 
 
-#: Recomputed source tables (:func:`recomputed_source`) that stand in for the committed ones
-#: while :func:`claims_table` checks its verdicts under another resampling seed.
-_SUBSTITUTES: dict[str, pd.DataFrame] = {}
+class Sources:
+    """The source tables the claims read: the committed ``<results>/<id>.csv`` at resampling
+    seed 0; under another seed, each recomputed from its per-unit file
+    (:func:`recomputed_source`), once. ``tables`` gives some tables outright (an argument,
+    never a global)."""
+
+    def __init__(self, results: str | Path = RESULTS, seed: int = 0,
+                 tables: dict[str, pd.DataFrame] | None = None):
+        self.results, self.seed = Path(results), seed
+        self._tables = dict(tables or {})
+
+    def read(self, artefact: str) -> pd.DataFrame:
+        if artefact not in self._tables:
+            self._tables[artefact] = (_read_csv(self.results, artefact) if self.seed == 0
+                                      else recomputed_source(self.results, artefact, self.seed))
+        return self._tables[artefact]
 
 
-def _read(results: Path, artefact: str) -> pd.DataFrame:
-    if artefact in _SUBSTITUTES:
-        return _SUBSTITUTES[artefact]
+def _read_csv(results: Path, artefact: str) -> pd.DataFrame:
     path = Path(results) / f"{artefact}.csv"
     if not path.is_file():
         raise NfevalError(f"the claims table reads {path}, which is missing: run "
@@ -245,10 +304,11 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
         for b in baselines:
             sel = table[(table["dataset"] == dataset) & (table["method"] == f"{a} - {b}")
                         & (table[stat_col] == statistic)]
+            pb = _PAPER_NAME.get(b, b)
             margins = [_paper_value(paper, dataset=dataset, method=a, judge=j,
                                     **{paper_stat: statistic})
-                       - _paper_value(paper, dataset=dataset, method=b,
-                                      judge=j if b not in _LEXICAL else "",
+                       - _paper_value(paper, dataset=dataset, method=pb,
+                                      judge=j if pb not in _LEXICAL else "",
                                       **{paper_stat: statistic})
                        for j in ("mistral", "chatgpt")]
             comparison = f"{prefix}{_name(a)} - {_name(b)}"
@@ -273,30 +333,49 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
     return out
 
 
-def _linkage_table2(results: Path) -> tuple[list[_Row], str]:
-    t = _read(results, "lk_t02")
+#: A baseline of ours -> the paper's row it stands for (its margin).
+_PAPER_NAME = {"pairwise-release": "pairwise"}
+#: The LINKAGE variants LINKAGE's Tables 2-4 print (0-shot, and few-shot: the bold rows).
+LINKAGE_VARIANTS = ("linkage-0shot", "linkage-fewshot")
+
+
+def _release_pairwise(others: dict[str, list[str]], table: pd.DataFrame, a: str
+                      ) -> dict[str, list[str]]:
+    """The paper's pairwise baseline as the release runs it (candidate first) where the table
+    has its paired row, else the seeded coin of positions."""
+    has = set(table["method"])
+    return {ds: [("pairwise-release" if b == "pairwise" and f"{a} - pairwise-release" in has
+                  else b) for b in bs] for ds, bs in others.items()}
+
+
+def _linkage_table2(src: Sources) -> tuple[list[_Row], str]:
+    t = src.read("lk_t02")
     paper = _paper("lk_t02")
     same = t[(t["sample"] == "same items") & (t["mode"] == "prob")]
     judge = next((j for j in same.loc[same["method"] == "linkage-0shot", "our_judge"]), "")
     same = same[same["our_judge"].fillna("") == judge]
     rows = _diff_rows(same, claim="L1", source="lk_t02", a="linkage-0shot",
                       others=paper_baselines("lk_t02", lexical=True), paper=paper)
-    rows += _diff_rows(same, claim="L2", source="lk_t02", a="linkage-0shot",
-                       others=paper_baselines("lk_t02", lexical=False), paper=paper,
-                       estimates=same)
+    for a in LINKAGE_VARIANTS:
+        rows += _diff_rows(same, claim="L2", source="lk_t02", a=a,
+                           others=_release_pairwise(paper_baselines("lk_t02", lexical=False),
+                                                    same, a),
+                           paper=paper, estimates=same)
     return rows, judge
 
 
-def _generated_references(results: Path) -> list[_Row]:
+def _generated_references(src: Sources) -> list[_Row]:
     rows = []
     for artefact, label in (("lk_t03", "1GT"), ("lk_t04", "0GT")):
-        t = _read(results, artefact)
+        t = src.read(artefact)
         paired = t[t["references"] == "paired"]
         estimates = t[t["references"] != "paired"]
-        rows += _diff_rows(paired, claim="L3", source=artefact, a="linkage-0shot",
-                           others=paper_baselines(artefact), paper=_paper(artefact),
-                           estimates=estimates, prefix=f"{label}: ")
-    t = _read(results, "lk_t05")
+        for a in LINKAGE_VARIANTS:
+            rows += _diff_rows(paired, claim="L3", source=artefact, a=a,
+                               others=_release_pairwise(paper_baselines(artefact), paired, a),
+                               paper=_paper(artefact), estimates=estimates,
+                               prefix=f"{label}: ")
+    t = src.read("lk_t05")
     t = t[t["ties"].fillna("miss") == "miss"] if "ties" in t.columns else t
     for metric, label in (("acc_best", "Acc(best)"), ("acc_best_worst", "Acc(best+worst)")):
         part = _diff_rows(t, claim="L3", source="lk_t05", a="linkage",
@@ -309,9 +388,9 @@ def _generated_references(results: Path) -> list[_Row]:
     return rows
 
 
-def _alignment(results: Path) -> list[_Row]:
-    t = _read(results, "dq_t02")
-    params = json.loads((Path(results) / "dq_t02.json").read_text())["parameters"]
+def _alignment(src: Sources) -> list[_Row]:
+    t = src.read("dq_t02")
+    params = _params(src.results, "dq_t02")
     judge = str(params["judge"])
     backbones = [b for b in str(params.get("backbone", "")).split(",") if b]
     paired = t[(t["kind"] == "paired difference") & (t["coefficient"] == "spearman")]
@@ -339,44 +418,86 @@ def _alignment(results: Path) -> list[_Row]:
                                      note=f"not computed: {why}"))
                     continue
                 r = sel.iloc[0]
+                if b == "acknowledge":
+                    note = ("DELPHI's phrase rule, which the paper uses on D.A.'s side (Table "
+                            "3); its Table 2 metric is the Comprehensiveness Answer Rate (the "
+                            "row below)")
                 rows.append(_Row("D1", dataset, f"{label} - {_name(b)}", "spearman", judge,
                                  float(r["ours"]), float(r["ci_low"]), float(r["ci_high"]),
                                  int(r["n_questions"]), "questions", "dq_t02",
                                  model_a=backbone, model_b=model_b, note=note))
+            if same:
+                rows.append(_Row(
+                    "D1", dataset, f"{label} - {_name('comprehensiveness')}", "spearman",
+                    judge, math.nan, math.nan, math.nan, 0, "questions", "dq_t02",
+                    model_a=backbone, computed=False,
+                    note="not computed: DebateQA's Table 2 compares P.D. with DELPHI's "
+                         "Comprehensiveness Answer Rate (does an answer hold diverse, opposing "
+                         "views: a binary judgement), whose prompt neither paper nor release "
+                         "gives; Num-of-POVs is the paper's own refinement of it"))
     return rows
 
 
-def _da_validity(results: Path, judge: str) -> list[_Row]:
-    t = _read(results, "dq_t03")
-    sel = t[(t["kind"] == "estimate") & (t["method"] == "da_prob") & (t["statistic"] == "auroc")]
-    if judge in set(sel["judge"]):
-        sel = sel[sel["judge"] == judge]
+#: What D2's AUROC separates: the project's labels, by answer type (share labelled 1).
+D2_LABELS = ("labels: the project's sample (data/debateqa_sample), by answer type: balanced "
+             "answers labelled 1 in 80%, one-sided 25%, off-topic and short 0%")
+
+
+def _da_validity(src: Sources, judge: str) -> list[_Row]:
+    """DebateQA Table 3's two claims, D.A. minus DELPHI's Acknowledge rule and D.A. minus
+    D.A.-ZS (the judge's own zero-shot prompt), then the judge's AUROC against chance."""
+    t = src.read("dq_t03")
+    t = t[t["statistic"] == "auroc"]
+    est = t[(t["kind"] == "estimate") & (t["method"] == "da_prob")]
+    if judge in set(est["judge"]):
+        est = est[est["judge"] == judge]
     rows = []
-    for _, r in sel.iterrows():
+    for _, r in est.iterrows():
+        j = str(r["judge"])
+        for b, label, judge_b, model_b in (
+                ("acknowledge_rule", "D.A. - Acknowledge (DELPHI's rule)", f"{j} - none", ""),
+                ("da_zs_prob", "D.A. - D.A.-ZS (no demonstrations)", j, j)):
+            sel = t[(t["kind"] == "paired difference") & (t["judge"] == judge_b)
+                    & (t["method"] == f"da_prob - {b}")]
+            if sel.empty:
+                rows.append(_Row("D2", "debateqa sample", label, "auroc", j, math.nan,
+                                 math.nan, math.nan, 0, "questions", "dq_t03", model_a=j,
+                                 model_b=model_b, computed=False,
+                                 note=f"not computed: dq_t03 has no paired row of {j}'s "
+                                      f"da_prob - {b}"))
+                continue
+            d = sel.iloc[0]
+            rows.append(_Row("D2", "debateqa sample", label, "auroc", j, float(d["ours"]),
+                             float(d["ci_low"]), float(d["ci_high"]), int(d["n_questions"]),
+                             "questions", "dq_t03", model_a=j, model_b=model_b,
+                             note=D2_LABELS))
         rows.append(_Row("D2", "debateqa sample", "D.A. AUROC vs chance",
-                         "auroc", str(r["judge"]), float(r["ours"]), float(r["ci_low"]),
+                         "auroc", j, float(r["ours"]), float(r["ci_low"]),
                          float(r["ci_high"]), int(r["n_questions"]), "questions", "dq_t03",
-                         0.5, model_a=str(r["judge"])))
+                         0.5, model_a=j, note=D2_LABELS))
     return rows
 
 
-#: D3's line for "highly consistent" system rankings: Kendall's tau 0.8. Information retrieval
-#: reads two system rankings with tau >= 0.9 as equivalent and below 0.8 as noticeably different
-#: (Voorhees, "Variations in relevance judgments and the measurement of retrieval
-#: effectiveness", IP&M 2000); "holds" needs the whole interval above 0.8.
+#: D3's line for "highly consistent" system rankings, the project's (the paper states no
+#: number): Kendall's tau 0.8. Information retrieval reads two system rankings with tau >= 0.9
+#: as equivalent and below 0.8 as noticeably different (Voorhees, "Variations in relevance
+#: judgments and the measurement of retrieval effectiveness", IP&M 2000); "holds" needs the
+#: whole interval above 0.8, and a row below it says the rankings differ on that line, not
+#: that the paper is contradicted.
 RANKING_LINE = 0.8
 
 
-def _stability(results: Path) -> list[_Row]:
-    """D3 as the paper measures it first: Kendall's tau between the rankings of the systems by
-    mean P.D. (every backbone pair, every restate-prompt pair) against :data:`RANKING_LINE`;
-    then the within-question agreement of the answers' scores against 0 (above chance, which
-    is not "stable")."""
+def _stability(src: Sources) -> list[_Row]:
+    """D3 as the paper measures it: Kendall's tau between the rankings of the model systems
+    (the written answer sets left out: their order is built in) by mean P.D., every backbone
+    pair and every restate-prompt pair, against the project's :data:`RANKING_LINE`; then the
+    within-question agreement of the model answers' scores against 0 (above chance, which is
+    not "stable")."""
     rows = []
     for artefact, a_col, b_col, what in (("dq_f03", "backbone_a", "backbone_b", "backbones"),
                                          ("dq_f04", "prompt_a", "prompt_b", "restate prompts")):
-        t = _read(results, artefact)
-        rank = t[(t["scope"] == "all") & (t["quantity"] == "ranking_kendall")]
+        t = src.read(artefact)
+        rank = t[(t["scope"] == "models") & (t["quantity"] == "ranking_kendall")]
         for _, r in rank.iterrows():
             rows.append(_Row("D3", "debateqa sample",
                              f"{what}: {_short(r[a_col])} vs {_short(r[b_col])}, system ranking",
@@ -385,9 +506,10 @@ def _stability(results: Path) -> list[_Row]:
                              "questions", artefact, RANKING_LINE,
                              model_a=r[a_col] if artefact == "dq_f03" else "",
                              model_b=r[b_col] if artefact == "dq_f03" else "",
-                             note=f"tau of the {int(r['n_systems'])} systems' rankings; line "
-                                  f"{RANKING_LINE}: rankings below it differ noticeably "
-                                  f"(information-retrieval convention)"))
+                             note=f"tau of the {int(r['n_systems'])} model systems' rankings "
+                                  f"(the written sets left out); the project's line "
+                                  f"{RANKING_LINE} (information retrieval's, Voorhees 2000), "
+                                  f"not the paper's: it states no number"))
         sel = t[(t["scope"] == "models") & (t["quantity"] == "within_question_spearman")]
         if artefact == "dq_f04":
             sel = sel[sel[a_col] == "R1"]  # the default prompt against each other one
@@ -404,15 +526,14 @@ def _stability(results: Path) -> list[_Row]:
     return rows
 
 
-def _beyond(results: Path, judge: str, seed: int = 0) -> list[_Row]:
+def _beyond(src: Sources, judge: str) -> list[_Row]:
     """X: lk_x01's out-of-sample rows only (a combination chosen or fitted on training folds,
     scored on held-out questions): each chosen evaluator against the paper's best Table 2 row,
     and paired against the best single method of the training folds and MiniLM BERTScore;
     then the transfer rows (chosen on one dataset, scored on the other)."""
-    del seed  # every number is lk_x01's
-    t = _read(results, "lk_x01")
+    t = src.read("lk_x01")
     t = t[t["coefficient"] == "spearman"]
-    judge = str(_params(results, "lk_x01").get("judge") or judge)
+    judge = str(_params(src.results, "lk_x01").get("judge") or judge)
     rows = []
 
     def add(kind, dataset, evaluator, label, line):
@@ -537,13 +658,13 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
     raise NfevalError(f"no seed check for source {artefact!r}")
 
 
-def _rows(results: Path, seed: int = 0) -> pd.DataFrame:
-    rows, judge = _linkage_table2(results)
-    rows += _generated_references(results)
-    rows += _alignment(results)
-    rows += _da_validity(results, judge)
-    rows += _stability(results)
-    rows += _beyond(results, judge, seed=seed)
+def _rows(src: Sources) -> pd.DataFrame:
+    rows, judge = _linkage_table2(src)
+    rows += _generated_references(src)
+    rows += _alignment(src)
+    rows += _da_validity(src, judge)
+    rows += _stability(src)
+    rows += _beyond(src, judge)
     return pd.DataFrame([r.as_dict() for r in rows])
 
 
@@ -552,7 +673,7 @@ def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFra
     ...): seed 0 reads the committed tables; the others recompute the source tables from their
     per-unit files (:func:`recomputed_source`)."""
     results = Path(results)
-    base = _rows(results)
+    base = _rows(Sources(results))
     out = base[["claim", "dataset", "comparison"]].copy()
     others = [s for s in seeds if s != 0]
     workers = min(len(others), os.cpu_count() or 1)
@@ -575,33 +696,38 @@ def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFra
 
 def _seed_rows(results: Path, seed: int) -> pd.DataFrame:
     """The claims rows with every source table recomputed under resampling ``seed``."""
-    try:
-        _SUBSTITUTES.update({a: recomputed_source(results, a, seed) for a in SOURCES})
-        return _rows(results, seed=seed)
-    finally:
-        _SUBSTITUTES.clear()
+    return _rows(Sources(results, seed))
 
 
 def settled(verdicts: Sequence[str]) -> str:
     """One label for a row's verdicts over the checked seeds: the verdict when every seed gives
-    it; else ``borderline: holds in 3 of 5 seeds`` (the share of the seeds' majority verdict)."""
+    it (a seed's own borderline label kept); else ``borderline: holds in 3 of 5 seeds`` (the
+    share of the seeds' majority verdict)."""
     verdicts = list(verdicts)
     if len(set(verdicts)) == 1:
         return verdicts[0]
+    plain = [v.split(": ", 1)[1].split(" here,")[0] if v.startswith("borderline: ") else v
+             for v in verdicts]
+    if len(set(plain)) == 1 and any(v.startswith("borderline: ") for v in verdicts):
+        return verdicts[0] if verdicts[0].startswith("borderline: ") else next(
+            v for v in verdicts if v.startswith("borderline: "))
+    verdicts = plain
     top = max(dict.fromkeys(verdicts), key=verdicts.count)
     return f"borderline: {top} in {verdicts.count(top)} of {len(verdicts)} seeds"
 
 
 def claims_table(results: str | Path = RESULTS, *, seed: int = 0,
                  seeds=SEED_CHECK) -> pd.DataFrame:
-    """Every claim's rows from the committed tables under ``results`` (module doc), each verdict
-    checked under the resampling ``seeds`` (:func:`seed_verdicts`; ``()`` skips the check)."""
+    """Every claim's rows from the tables under ``results`` (module doc): at resampling
+    ``seed`` 0 the committed tables, at another seed each source recomputed under it
+    (:class:`Sources`); each verdict checked under the resampling ``seeds``
+    (:func:`seed_verdicts`; ``()`` skips the check)."""
     results = Path(results)
     if seeds:
         checked = seed_verdicts(results, seeds)
         cols = [c for c in checked.columns if c.startswith("seed_")]
         labels = [settled(v) for v in checked[cols].itertuples(index=False)]
-    df = _rows(results, seed=seed)
+    df = _rows(Sources(results, seed))
     if seeds:
         df["verdict"] = labels
     order = {c: i for i, c in enumerate(CLAIMS)}
@@ -722,9 +848,39 @@ _DATA_NAMES = {"antique": "ANTIQUE", "trec-dl-nf": "TREC-DL-NF", "webglm": "WebG
                "debateqa sample": "the DebateQA sample"}
 
 
+def _variant(comparison: str) -> str:
+    """Which LINKAGE variant a comparison is of ("0-shot", "few-shot"; "" for others)."""
+    c = str(comparison).split(": ")[-1]
+    return ("few-shot" if c.startswith("LINKAGE 3-shot")
+            else "0-shot" if c.startswith("LINKAGE 0-shot") else "")
+
+
+def _counts(sel: pd.DataFrame) -> str:
+    """How many rows of ``sel`` hold (those against a baseline at chance apart), cannot be
+    told, are contradicted, borderline, on too few questions, or not computed, with their n."""
+    v = sel["verdict"].astype(str)
+    chance = sel["note"].fillna("").astype(str).str.startswith("against a baseline at chance")
+    counts = [(int(((v == "holds") & ~chance).sum()), "hold"),
+              (int(((v == "holds") & chance).sum()), "hold against a baseline at chance "
+                                                     "(not counted as holds)"),
+              (int((v == "contradicted").sum()), "contradicted"),
+              (int((v == "cannot tell at n").sum()), "cannot tell"),
+              (int(v.str.startswith("borderline").sum()), "borderline (another resampling "
+                                                          "seed could turn it)"),
+              (int((v == "too few questions").sum()), "too few questions (under "
+                                                      f"{MIN_QUESTIONS}: not counted)"),
+              (int((v == "not computed").sum()), "not computed")]
+    said = ", ".join(f"{k} {w}" for k, w in counts if k)
+    ns = sorted({int(n) for n, vv in zip(sel["n"], v)
+                 if vv not in ("not computed", "too few questions")})
+    n = (f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}") if ns else ""
+    return said + (f"; {n}" if n else "")
+
+
 def summary(table: pd.DataFrame) -> str:
     """One plain line per claim and dataset: how many of its comparisons hold, cannot be told,
-    are contradicted, are borderline or were not computed, with the n they rest on."""
+    are contradicted, are borderline or were not computed, with the n they rest on; L2 and L3
+    count each LINKAGE variant in words; X names what each hold is measured against."""
     lines = []
     for claim in CLAIMS:
         part = table[table["claim"] == claim]
@@ -734,20 +890,25 @@ def summary(table: pd.DataFrame) -> str:
             sel = part[part["dataset"] == dataset]
             if by:
                 sel = sel[sel[by] == sub]
-            v = sel["verdict"].astype(str)
-            counts = [(int((v == "holds").sum()), "hold"),
-                      (int((v == "contradicted").sum()), "contradicted"),
-                      (int((v == "cannot tell at n").sum()), "cannot tell"),
-                      (int(v.str.startswith("borderline").sum()), "borderline (the seeds "
-                                                                    "disagree)"),
-                      (int((v == "not computed").sum()), "not computed")]
-            said = ", ".join(f"{k} {w}" for k, w in counts if k)
-            ns = sorted({int(n) for n, vv in zip(sel["n"], v) if vv != "not computed"})
-            n = (f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}") if ns else ""
             what = {"D1": f", P.D. with {_short(sub)}", "D3": f", {sub}"}.get(claim, "")
             said_claim = f" ({CLAIMS[claim].split(' (')[0]})" if k == 0 else ""
-            lines.append(f"- **{claim}** on {_DATA_NAMES.get(dataset, dataset)}{what}"
-                         f"{said_claim}: {len(sel)} "
-                         f"comparison{'s' if len(sel) != 1 else ''}: {said}"
-                         f"{'; ' + n if n else ''}.")
+            head = (f"- **{claim}** on {_DATA_NAMES.get(dataset, dataset)}{what}{said_claim}: "
+                    f"{len(sel)} comparison{'s' if len(sel) != 1 else ''}")
+            variants = [x for x in ("0-shot", "few-shot")
+                        if (sel["comparison"].map(_variant) == x).any()]
+            if claim in ("L2", "L3") and len(variants) > 1:
+                parts = [f"{x}: {_counts(sel[sel['comparison'].map(_variant) == x])}"
+                         for x in variants]
+                rest = sel[sel["comparison"].map(_variant) == ""]
+                if len(rest):
+                    parts.append(f"other: {_counts(rest)}")
+                lines.append(f"{head}; " + "; ".join(parts) + ".")
+                continue
+            text = _counts(sel)
+            if claim == "X":
+                held = [str(c) for c, v in zip(sel["comparison"], sel["verdict"])
+                        if str(v) == "holds"]
+                if held:
+                    text += "; holds: " + "; ".join(held)
+            lines.append(f"{head}: {text}.")
     return "\n".join(lines) + "\n"

@@ -154,14 +154,52 @@ def _write_csv(table, out: str) -> str:
     return out
 
 
-def _default_out(name, metric: str) -> str:
+def _default_out(name, metric: str, settings: Sequence[tuple[str, object, object]] = ()
+                 ) -> str:
+    """``<answers stem>.<metric>[.<setting>...].csv`` in the current folder: every setting
+    ``(label, value, default)`` whose value differs from its default is in the name, so a run
+    with another model, prompt, seed or mode never overwrites the first one's file."""
     stem = "stdin" if str(name) == "<stdin>" else Path(str(name)).stem
-    return f"{stem}.{metric}.csv"  # in the current folder
+    parts = []
+    for label, value, default in settings:
+        if value in (None, "", False) or value == default:
+            continue
+        text = Path(str(value)).name if label == "model" else str(value)
+        text = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)
+        parts.append(label if value is True else
+                     text if label in ("model", "") else f"{label}-{text}")
+    return ".".join([stem, metric, *parts, "csv"])  # in the current folder
+
+
+def _check_outputs(*paths: str | None) -> None:
+    """Refuse, before anything loads or scores, an output path whose folder does not exist or
+    that names a folder."""
+    for p in paths:
+        if not p or p == "-":
+            continue
+        path = Path(p).expanduser()
+        if path.is_dir():
+            raise NfevalError(f"cannot write {p}: it is a folder; give a file name")
+        if not path.resolve().parent.is_dir():
+            raise NfevalError(f"cannot write {p}: its folder {path.parent} does not exist "
+                              "(create it, or choose another path); nothing was scored")
+
+
+def _prompt_tag(args: argparse.Namespace) -> str | None:
+    """A short content hash of ``--prompt FILE`` for output names (None without one)."""
+    text = _prompt_file(args)
+    if text is None:
+        return None
+    from nfeval.hashing import sha256_text
+
+    return f"prompt-{sha256_text(text)[:8]}"
 
 
 def _report(args: argparse.Namespace, result, where: str) -> int:
     """Print a run's summary lines (and write ``--summary``); the exit status."""
     from nfeval import NothingScored
+
+    from nfeval.result import count
 
     say = _say(args)
     extra = f" ({result.n_unparsed} unparsed)" if result.n_unparsed else ""
@@ -173,12 +211,12 @@ def _report(args: argparse.Namespace, result, where: str) -> int:
         print(f"File: {result.source}, Average {result.label} score: "
               f"{result.score_line()}{extra} | {result.signature.as_string()}", file=say)
     else:
-        print(f"File: {result.source}, {result.label}: {result.n_items} candidates of "
-              f"{result.n_questions} questions scored{extra}, mean score "
+        print(f"File: {result.source}, {result.label}: {count(result.n_items, 'candidates')} "
+              f"of {count(result.n_questions, 'questions')} scored{extra}, mean score "
               f"{result.score_line()} | {result.signature.as_string()}", file=say)
     for line in result.correlation_lines():
         print(line, file=say)
-    print(f"per-{result.item_unit[:-1]} scores: {where} ({result.n_items} {result.item_unit}, "
+    print(f"per-{result.item_unit[:-1]} scores: {where} ({count(result.n_items, result.item_unit)}, "
           f"{len(result.skipped)} line(s) or question(s) left out)", file=sys.stderr)
     if args.summary:
         path = result.write_summary(args.summary, per_item=where)
@@ -186,6 +224,11 @@ def _report(args: argparse.Namespace, result, where: str) -> int:
     if result.n_scored == 0:
         raise NothingScored(f"no {result.item_unit[:-1]} got a {result.label} score "
                             f"({result.n_unparsed} unparsed)")
+    if getattr(args, "strict", False) and (result.skipped or result.n_unparsed):
+        print(f"nfeval: --strict: {len(result.skipped)} line(s) or question(s) left out and "
+              f"{result.n_unparsed} unparsed; the outputs are written (exit status 3)",
+              file=sys.stderr)
+        return 3
     return 0
 
 
@@ -215,13 +258,18 @@ def _pd(args: argparse.Namespace) -> int:
     from nfeval.debateqa.scoring import pd_signature, score_pd
 
     inputs = _debateqa_inputs(args)
+    out = args.out or _default_out(inputs.answers_path, "pd", (
+        ("model", args.model, "smollm2-135m-instruct"), ("variant", args.variant, "paper"),
+        ("restate", args.restate and _short_hash(args.restate), None),
+        ("seed", args.seed, 0)))
+    _check_outputs(out, args.summary)
     model = _load(args.model, args)
     table = score_pd(inputs, model, variant=args.variant, restate=args.restate,
                      use_cache=not args.no_cache, progress=not args.no_progress)
     sig = pd_signature(model, variant=args.variant, restate=args.restate, seed=args.seed,
                        n=int(table["pd"].notna().sum()))
     result = debateqa_result(inputs, table, "pd", "P.D.", sig, seed=args.seed)
-    where = _write_csv(table, args.out or _default_out(inputs.answers_path, "pd"))
+    where = _write_csv(table, out)
     return _report(args, result, where)
 
 
@@ -234,6 +282,11 @@ def _da(args: argparse.Namespace) -> int:
     if prompt is not None:
         check_template(prompt, zero_shot=args.zero_shot)
     inputs = _debateqa_inputs(args)
+    out = args.out or _default_out(inputs.answers_path, "da", (
+        ("model", args.judge, "qwen2.5-coder-1.5b-instruct"), ("mode", args.mode, "prob"),
+        ("zero-shot", args.zero_shot, False), ("", _prompt_tag(args), None),
+        ("seed", args.seed, 0)))
+    _check_outputs(out, args.summary)
     judge = _load(args.judge, args)
     table = score_da(inputs, judge, mode=args.mode, zero_shot=args.zero_shot,
                      use_cache=not args.no_cache, progress=not args.no_progress,
@@ -241,8 +294,14 @@ def _da(args: argparse.Namespace) -> int:
     sig = da_signature(judge, mode=args.mode, zero_shot=args.zero_shot, seed=args.seed,
                        n=int(table["da"].notna().sum()), template=prompt)
     result = debateqa_result(inputs, table, "da", "D.A.", sig, seed=args.seed)
-    where = _write_csv(table, args.out or _default_out(inputs.answers_path, "da"))
+    where = _write_csv(table, out)
     return _report(args, result, where)
+
+
+def _short_hash(text: str) -> str:
+    from nfeval.hashing import sha256_text
+
+    return sha256_text(text)[:8]
 
 
 def _unparsed(value: str) -> str | float:
@@ -298,6 +357,13 @@ def _linkage(args: argparse.Namespace) -> int:
             raise NfevalError("--max-tokens bounds generated replies: it is for --mode sample")
 
     lf = SF.read_linkage_file(args.answers, limit=args.limit)
+    default_model = SF.DEFAULT_MODELS.get(kind)
+    out = args.out or _default_out(lf.name, method, (
+        ("model", args.model, default_model), ("shots", args.shots, 0), ("mode", mode, "prob"),
+        ("positions", args.positions, "random"), ("references", args.references, "file"),
+        ("", _prompt_tag(args), None), ("rouge", args.rouge, "rouge-score"),
+        ("embedder", args.embedder, None), ("seed", args.seed, 0)))
+    _check_outputs(out, args.summary)
     for line in lf.skipped:
         print(f"nfeval: skipped {line}", file=sys.stderr)
     if not lf.questions:
@@ -348,7 +414,7 @@ def _linkage(args: argparse.Namespace) -> int:
                     max_tokens=args.max_tokens)
     from nfeval.linkage.api import linkage_result
 
-    where = _write_csv(res.table, args.out or _default_out(lf.name, method))
+    where = _write_csv(res.table, out)
     return _report(args, linkage_result(res, str(lf.name)), where)
 
 
@@ -492,7 +558,11 @@ def _run_arguments(p: argparse.ArgumentParser, unit: str) -> None:
     p.add_argument("--out", metavar="FILE.csv",
                    help=f"per-{unit} CSV; '-' writes it to standard output (the summary then "
                         "goes to standard error). Default: <answers name>.<method>.csv in the "
-                        "current folder (stdin.<method>.csv for standard input)")
+                        "current folder (stdin.<method>.csv for standard input), with every "
+                        "setting that differs from its default added to the name (the model, "
+                        "shots, mode, seed, a prompt's hash: e.g. answers.linkage.smollm2-135m-"
+                        "instruct.shots-3.csv), so runs with other settings keep their files. "
+                        "Checked before anything is scored")
     p.add_argument("--limit", type=int, default=0, metavar="N",
                    help=f"score only the first N valid {unit}s of the file (0: all)")
     p.add_argument("--seed", type=int, default=0,
@@ -502,6 +572,11 @@ def _run_arguments(p: argparse.ArgumentParser, unit: str) -> None:
                    help=f"do not reuse or store per-{unit} results (by default an interrupted "
                         "run resumes where it stopped)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 3 when any line or question was left out or any "
+                        "judge reply did not parse (the outputs are still written); without "
+                        "it, those are named on stderr and counted in the summary, and the "
+                        "status is 0")
     p.add_argument("--summary", metavar="PATH.json",
                    help="also write the run summary as JSON: the mean score with its 95%% "
                         "interval and n, the correlations with the human grades (linkage), "
@@ -524,9 +599,11 @@ LINKAGE_METHODS = ("linkage", "pointwise", "pointwise-ref", "pointwise-ref-grade
                    "refppl", "rouge1", "rouge2", "rougeL", "bleu", "bertscore", "bertscore-cls")
 
 EXIT_STATUSES = """\
-Exit status: 0 scored; 1 nothing scored (every line left out, or no score parsed);
-2 usage or input error; 130 interrupted (finished items are cached: run the same
-command again to resume).
+Exit status: 0 scored (lines left out are named on stderr and counted in the summary);
+1 nothing scored (every line left out, or no score parsed); 2 usage or input error
+(nothing scored); 3 with --strict, something left out or unparsed (the outputs are
+written); 130 interrupted (finished items are cached: run the same command again to
+resume).
 """
 
 LINKAGE_DESCRIPTION = """\

@@ -97,6 +97,8 @@ STAGES: dict[str, tuple[dict, ...]] = {
     "dq_t02": ({"limit": 40, **_J}, {"limit": 0, "judge_limit": 0, **_J},
                {"limit": 0, "judge_limit": 0, "pd_judge_limit": 40, "backbone": _PD2, **_J},
                {"limit": 0, "judge_limit": 0, "pd_judge_limit": 0, "backbone": _PD2, **_J}),
+    # D.A. with both judges; then the 1.5B judge's D.A.-ZS (the paper's second Table 3 claim)
+    "dq_t03": ({}, {"later_methods": "da_prob,da_zs_prob"}),
     "dq_t04": ({"limit": 16},),
     # D3 (the paper's "highly consistent" rankings) on all 40 sample questions: the three small
     # backbones and the five restate prompts, then the 1.5B judge's model as a fourth backbone

@@ -149,7 +149,8 @@ class Result:
         if iv.n == 0:
             return "no score"
         if math.isnan(iv.low):
-            return f"{iv.estimate:.6g} (no interval, {iv.n} {iv.unit})"
+            return (f"{iv.estimate:.6g} (no interval: {count(iv.n, iv.unit)}; an interval needs "
+                    "at least 2, and fewer than 10 cannot be trusted)")
         return (f"{iv.estimate:.6g} (95% CI {iv.low:.6g} to {iv.high:.6g}, {iv.n} {iv.unit})"
                 f"{small_n_warning(iv.n, iv.unit)}")
 
@@ -162,14 +163,19 @@ class Result:
             ci = ("no interval" if math.isnan(r.ci_low) else
                   f"95% CI {r.ci_low:.3f} to {r.ci_high:.3f}")
             out.append(f"{r.coefficient} with the human grades: {r.ours:.3f} ({ci}; "
-                       f"{r.n_questions} questions, {r.n_skipped_undefined} undefined, "
-                       f"{r.n_candidates} candidates)"
+                       f"{count(int(r.n_questions), 'questions')}, {r.n_skipped_undefined} "
+                       f"undefined, {count(int(r.n_candidates), 'candidates')})"
                        f"{small_n_warning(int(r.n_questions)) if not math.isnan(r.ci_low) else ''}")
         return out
 
     def __repr__(self) -> str:
         return (f"Result({self.label}: {self.score_line()}; {self.n_scored} of "
                 f"{self.n_items} {self.item_unit} scored)")
+
+
+def count(n: int, unit: str) -> str:
+    """``n unit`` with the unit singular for one ("1 question", "2 questions")."""
+    return f"{n} {unit[:-1] if n == 1 and unit.endswith('s') else unit}"
 
 
 def write_json(path: str | Path, data: Any) -> Path:

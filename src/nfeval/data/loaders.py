@@ -207,13 +207,38 @@ def _no_duplicate_keys(path: Path):
     return hook
 
 
+def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
+    """Text of UTF-8 ``data`` line by line: a line in another encoding becomes an empty line,
+    named in the returned ``{line number: what is wrong}`` (the other lines stay usable)."""
+    try:
+        return data.decode("utf-8"), {}
+    except UnicodeDecodeError:
+        pass
+    out, bad = [], {}
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            bad[i] = (f"not UTF-8 text (byte {e.start + 1} of the line: {e.reason}); save the "
+                      "file as UTF-8")
+            out.append("")
+    return "\n".join(out), bad
+
+
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, Any | None, str | None]]:
-    """(line number, parsed value or None, error or None) for every non-final line."""
-    text = _read_text(path)
+    """(line number, parsed value or None, error or None) for every non-final line; a line
+    that is not UTF-8 is named like any other bad line."""
+    try:
+        text, bad = decode_lines(path.read_bytes())
+    except OSError as e:
+        raise NfevalError(f"cannot read {path}: {e.strerror or e}.") from e
     lines = text.split("\n")
-    if lines and lines[-1].strip() == "":
+    if lines and lines[-1].strip() == "" and len(lines) not in bad:
         lines.pop()
     for i, line in enumerate(lines, 1):
+        if i in bad:
+            yield i, None, bad[i]
+            continue
         if not line.strip():
             yield i, None, "blank line"
             continue

@@ -210,16 +210,19 @@ def _parse_question(obj: Any) -> tuple[str, str, tuple[GradedAnswer, ...],
     return qid, question, tuple(cands), out, bool(refs) and all(graded)
 
 
-def parse_linkage_text(text: str, name: str = "<input>", *, limit: int = 0) -> LinkageFile:
+def parse_linkage_text(text: str, name: str = "<input>", *, limit: int = 0,
+                       bad: dict[int, str] | None = None) -> LinkageFile:
     """Validate every line of a file's text (module docstring); keep the good ones.
 
     ``limit`` > 0 keeps the first ``limit`` valid questions. Blank lines at
-    the end are ignored; a blank line elsewhere is reported.
+    the end are ignored; a blank line elsewhere is reported. ``bad``: lines already known
+    to be unusable (``{line number: why}``, e.g. not UTF-8), reported as skipped.
     """
     if limit < 0:
         raise NfevalError(f"--limit must be >= 0, got {limit}")
+    bad = bad or {}
     lines = text.split("\n")
-    while lines and not lines[-1].strip():
+    while lines and not lines[-1].strip() and len(lines) not in bad:
         lines.pop()
     questions: list[FileQuestion] = []
     skipped: list[str] = []
@@ -227,6 +230,9 @@ def parse_linkage_text(text: str, name: str = "<input>", *, limit: int = 0) -> L
     for i, line in enumerate(lines, 1):
         if limit and len(questions) >= limit:
             break
+        if i in bad:
+            skipped.append(f"line {i}: {bad[i]}")
+            continue
         if not line.strip():
             skipped.append(f"line {i}: blank line")
             continue
@@ -260,8 +266,10 @@ def read_linkage_file(path: str | Path, *, limit: int = 0) -> LinkageFile:
         raise NfevalError(f"answers file {p} does not exist; pass a JSON-lines file with one "
                           'question a line ({"id", "question", "candidates", "references"}; '
                           "see nfeval linkage --help)")
+    from nfeval.data.loaders import decode_lines
+
     try:
-        text = p.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise NfevalError(f"{p} is not UTF-8 text (byte {e.start}): {e.reason}") from e
-    return parse_linkage_text(text, str(p), limit=limit)
+        text, bad = decode_lines(p.read_bytes())
+    except OSError as e:
+        raise NfevalError(f"cannot read {p}: {e.strerror or e}") from None
+    return parse_linkage_text(text, str(p), limit=limit, bad=bad)

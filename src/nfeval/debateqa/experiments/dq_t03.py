@@ -38,7 +38,7 @@ NOTES = ("Labels: the project's sample (data/debateqa_sample/da_labels.csv), not
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, judges: str = "",
-        generate_backend: str = "llama", max_tokens: int = 8, later_methods: str = "da_prob",
+        generate_backend: str = "llama", max_tokens: int = 8, later_methods: str = "da_prob,da_zs_prob",
         progress: bool = True) -> Experiment:
     """Table 3 on the project's labelled sample (parameters: the notebook's).
 

@@ -86,11 +86,15 @@ def da_comparisons(judges: Sequence[str], methods: Sequence[str] = tuple(DA_JUDG
     Every later judge minus the first on each probability row (``da_prob``,
     ``da_zs_prob``: the stronger judge against the default one), then every
     D.A. row (each judge's ``methods``, and ``da_official``) minus
-    ``reference`` (the Acknowledge rule).
+    ``reference`` (the Acknowledge rule), then each judge's D.A. minus its D.A.-ZS (the
+    paper's "necessity of including demonstrations"). A pair whose rows a run did not
+    score gives no row (:func:`da_paired_rows`).
     """
     prob = [m for m in methods if DA_JUDGE_RUNS.get(m, {}).get("mode") == "prob"]
     pairs = [((j, m), (judges[0], m)) for j in judges[1:] for m in prob]
     pairs += [((j, m), (MODEL_FREE, reference)) for j in judges for m in methods]
+    pairs += [((j, "da_prob"), (j, "da_zs_prob")) for j in judges
+              if {"da_prob", "da_zs_prob"} <= set(methods)]
     pairs.append(((MODEL_FREE, "da_official"), (MODEL_FREE, reference)))
     return pairs
 
