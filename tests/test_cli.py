@@ -272,3 +272,26 @@ def test_one_question_is_said_in_the_singular_with_no_interval(isolated, monkeyp
     out = capsys.readouterr().out
     assert "of 1 question scored" in out and "no interval: 1 question" in out
     assert "1 questions" not in out
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["linkage", "--answers", str(EXAMPLES / "linkage_answers.jsonl")], "linkage/LINKAGE"),
+    (["linkage", "--answers", str(EXAMPLES / "linkage_answers.jsonl"), "--method",
+      "pointwise-ref"], "linkage/with_ref_point_score"),
+    (["da", "--answers", str(EXAMPLES / "debateqa_answers.jsonl"), "--split", "sample"],
+     "debateqa/dispute_awareness_fewshot"),
+])
+def test_a_default_command_without_network_or_mirror_says_how_in_one_line_before_loading(
+        isolated, monkeypatch, capsys, argv, name):
+    """No mirror, an empty cache, downloads off: the release prompt cannot be had, and the one
+    line says every way to provide it, before any model loads."""
+    import nfeval.models as models
+
+    monkeypatch.setattr(models, "load_model",
+                        lambda *a, **k: pytest.fail("a model loaded before the prompt check"))
+    monkeypatch.chdir(isolated)
+    code = main([*argv, "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    for needed in ("--prompt FILE", "NFEVAL_MIRROR", f"nfeval data fetch {name}"):
+        assert needed in err, needed

@@ -204,16 +204,16 @@ def make_rules() -> str:
 
 
 def readme_table() -> str:
-    """The README's artefact table: id (linked to its notebook), paper item, one-phrase
-    status, details."""
-    docs = {"linkage": "docs/results/linkage.md", "debateqa": "docs/results/debateqa.md"}
+    """The artefact table of docs/artefacts.md: id (linked to its notebook), paper item,
+    one-phrase status, details (links relative to docs/)."""
+    docs = {"linkage": "results/linkage.md", "debateqa": "results/debateqa.md"}
     lines = ["| id (notebook) | paper item | status | |", "|---|---|---|---|"]
     for a in ARTEFACTS:
         paper = {"linkage": "LINKAGE ", "debateqa": "DebateQA ", "both": ""}[a.paper]
         more = (f"[reading]({docs[a.paper]}#{a.id})" if a.paper in docs
-                else "[table](#do-the-papers-claims-hold)")
-        lines.append(f"| [`{a.id}`](notebooks/{a.notebook}) | {paper}{a.item} | {a.status} | "
-                     f"{more} |")
+                else "[table](claims.md)")
+        lines.append(f"| [`{a.id}`](../notebooks/{a.notebook}) | {paper}{a.item} | {a.status} "
+                     f"| {more} |")
     return "\n".join(lines) + "\n"
 
 

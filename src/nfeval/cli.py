@@ -287,6 +287,11 @@ def _da(args: argparse.Namespace) -> int:
         ("zero-shot", args.zero_shot, False), ("", _prompt_tag(args), None),
         ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
+    if prompt is None:  # the release template, before the judge loads
+        from nfeval.data import load_prompt
+        from nfeval.debateqa.da import DA_PROMPT
+
+        load_prompt(DA_PROMPT)
     judge = _load(args.judge, args)
     table = score_da(inputs, judge, mode=args.mode, zero_shot=args.zero_shot,
                      use_cache=not args.no_cache, progress=not args.no_progress,
@@ -364,6 +369,10 @@ def _linkage(args: argparse.Namespace) -> int:
         ("", _prompt_tag(args), None), ("rouge", args.rouge, "rouge-score"),
         ("embedder", args.embedder, None), ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
+    if kind == "judge" and prompt is None:  # the release prompt, before any model loads
+        from nfeval.linkage.prompts import release_template
+
+        release_template(method)
     for line in lf.skipped:
         print(f"nfeval: skipped {line}", file=sys.stderr)
     if not lf.questions:

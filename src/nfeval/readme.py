@@ -5,7 +5,8 @@ A block sits between ``<!-- BEGIN <name> -->`` and ``<!-- END <name> -->``;
 everything else in a page is left as it is. Blocks (:data:`PAGES` says which page has which):
 
 * ``claims-summary`` (README) -- :func:`nfeval.claims.summary`: one line per claim and dataset;
-* ``artefacts`` (README) -- :func:`nfeval.artefacts.readme_table`, the catalogue's rows;
+* ``artefacts`` (docs/artefacts.md) -- :func:`nfeval.artefacts.readme_table`, the catalogue's
+  rows;
 * ``claims`` (docs/claims.md) -- :func:`nfeval.claims.markdown` of ``results/claims.csv``;
 * ``stages`` (docs/reproduce.md) -- :func:`nfeval.evidence.cost_table` of
   ``results/evidence/stages.csv``: what each finished stage of ``make evidence`` cost.
@@ -26,7 +27,7 @@ from nfeval.paths import RESULTS
 
 
 #: The pages with generated blocks (relative to the README's folder) and their blocks.
-PAGES = {"README.md": ("claims-summary", "artefacts"),
+PAGES = {"README.md": ("claims-summary",), "docs/artefacts.md": ("artefacts",),
          "docs/claims.md": ("claims",), "docs/reproduce.md": ("stages",)}
 
 

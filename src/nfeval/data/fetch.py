@@ -105,11 +105,14 @@ def _sidecar(path: Path) -> Path:
 def _how_to_provide(entry: ReleaseFile) -> str:
     mp = mirror_path(entry)
     looked = f" ({MIRROR_ENV} is set, but {mp} does not exist.)" if mp is not None else ""
+    prompt = (" or give the command a prompt of your own with --prompt FILE (nfeval linkage, "
+              "nfeval da),") if entry.relpath.startswith("prompts/") else ""
     return (
         f"It comes from {entry.repo} at commit {entry.commit}, file {entry.path} "
-        f"({entry.url}). To provide it: set {MIRROR_ENV} to a folder holding it as "
-        f"<folder>/{entry.relpath}, or put it at {cache_path(entry)}, or pass an "
-        f"explicit path to the loader.{looked}"
+        f"({entry.url}). To provide it: run `nfeval data fetch {entry.name}` where a network "
+        f"is reachable, or set {MIRROR_ENV} to a folder holding it as "
+        f"<folder>/{entry.relpath}, or put it at {cache_path(entry)},{prompt} or pass its "
+        f"path to the Python loader.{looked}"
     )
 
 
@@ -299,7 +302,10 @@ def _retrieve(url: str, *, folder: Path, timeout: float, progress: bool | None,
     except requests.HTTPError as e:
         raise NfevalError(f"download of {url} failed: HTTP {e.response.status_code} "
                           f"{e.response.reason}.") from e
-    except requests.RequestException as e:  # refused, timed out, cut short
+    except requests.ConnectionError as e:  # no network, name not resolved, refused
+        raise NfevalError(f"download of {url} failed: the network could not be reached "
+                          f"({type(e).__name__}).") from e
+    except requests.RequestException as e:  # timed out, cut short
         raise NfevalError(f"download of {url} failed: {e}.") from e
     except ValueError as e:  # pooch's sum check failed; it deleted the download
         got = re.search(r"but got (\w+)", str(e))

