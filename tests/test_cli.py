@@ -126,8 +126,10 @@ def _da_load_options(answers, monkeypatch, *argv) -> dict:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(models, "load_model", fake_load)
+    prompt = answers.parent / "da_prompt.txt"  # a prompt of one's own: no release file needed
+    prompt.write_text("Question: {question}\nAnswer: {answer}\nDebated (1) or not (0)?")
     main(["da", "--answers", str(answers), "--split", "sample", "--judge",
-          "smollm2-135m-instruct", *argv])
+          "smollm2-135m-instruct", "--prompt", str(prompt), *argv])
     return seen
 
 

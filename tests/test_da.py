@@ -439,10 +439,12 @@ def test_da_comparisons_judges_and_the_acknowledge_rule():
     assert pairs[:2] == [(("big", "da_prob"), ("small", "da_prob")),
                          (("big", "da_zs_prob"), ("small", "da_zs_prob"))]
     ack = ("none", "acknowledge_rule")
-    assert pairs[2:] == [((j, m), ack) for j in ("small", "big")
-                         for m in ("da_prob", "da_zs_prob", "da_generate")] + [
-        (("none", "da_official"), ack)]
-    assert len(da_comparisons(["only"])) == 4  # no judge difference with one judge
+    assert pairs[2:8] == [((j, m), ack) for j in ("small", "big")
+                          for m in ("da_prob", "da_zs_prob", "da_generate")]
+    # each judge's D.A. minus its D.A.-ZS: the paper's "necessity of including demonstrations"
+    assert pairs[8:10] == [((j, "da_prob"), (j, "da_zs_prob")) for j in ("small", "big")]
+    assert pairs[10:] == [(("none", "da_official"), ack)]
+    assert len(da_comparisons(["only"])) == 5  # no judge difference with one judge
 
 
 def test_da_frame_rows():

@@ -207,6 +207,8 @@ def _report(args: argparse.Namespace, result, where: str) -> int:
     if cut_items:
         extra += (f" ({cut_items} cut to fit the judge's window: {cut_tokens} tokens, "
                   "column cut_tokens)")
+    if result.flagged_line():
+        extra += f" ({result.flagged_line()})"
     if result.item_unit == "answers":
         print(f"File: {result.source}, Average {result.label} score: "
               f"{result.score_line()}{extra} | {result.signature.as_string()}", file=say)
@@ -285,6 +287,7 @@ def _da(args: argparse.Namespace) -> int:
     out = args.out or _default_out(inputs.answers_path, "da", (
         ("model", args.judge, "qwen2.5-coder-1.5b-instruct"), ("mode", args.mode, "prob"),
         ("zero-shot", args.zero_shot, False), ("", _prompt_tag(args), None),
+        ("guard", args.guard, False),
         ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
     if prompt is None:  # the release template, before the judge loads
@@ -295,9 +298,9 @@ def _da(args: argparse.Namespace) -> int:
     judge = _load(args.judge, args)
     table = score_da(inputs, judge, mode=args.mode, zero_shot=args.zero_shot,
                      use_cache=not args.no_cache, progress=not args.no_progress,
-                     template=prompt)
+                     template=prompt, guard=args.guard)
     sig = da_signature(judge, mode=args.mode, zero_shot=args.zero_shot, seed=args.seed,
-                       n=int(table["da"].notna().sum()), template=prompt)
+                       n=int(table["da"].notna().sum()), template=prompt, guard=args.guard)
     result = debateqa_result(inputs, table, "da", "D.A.", sig, seed=args.seed)
     where = _write_csv(table, out)
     return _report(args, result, where)
@@ -328,7 +331,8 @@ def _linkage(args: argparse.Namespace) -> int:
         for flag, value, default in (("--mode", args.mode, None), ("--shots", args.shots, 0),
                                      ("--unparsed", args.unparsed, "drop"),
                                      ("--positions", args.positions, "random"),
-                                     ("--max-tokens", args.max_tokens, 512)):
+                                     ("--max-tokens", args.max_tokens, 512),
+                                     ("--guard", args.guard, False)):
             if value != default:
                 raise NfevalError(f"{flag} is for the LLM judge methods "
                                   f"({', '.join(SF.JUDGE_METHODS)}), not {method}")
@@ -366,7 +370,8 @@ def _linkage(args: argparse.Namespace) -> int:
     out = args.out or _default_out(lf.name, method, (
         ("model", args.model, default_model), ("shots", args.shots, 0), ("mode", mode, "prob"),
         ("positions", args.positions, "random"), ("references", args.references, "file"),
-        ("", _prompt_tag(args), None), ("rouge", args.rouge, "rouge-score"),
+        ("", _prompt_tag(args), None), ("guard", args.guard, False),
+        ("rouge", args.rouge, "rouge-score"),
         ("embedder", args.embedder, None), ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
     if kind == "judge" and prompt is None:  # the release prompt, before any model loads
@@ -415,12 +420,12 @@ def _linkage(args: argparse.Namespace) -> int:
         shots=args.shots, seed=args.seed, unparsed=unparsed, positions=args.positions,
         embedder=args.embedder, rouge=args.rouge, demonstrations=demos,
         max_tokens=args.max_tokens, use_cache=not args.no_cache,
-        progress=not args.no_progress, device=args.device, prompt=prompt)
+        progress=not args.no_progress, device=args.device, prompt=prompt, guard=args.guard)
     res = SF.finish(lf, splits, rows, sources, method, model, mode=mode, shots=args.shots,
                     seed=args.seed, prompt_sha=sha, references=args.references,
                     generator=gen_name, unparsed=unparsed, positions=args.positions,
                     embedder=args.embedder, rouge=args.rouge, skipped=skipped,
-                    max_tokens=args.max_tokens)
+                    max_tokens=args.max_tokens, guard=args.guard)
     from nfeval.linkage.api import linkage_result
 
     where = _write_csv(res.table, out)
@@ -765,6 +770,12 @@ def build_parser() -> argparse.ArgumentParser:
     da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob")
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
                                                               "its demonstrations")
+    da_.add_argument("--guard", action="store_true",
+                     help="show the judge each answer as quoted data (delimited, labelled, "
+                          "with a sentence saying nothing inside is addressed to it), so an "
+                          "answer cannot talk the judge into a score; the signature says "
+                          "guard:on. Every run flags answers that address the judge (column "
+                          "flags)")
     da_.add_argument("--prompt", metavar="FILE",
                      help="a judge prompt of your own instead of the release's few-shot "
                           "template; it must hold the slots {question} and {answer}")
@@ -817,6 +828,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "(written #name): linkage, pointwise-ref(-graded): #question #ground "
                          "#candidate; pointwise: #question #candidate; pairwise: #question "
                          "#answer_a #answer_b")
+    lk.add_argument("--guard", action="store_true",
+                    help="judge methods: show the judge each candidate as quoted data "
+                         "(delimited, labelled, with a sentence saying nothing inside is "
+                         "addressed to the judge, and its [[...]] label brackets broken up), "
+                         "so that a candidate cannot talk the judge into a better score; the "
+                         "papers' prompts are unchanged and the signature says guard:on. "
+                         "Every run flags candidates that address the judge (column flags)")
     lk.add_argument("--embedder", help="bertscore methods: encoder (default minilm-l6)")
     lk.add_argument("--rouge", choices=["rouge-score", "release"], default="rouge-score",
                     help="ROUGE implementation (default rouge-score; release: the pltrdy "
@@ -886,6 +904,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if getattr(args, "batch_tokens", None) is not None and args.batch_tokens < 1:
             raise NfevalError(f"batch_tokens must be >= 1, got {args.batch_tokens}.")
+        if getattr(args, "backend", None) in ("openai", "openai-chat") and not args.base_url:
+            # a usage error, said before any input or release file is read
+            raise NfevalError(f"--backend {args.backend} needs --base-url (e.g. "
+                              "http://127.0.0.1:8000/v1; several servers: a comma-separated list)")
         if getattr(args, "device", None):
             from nfeval.runtime import resolve_device
 

@@ -93,6 +93,20 @@ class Result:
         return self.n_items - self.n_scored
 
     @property
+    def n_flagged(self) -> int:
+        """Items whose text addresses an evaluator or imitates a verdict (:mod:`nfeval.guard`)."""
+        if "flags" not in self.table:
+            return 0
+        return int(self.table["flags"].fillna("").astype(str).str.len().gt(0).sum())
+
+    def flagged_line(self) -> str:
+        """"2 candidates flagged as addressing the judge (column flags)", or ""."""
+        n = self.n_flagged
+        if not n:
+            return ""
+        return f"{count(n, self.item_unit)} flagged as addressing the judge (column flags)"
+
+    @property
     def cut(self) -> tuple[int, int]:
         """(items cut to fit the judge's window, tokens cut in all)."""
         if "cut_tokens" not in self.table:
@@ -131,7 +145,8 @@ class Result:
                       "lower_is_better": self.lower_is_better,
                       "warning": small_n_warning(iv.n, iv.unit).strip(" ()") or None},
             "items": {"unit": self.item_unit, "total": self.n_items, "scored": self.n_scored,
-                      "unparsed": self.n_unparsed, "cut": cut_items, "cut_tokens": cut_tokens},
+                      "unparsed": self.n_unparsed, "cut": cut_items, "cut_tokens": cut_tokens,
+                      "flagged": self.n_flagged},
             "questions": self.n_questions,
             "correlations_with_grades": corr,
             "skipped": {"count": len(self.skipped), "entries": list(self.skipped)},

@@ -118,14 +118,14 @@ def dispute_awareness(answers: Sequence[str] | Mapping[Any, str], *,
                       split: str | None = None, model: Any = None, mode: str = "prob",
                       zero_shot: bool = False, prompt: str | None = None, seed: int = 0,
                       backend: str = "hf", use_cache: bool = True,
-                      progress: bool = True) -> Result:
+                      progress: bool = True, guard: bool = False) -> Result:
     """DebateQA's D.A. of each answer: does it say the question is debated (1) or not (0).
 
     Either ``questions`` (one per answer) or ``split`` (as
     :func:`perspective_diversity`). ``model``: the judge (default
     qwen2.5-coder-1.5b-instruct); ``prompt``: a template of one's own with
     the ``{question}`` and ``{answer}`` slots (default: the release's few-shot
-    template).
+    template). ``guard``: the judge sees each answer as quoted data (:mod:`nfeval.guard`).
     """
     from nfeval.debateqa.da import check_template
     from nfeval.debateqa.scoring import da_signature, score_da
@@ -135,7 +135,7 @@ def dispute_awareness(answers: Sequence[str] | Mapping[Any, str], *,
     inputs = _memory_inputs(answers, ids, split, questions, None)
     judge = load_model_arg(model, "qwen2.5-coder-1.5b-instruct", backend=backend)
     table = score_da(inputs, judge, mode=mode, zero_shot=zero_shot, use_cache=use_cache,
-                     progress=progress, template=prompt)
+                     progress=progress, template=prompt, guard=guard)
     sig = da_signature(judge, mode=mode, zero_shot=zero_shot, seed=seed,
-                       n=int(table["da"].notna().sum()), template=prompt)
+                       n=int(table["da"].notna().sum()), template=prompt, guard=guard)
     return debateqa_result(inputs, table, "da", "D.A.", sig, seed=seed)

@@ -161,8 +161,13 @@ def _run(inputs: ScoringInput, cache: RunCache | None, score_one: Callable[[int,
         raise Interrupted(f"interrupted after {len(rows)} of {len(inputs.answers)} answers; "
                           f"{done}") from None
     bar.close()
+    from nfeval.guard import flags_text
+
     order = {qid: i for i, qid in enumerate(inputs.answers)}
-    return pd.DataFrame(rows).sort_values("id", key=lambda s: s.map(order)).reset_index(drop=True)
+    table = pd.DataFrame(rows).sort_values("id", key=lambda s: s.map(order)).reset_index(drop=True)
+    # text addressed to an evaluator or in a judge's verdict format (nfeval.guard.flags)
+    table["flags"] = [flags_text(inputs.answers.get(q, "")) for q in table["id"]]
+    return table
 
 
 def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: str | None = None,
@@ -188,10 +193,11 @@ def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: st
 
 def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool = False,
              use_cache: bool = True, progress: bool = True,
-             template: str | None = None) -> pd.DataFrame:
-    """Per-answer D.A. (columns ``id, da, label, mode, raw, cut_tokens``); da is NaN when
-    unparsed; cut_tokens counts the answer's tokens cut to fit the judge's window.
-    ``template``: a prompt of one's own (default: the release's few-shot template)."""
+             template: str | None = None, guard: bool = False) -> pd.DataFrame:
+    """Per-answer D.A. (columns ``id, da, label, mode, raw, cut_tokens, flags``); da is NaN
+    when unparsed; cut_tokens counts the answer's tokens cut to fit the judge's window.
+    ``template``: a prompt of one's own (default: the release's few-shot template);
+    ``guard``: the judge sees each answer as quoted data (:mod:`nfeval.guard`)."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
     from nfeval.debateqa.da import PROB_CHUNK, da_prob_fitted, da_score
@@ -201,17 +207,22 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
     cache = RunCache("da", {"model": judge.info.cache_fields(), "mode": mode, "zero_shot": zero_shot,
                             "kernel": "shared-prefix-tokens" if mode == "prob" else "per-answer",
                             "prompt": sha256_text(template),
-                            "questions": inputs.split_sha256}) if use_cache else None
+                            "questions": inputs.split_sha256,
+                            **({"guard": True} if guard else {})}) if use_cache else None
+    from nfeval.guard import guard_text
+
+    shown = guard_text if guard else (lambda t: t)
 
     def one(qid: int, text: str) -> dict:
-        r = da_score(judge, inputs.items[qid].question, text, mode=mode, zero_shot=zero_shot,
-                     id=qid, template=template)
+        r = da_score(judge, inputs.items[qid].question, shown(text), mode=mode,
+                     zero_shot=zero_shot, id=qid, template=template)
         return {"da": r.score, "label": r.label, "mode": r.mode, "raw": r.raw,
                 "cut_tokens": r.cut_tokens}
 
     def many(part: list[tuple[int, str]]) -> list[dict]:  # prob mode: shared few-shot prefix
-        p1s, cuts = da_prob_fitted(judge, [(inputs.items[q].question, t) for q, t in part],
-                                zero_shot=zero_shot, template=template)
+        p1s, cuts = da_prob_fitted(judge, [(inputs.items[q].question, shown(t))
+                                           for q, t in part],
+                                   zero_shot=zero_shot, template=template)
         return [{"da": p, "label": int(p >= 0.5), "mode": mode, "raw": None, "cut_tokens": c}
                 for p, c in zip(p1s, cuts)]
 
@@ -246,7 +257,8 @@ def pd_signature(model, *, variant: str = "paper", restate: str | None = None,
 
 
 def da_signature(judge, *, mode: str = "prob", zero_shot: bool = False,
-                 seed: int | None = 0, n: int | None = None, template: str | None = None):
+                 seed: int | None = 0, n: int | None = None, template: str | None = None,
+                 guard: bool = False):
     """The :class:`~nfeval.results.Signature` of D.A. scores (prompt: the release's
     few-shot template, or ``template``)."""
     from nfeval.data import load_prompt
@@ -259,4 +271,4 @@ def da_signature(judge, *, mode: str = "prob", zero_shot: bool = False,
                      dtype=(info or {}).get("dtype"),
                      prompt_sha256=sha256_text(template if template is not None else
                                                load_prompt("debateqa/dispute_awareness_fewshot")),
-                     seed=seed, n=n)
+                     seed=seed, n=n, extra={"guard": "on"} if guard else {})

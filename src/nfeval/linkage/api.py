@@ -72,7 +72,7 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
                   unparsed: str | float = "drop", embedder: str | None = None,
                   rouge: str = "rouge-score", max_tokens: int = 512, backend: str = "hf",
                   device: str | None = None, use_cache: bool = True,
-                  progress: bool = True) -> Result:
+                  progress: bool = True, guard: bool = False) -> Result:
     """Score candidate answers with LINKAGE or a baseline (``nfeval linkage``'s methods).
 
     ``questions[i]`` has the candidates ``candidates[i]`` (texts, ``(text,
@@ -84,7 +84,9 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
     name, hub id, folder or a loaded model (judge methods default to
     qwen2.5-coder-1.5b-instruct, refppl to gemma3-270m; lexical methods take
     none). ``prompt``: a judge prompt of one's own, with the method's slots
-    (:data:`nfeval.linkage.prompts.REQUIRED_SLOTS`). Other arguments as
+    (:data:`nfeval.linkage.prompts.REQUIRED_SLOTS`). ``guard``: show the judge each
+    candidate as quoted data (:mod:`nfeval.guard`; judge methods). The result's ``flags``
+    column names candidates that address the judge. Other arguments as
     ``nfeval linkage --help`` describes.
     """
     from nfeval.linkage import score_file as SF
@@ -128,5 +130,6 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
     res = SF.score_linkage_file(lf, method, scorer, mode=mode, shots=shots, seed=seed,
                                 unparsed=unparsed, positions=positions, embedder=embedder,
                                 rouge=rouge, max_tokens=max_tokens, use_cache=use_cache,
-                                progress=progress, device=device, prompt=prompt)
+                                progress=progress, device=device, prompt=prompt,
+                                guard=guard)
     return linkage_result(res, "<memory>")

@@ -51,7 +51,7 @@ REFERENCE_SOURCES = ("file", "1gt", "0gt")
 DEFAULT_MODELS = {"judge": "qwen2.5-coder-1.5b-instruct", "refppl": "gemma3-270m"}
 #: Columns of the per-candidate table, in order.
 COLUMNS = ["qid", "candidate_id", "method", "score", "rank", "grade", "unparsed", "n_outputs",
-           "cut_tokens", "references", "dist", "raw", "detail"]
+           "cut_tokens", "references", "dist", "raw", "detail", "flags"]
 
 _LABELS = {
     "linkage": "LINKAGE", "pointwise": "pointwise without references",

@@ -61,7 +61,7 @@ class LinkageScores:
 def _signature(method: str, model, *, mode: str, shots: int, seed: int, n: int,
                n_questions: int, prompt_sha: str | None, references: str,
                generator: str | None, unparsed, positions: str, embedder: str | None,
-               rouge: str, max_tokens: int = J.SAMPLING["max_tokens"]):
+               rouge: str, max_tokens: int = J.SAMPLING["max_tokens"], guard: bool = False):
     from nfeval.results import Signature
 
     refs = references if method != "pointwise" else "none"
@@ -75,6 +75,8 @@ def _signature(method: str, model, *, mode: str, shots: int, seed: int, n: int,
             extra["max_tokens"] = max_tokens
         if method == "pairwise":
             extra["positions"] = positions
+        if guard:
+            extra["guard"] = "on"
         variant = f"{mode}" + (f"-{shots}shot" if method == "linkage" else "")
         info = model.info.as_dict()
         return Signature(metric=method, variant=variant, model=info, dtype=info.get("dtype"),
@@ -95,12 +97,15 @@ def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
            seed: int = 0, prompt_sha: str | None = None, references: str = "file",
            generator: str | None = None, unparsed="drop", positions: str = "random",
            embedder: str | None = None, rouge: str = "rouge-score",
-           skipped: Sequence[str] = (), max_tokens: int = J.SAMPLING["max_tokens"]
-           ) -> LinkageScores:
+           skipped: Sequence[str] = (), max_tokens: int = J.SAMPLING["max_tokens"],
+           guard: bool = False) -> LinkageScores:
     """The table (ranks, grades, list sources), its signature and the correlations."""
     from nfeval.metrics.correlation import correlation_rows
 
+    from nfeval.guard import flags_text
+
     grades = {(q.qid, c.doc_id): c.grade for q in lf.questions for c in q.candidates}
+    texts = {(q.qid, c.doc_id): c.text for q in lf.questions for c in q.candidates}
     df = pd.DataFrame(rows)
     if df.empty:
         df = pd.DataFrame(columns=COLUMNS)
@@ -114,6 +119,9 @@ def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
     # tokens cut from a candidate's end to fit the judge's window (judge methods; 0 otherwise)
     df["cut_tokens"] = (df["cut_tokens"].fillna(0).astype(int) if "cut_tokens" in df
                         else 0)
+    # text addressed to an evaluator or in a judge's verdict format (nfeval.guard.flags)
+    df["flags"] = [flags_text(texts.get((q, c), "")) for q, c in zip(df["qid"],
+                                                                     df["candidate_id"])]
     df = df[COLUMNS].reset_index(drop=True)
     graded = df[df["grade"].notna()]
     corr = None
@@ -125,6 +133,6 @@ def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
                      n=int(df["score"].notna().sum()), n_questions=len(splits),
                      prompt_sha=prompt_sha, references=references, generator=generator,
                      unparsed=unparsed, positions=positions, embedder=embedder, rouge=rouge,
-                     max_tokens=max_tokens)
+                     max_tokens=max_tokens, guard=guard)
     return LinkageScores(method, method_label(method, mode, shots), df, sig, corr,
                          list(lf.skipped) + list(skipped), len(splits))

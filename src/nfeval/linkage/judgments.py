@@ -34,6 +34,9 @@ class JudgeConfig:
     temperature: float = SAMPLING["temperature"]
     top_p: float = SAMPLING["top_p"]
     max_tokens: int = SAMPLING["max_tokens"]
+    # the candidate enters the prompt as quoted data (nfeval.guard.guard_text); the papers'
+    # prompts are unchanged, only the candidate's slot is
+    guard: bool = False
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -59,7 +62,10 @@ class JudgeConfig:
                               f"{self.no_ref_ground!r}.")
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if not self.guard:  # unguarded runs keep the fields (and cache keys) they always had
+            d.pop("guard")
+        return d
 
 
 @dataclass

@@ -269,7 +269,7 @@ class _Scorer:
                  unparsed: str | float, positions: str, embedder: str | None, rouge: str,
                  demonstrations: dict[str, list[J.Demonstration]], questions: dict[str, str],
                  max_tokens: int = J.SAMPLING["max_tokens"], device: str | None = None,
-                 prompt: str | None = None):
+                 prompt: str | None = None, guard: bool = False):
         self.method, self.model, self.mode, self.shots = method, model, mode, shots
         self.device = device
         self.kind = method_kind(method)
@@ -278,7 +278,8 @@ class _Scorer:
         self.embedder, self.rouge = embedder, rouge
         if self.kind == "judge":
             self.cfg = J.JudgeConfig(method=method, mode=mode, unparsed=unparsed,
-                                     positions=positions, seed=seed, max_tokens=max_tokens)
+                                     positions=positions, seed=seed, max_tokens=max_tokens,
+                                     guard=guard)
             self.templates = {"fewshot": J.load_fewshot_template()} if shots else {}
             if prompt is not None:  # a judge prompt of one's own
                 from nfeval.linkage.prompts import check_template, template_key
@@ -292,6 +293,9 @@ class _Scorer:
                            "shots": shots, "prompt": self.prompt_sha}
         elif prompt is not None:
             raise NfevalError(f"a judge prompt is for the LLM judge methods, not {method}")
+        elif guard:
+            raise NfevalError(f"--guard is for the LLM judge methods, not {method} (which no "
+                              "text can address)")
         elif self.kind == "refppl":
             from nfeval.linkage.refppl import PROMPT
             from nfeval.prompts import prompt_text
@@ -350,7 +354,8 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
                  demonstrations: dict[str, list[J.Demonstration]] | None = None,
                  max_tokens: int = J.SAMPLING["max_tokens"],
                  use_cache: bool = True, progress: bool = True, device: str | None = None,
-                 prompt: str | None = None) -> tuple[list[dict], str | None]:
+                 prompt: str | None = None, guard: bool = False
+                 ) -> tuple[list[dict], str | None]:
     """Per-candidate rows of every split, and the prompt checksum of the method.
 
     Each finished question is cached (``use_cache``); on Ctrl-C an
@@ -358,7 +363,8 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
     ``questions`` maps qid to the question text; ``max_tokens`` bounds a
     sampled reply (judge methods, ``sample`` mode; the paper's 512 by default);
     ``device`` is where the BERTScore methods' encoder runs; ``prompt`` is a
-    judge prompt of one's own (judge methods; default the release's).
+    judge prompt of one's own (judge methods; default the release's); ``guard`` shows the
+    judge each candidate as quoted data (:mod:`nfeval.guard`).
     """
     from tqdm.auto import tqdm
 
@@ -373,7 +379,7 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
     scorer = _Scorer(method, model, mode=mode, shots=shots, seed=seed, unparsed=unparsed,
                      positions=positions, embedder=embedder, rouge=rouge,
                      demonstrations=demonstrations or {}, questions=questions,
-                     max_tokens=max_tokens, device=device, prompt=prompt)
+                     max_tokens=max_tokens, device=device, prompt=prompt, guard=guard)
     cache = RunCache(f"linkage-file-{kind}", scorer.fields) if use_cache else None
     rows: list[dict] = []
     todo = []
@@ -414,7 +420,8 @@ def score_linkage_file(lf: LinkageFile, method: str = "linkage", model=None, *,
                        embedder: str | None = None, rouge: str = "rouge-score",
                        max_tokens: int = J.SAMPLING["max_tokens"],
                        use_cache: bool = True, progress: bool = True,
-                       device: str | None = None, prompt: str | None = None) -> LinkageScores:
+                       device: str | None = None, prompt: str | None = None,
+                       guard: bool = False) -> LinkageScores:
     """Score a read file (:func:`read_linkage_file`) with one method (module docstring).
 
     ``model``: the judge (judge methods) or the base LM (``refppl``); None
@@ -438,9 +445,9 @@ def score_linkage_file(lf: LinkageFile, method: str = "linkage", model=None, *,
                              positions=positions, embedder=embedder, rouge=rouge,
                              demonstrations=demos, max_tokens=max_tokens,
                              use_cache=use_cache, progress=progress, device=device,
-                             prompt=prompt)
+                             prompt=prompt, guard=guard)
     gen_name = generator.info.name if generator is not None and need else None
     return finish(lf, splits, rows, sources, method, model, mode=mode, shots=shots, seed=seed,
                   prompt_sha=sha, references=references, generator=gen_name,
                   unparsed=unparsed, positions=positions, embedder=embedder, rouge=rouge,
-                  skipped=skipped, max_tokens=max_tokens)
+                  skipped=skipped, max_tokens=max_tokens, guard=guard)
