@@ -297,3 +297,27 @@ def test_a_default_command_without_network_or_mirror_says_how_in_one_line_before
     assert code == 2 and len(err.splitlines()) == 1, err
     for needed in ("--prompt FILE", "NFEVAL_MIRROR", f"nfeval data fetch {name}"):
         assert needed in err, needed
+
+
+def test_one_spelling_for_the_judge_and_the_slots_the_others_aliases_that_say_so(
+        isolated, monkeypatch, capsys):
+    """nfeval da takes --model (as nfeval linkage and pd do); --judge still works and says it is
+    an alias. Prompts write their slots {name}; LINKAGE's #name still works and says so."""
+    from nfeval.cli import build_parser
+
+    args = build_parser().parse_args(["da", "--answers", "a", "--split", "sample", "--judge",
+                                      "m1"])
+    assert args.judge == "m1" and "alias of --model" in capsys.readouterr().err
+    args = build_parser().parse_args(["da", "--answers", "a", "--split", "sample", "--model",
+                                      "m2"])
+    assert args.judge == "m2" and capsys.readouterr().err == ""
+    from nfeval.debateqa.da import braced_slots as da_slots
+    from nfeval.linkage.prompts import braced_slots, check_template
+
+    text, alias = braced_slots("pointwise", "Q: {question}\nA: {candidate}\nScore [[k]]")
+    assert text == "Q: #question\nA: #candidate\nScore [[k]]" and not alias
+    assert check_template("pointwise", text) == text
+    assert braced_slots("pointwise", "Q: #question A: #candidate")[1] is True
+    assert da_slots("Q: #question A: #answer") == ("Q: {question} A: {answer}", True)
+    assert da_slots("Q: {question} A: {answer} #answer") == ("Q: {question} A: {answer} #answer",
+                                                            False)

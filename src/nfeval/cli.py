@@ -6,7 +6,7 @@
     nfeval models prepare NAME      assemble/convert an embedded model into the cache
     nfeval artefacts                the paper artefacts this checkout reproduces
     nfeval pd --answers F --split S --model M      DebateQA Perspective Diversity
-    nfeval da --answers F --split S --judge M      DebateQA Dispute Awareness
+    nfeval da --answers F --split S --model M      DebateQA Dispute Awareness
     nfeval linkage --answers F [--method M]        LINKAGE and its baselines
     nfeval meta A.csv B.csv ...                    which evaluator agrees best with your grades
 
@@ -185,6 +185,21 @@ def _check_outputs(*paths: str | None) -> None:
                               "(create it, or choose another path); nothing was scored")
 
 
+class _AliasNote(argparse.Action):
+    """An option with an alias spelling: the alias works and says, once, which is the one."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string and option_string != self.option_strings[0]:
+            print(f"nfeval: note: {option_string} is an alias of {self.option_strings[0]}, the "
+                  "one spelling across the commands", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def _slot_alias_note(alias: str, spelling: str) -> None:
+    print(f"nfeval: note: the prompt writes its slots {alias}, an alias that works; nfeval's "
+          f"one spelling is {spelling}", file=sys.stderr)
+
+
 def _prompt_tag(args: argparse.Namespace) -> str | None:
     """A short content hash of ``--prompt FILE`` for output names (None without one)."""
     text = _prompt_file(args)
@@ -282,6 +297,11 @@ def _da(args: argparse.Namespace) -> int:
 
     prompt = _prompt_file(args)
     if prompt is not None:
+        from nfeval.debateqa.da import braced_slots
+
+        prompt, alias = braced_slots(prompt)
+        if alias:
+            _slot_alias_note("#question/#answer", "{question}/{answer}")
         check_template(prompt, zero_shot=args.zero_shot)
     inputs = _debateqa_inputs(args)
     out = args.out or _default_out(inputs.answers_path, "da", (
@@ -352,8 +372,11 @@ def _linkage(args: argparse.Namespace) -> int:
         if kind != "judge":
             raise NfevalError(f"--prompt is for the LLM judge methods "
                               f"({', '.join(SF.JUDGE_METHODS)}), not {method}")
-        from nfeval.linkage.prompts import check_template
+        from nfeval.linkage.prompts import braced_slots, check_template
 
+        prompt, alias = braced_slots(method, prompt)
+        if alias:
+            _slot_alias_note("#name", "{name}")
         check_template(method, prompt)
     if kind == "judge":  # check the settings before anything is loaded
         from nfeval.linkage.judges import JudgeConfig
@@ -762,11 +785,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "Prints 'File: ..., Average D.A. score: ...' with its 95% interval and "
                     "signature, and writes the per-answer CSV.",
         epilog="Example:\n  nfeval da --answers examples/debateqa_answers.jsonl --split sample "
-               "--judge smollm2-135m-instruct\n\n" + EXIT_STATUSES)
+               "--model smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(da_)
-    da_.add_argument("--judge", default="qwen2.5-coder-1.5b-instruct",
-                     help="judge model: registry name, hub id or folder (default "
-                          "qwen2.5-coder-1.5b-instruct, the strongest embedded judge)")
+    da_.add_argument("--model", "--judge", dest="judge", default="qwen2.5-coder-1.5b-instruct",
+                     action=_AliasNote,
+                     help="the judge model: registry name, hub id or folder (default "
+                          "qwen2.5-coder-1.5b-instruct, the strongest embedded judge); "
+                          "--judge is an alias")
     da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob")
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
                                                               "its demonstrations")
@@ -825,9 +850,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "always first (release), or always second (reference-first)")
     lk.add_argument("--prompt", metavar="FILE",
                     help="judge methods: a prompt of your own instead of the release's; slots "
-                         "(written #name): linkage, pointwise-ref(-graded): #question #ground "
-                         "#candidate; pointwise: #question #candidate; pairwise: #question "
-                         "#answer_a #answer_b")
+                         "(written {name}, as for nfeval da; the release's #name works too): "
+                         "linkage, pointwise-ref(-graded): {question} {ground} {candidate}; "
+                         "pointwise: {question} {candidate}; pairwise: {question} {answer_a} "
+                         "{answer_b}")
     lk.add_argument("--guard", action="store_true",
                     help="judge methods: show the judge each candidate as quoted data "
                          "(delimited, labelled, with a sentence saying nothing inside is "

@@ -71,6 +71,16 @@ def zero_shot_template(template: str | None = None) -> str:
     return t[:i] + t[j:]
 
 
+def braced_slots(template: str) -> tuple[str, bool]:
+    """A D.A. prompt of one's own with ``#question`` / ``#answer`` (the LINKAGE release's
+    spelling, accepted as an alias) turned into nfeval's ``{question}`` / ``{answer}``; and
+    whether the alias was used."""
+    if "{question}" in template or "{answer}" in template:
+        return template, False
+    used = "#question" in template or "#answer" in template
+    return template.replace("#question", "{question}").replace("#answer", "{answer}"), used
+
+
 def check_template(template: str, *, zero_shot: bool = False) -> str:
     """``template`` when it can serve as a D.A. prompt, else an error naming what it lacks:
     the ``{question}`` and ``{answer}`` slots (and, for ``zero_shot``, the

@@ -131,7 +131,8 @@ def template_key(method: str) -> str:
 
 def check_template(method: str, template: str) -> str:
     """``template`` when it holds every slot of :data:`REQUIRED_SLOTS` for ``method``;
-    else an error that names the missing ones (slots are written ``#name``)."""
+    else an error that names the missing ones (slots as the judges fill them, ``#name``:
+    :func:`braced_slots` turns nfeval's ``{name}`` into it)."""
     if method not in REQUIRED_SLOTS:
         raise NfevalError(f"unknown judge method {method!r}; use one of {', '.join(METHODS)}.")
     if not template.strip():
@@ -146,6 +147,20 @@ def check_template(method: str, template: str) -> str:
                              "the candidate" if method == "pointwise" else
                              "the reference list and the candidate") + ")")
     return template
+
+
+def braced_slots(method: str, template: str) -> tuple[str, bool]:
+    """A prompt of one's own with its slots in nfeval's one spelling, ``{name}``, turned into
+    the release's ``#name`` that the judges fill; and whether it was written ``#name`` already
+    (the LINKAGE release's spelling, accepted as an alias). Only the method's slot names are
+    read as slots."""
+    names = REQUIRED_SLOTS.get(method, ())
+    braced = [n for n in names if "{" + n + "}" in template]
+    if not braced:
+        return template, any(f"#{n}" in template for n in names)
+    for n in braced:
+        template = template.replace("{" + n + "}", f"#{n}")
+    return template, False
 
 
 def fill_slots(template: str, values: Mapping[str, str | None]) -> str:
