@@ -251,7 +251,7 @@ def _name(method: str) -> str:
 #: The model-free baselines and what computes them ("" : no model).
 _LEXICAL = ("rouge1", "rouge2", "rougeL", "bleu", "bertscore")
 _EMBEDDER = {"bertscore": "minilm-l6"}
-#: DebateQA Table 2's metrics (its text names them; its numbers are not in our copy): the
+#: DebateQA Table 2's metrics (its text names them; its numbers are not printed in the paper's text): the
 #: Acknowledge phrase rule stands in for DELPHI's metric.
 D1_BASELINES = ("direct_score", "g_eval", "num_povs", "acknowledge")
 
@@ -803,7 +803,7 @@ def forest_plot(table: pd.DataFrame):
                for v in ("holds", "contradicted", "cannot tell at n", "borderline")]
     handles += [Line2D([], [], color="black", lw=1, label="the row's line"),
                 Line2D([], [], color="#d62728", marker="D", mfc="none", lw=0,
-                       label="the paper's margin (DebateQA: not in our copy)")]
+                       label="the paper's margin (DebateQA: not printed in the paper's text)")]
     fig.legend(handles=handles, loc="upper center", ncol=6, fontsize=7, frameon=False,
                bbox_to_anchor=(0.5, 1.0))
     fig.suptitle("The papers' central claims in our committed tables: ours with its 95% "

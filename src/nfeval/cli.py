@@ -31,8 +31,9 @@ from nfeval import NfevalError, __version__
 
 EPILOG = """\
 Environment:
-  NFEVAL_MIRROR   folder with the release files in the same layout as the
-                  project's shared/data (linkage/, debateqa/, prompts/)
+  NFEVAL_MIRROR   folder with the release files in the registry's layout
+                  (linkage/, debateqa/, prompts/: `nfeval data status` lists
+                  each file's path there)
   NFEVAL_CACHE    user cache (default ~/.cache/nfeval): downloads, converted models
   NFEVAL_OFFLINE  set to 1 to never download
 """

@@ -69,7 +69,7 @@ PROFILES = {
         pd_backbones=("gpt2", "Qwen/Qwen2-0.5B"),
         judge="mistralai/Mistral-7B-Instruct-v0.2",
         # DebateQA Table 4 names Phi-3 medium 128k and Qwen2 1.5B as D.A. backbones; the
-        # five backbones of its Figures 3 and 5 are not named in our copy: the extra ones
+        # five backbones of its Figures 3 and 5 are not named in the paper's text: the extra ones
         # below are the project's choice.
         da_judges=("microsoft/Phi-3-medium-128k-instruct", "Qwen/Qwen2-1.5B-Instruct"),
         pd_backbones_more=("gpt2-medium", "Qwen/Qwen2-1.5B", "microsoft/Phi-3-mini-4k-instruct"),

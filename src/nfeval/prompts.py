@@ -1,8 +1,8 @@
 """The project's own prompts, read from the ``prompts/`` folder.
 
 Each file there opens with ``#`` lines saying which paper item it stands in
-for (the release never published that prompt, or our copy of the paper lacks
-its text); those lines are dropped here. Release prompts are not in that
+for (the release never published that prompt, or the paper's text does not
+print it); those lines are dropped here. Release prompts are not in that
 folder: they are read from the release files (:func:`nfeval.data.load_prompt`).
 """
 

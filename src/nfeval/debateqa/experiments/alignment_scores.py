@@ -17,7 +17,7 @@ correlates with the human ranking.
   all of them.
 * **Direct-Score, G-Eval and Num-of-POVs** (:func:`score_judge`) from the
   project's prompts ``prompts/dq_direct_score.txt``, ``dq_geval.txt``,
-  ``dq_num_povs.txt`` (the paper's Table 12 text is not in our copy).
+  ``dq_num_povs.txt`` (the paper's Table 12 text is not printed in the paper).
 * **Acknowledge** (:func:`score_acknowledge`): the rule of
   :mod:`nfeval.debateqa.da` stands in for "DELPHI's metric".
 """

@@ -27,7 +27,7 @@ NOTES = ("Per pair of P.D. backbones: ranking_kendall = Kendall tau-b between th
          "question's answers. scope all = every system, models = the generated "
          "answers only (no written set). 95% intervals: cluster bootstrap over "
          "questions (within_question: bootstrap of the mean over questions). The "
-         "paper's Figure 3 values are not in our copy.")
+         "paper's Figure 3 values are not printed in the paper's text.")
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str = "sample",

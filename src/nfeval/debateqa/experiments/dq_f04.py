@@ -2,7 +2,7 @@
 
 Equation 1 wraps the answer with the restate instruction
 (:data:`nfeval.debateqa.pd.DEFAULT_RESTATE`); the paper replaces it with five prompts
-(its Table 13, not in our copy). Here the project's five
+(its Table 13, not printed in the paper's text). Here the project's five
 (:func:`nfeval.prompts.restate_prompts`, labelled R1-R5; R1 is the default, so its
 scores are dq_t04's) score the answering systems of dq_t04 with the profile's first P.D.
 backbone; per pair of prompts, the agreement of their system rankings and of their
@@ -36,7 +36,7 @@ NOTES = ("Per pair of restate prompts (the project's five, "
          "question's answers. scope all = every system, models = the generated "
          "answers only. 95% intervals: cluster bootstrap over questions "
          "(within_question: bootstrap of the mean over questions). The paper's "
-         "Figure 4 values and Table 13 prompts are not in our copy.")
+         "Figure 4 values and Table 13 prompts are not printed in the paper's text.")
 
 
 def prompt_labels() -> dict[str, str]:

@@ -29,7 +29,7 @@ NOTES = ("Decision = P('1') >= 0.5 (prob mode); acknowledge_rule is the project'
          "answer_spearman of the scores, over the answers both judges scored; "
          "share_judged_1 per judge (judge_b '-'). 95% intervals: cluster bootstrap "
          "over questions; n_undefined resamples (a constant judge) are left out. "
-         "The paper's Figure 5 values are not in our copy.")
+         "The paper's Figure 5 values are not printed in the paper's text.")
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",

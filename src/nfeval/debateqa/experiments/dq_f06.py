@@ -23,7 +23,7 @@ ID = "dq_f06"
 NOTES = ("Means per system (quantity pd / da) with a 95% bootstrap interval over "
          "questions; correlations of the two means over systems (scope all, or the "
          "model systems only) with a cluster bootstrap over questions. Paper values "
-         "not in our copy.")
+         "not printed in the paper's text.")
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",

@@ -20,7 +20,7 @@ ID = "dq_f07"
 NOTES = ("quantity combined = k * Z(-P.D.) + Z(D.A.) of the system means (z over the "
          "systems) with a 95% cluster bootstrap interval over questions; quantity "
          "rank = its rank (1 = best), exact, no interval (NaN bounds). Paper values "
-         "not in our copy.")
+         "not printed in the paper's text.")
 
 
 def parse_ks(ks: str) -> list[float]:

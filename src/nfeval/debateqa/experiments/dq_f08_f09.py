@@ -6,7 +6,7 @@ seeded per question; the answers are scored with P.D. (Figure 8) and D.A.
 (Figure 9); metric ``length_words`` (words per answer) shows whether a setting
 changes the length too. The table holds the mean per setting (bootstrap over
 questions) and each setting minus the largest value of its sweep on the same
-questions (paired bootstrap). The paper's values are not in our copy.
+questions (paired bootstrap). The paper's values are not printed in the paper's text.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ NOTES = ("Figure 8 = metric pd, Figure 9 = metric da; metric length_words = word
          "answer. The temperature sweep runs at top-p 1.0, the top-p sweep at temperature "
          "1.0. quantity mean: 95% bootstrap interval over questions; quantity difference: "
          "the setting minus the sweep's largest value, paired bootstrap over questions. "
-         "Paper values not in our copy.")
+         "Paper values not printed in the paper's text.")
 
 
 def _sweep_settings(temperatures: str, top_ps: str) -> list[tuple[str, float, float, float]]:

@@ -7,7 +7,7 @@ with P.D. and D.A., and their actual length is the number of tokens the
 answering model generated. The table holds the mean of each per generator and
 target (bootstrap over questions) and, for the paper's "longer scores better",
 each target minus the shortest on the same questions (paired bootstrap). The
-paper's values are not in our copy.
+paper's values are not printed in the paper's text.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ NOTES = ("metric actual_tokens = tokens generated (answering model's tokenizer).
          "quantity mean: mean over questions with a 95% bootstrap interval over "
          "questions; quantity difference: target_tokens 'N - S', the target N minus "
          "the shortest target S for the same generator and metric, paired bootstrap "
-         "over questions. Length prompt is the project's; paper values not in our copy.")
+         "over questions. Length prompt is the project's; paper values not printed in the paper's text.")
 
 
 def _length_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:

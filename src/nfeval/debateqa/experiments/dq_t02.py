@@ -39,7 +39,7 @@ NOTES = ("Human data: the graded answers of ANTIQUE and TREC-DL-NF (LINKAGE rele
          "questions (the paper: mean over annotators), 95% percentile bootstrap interval "
          f"over questions ({N_RESAMPLES:,} resamples, seeded). 'paired difference' rows: P.D. minus "
          "the metric on the questions where both are defined, paired bootstrap. Table 2's "
-         "values are not in our copy of the paper.")
+         "values are not printed in the paper's text.")
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
@@ -159,7 +159,7 @@ def _backbones(text: str, judge: str, small: str) -> list[str]:
 
 def _table(scores: pd.DataFrame, human: pd.DataFrame, selections, seed: int) -> pd.DataFrame:
     """Estimates and paired differences, with the selection's sizes and the paper's column
-    (dropped when the paper gives no value, as for Table 2 in our copy)."""
+    (dropped when the paper gives no value, as for Table 2 in the paper's text)."""
     rows = alignment_rows(scores, human, seed=seed).assign(kind="estimate")
     parts = [alignment_differences(scores, human, reference=m, seed=seed)
              for m in dict.fromkeys(scores["metric"]) if is_pd(m)]
@@ -172,7 +172,7 @@ def _table(scores: pd.DataFrame, human: pd.DataFrame, selections, seed: int) -> 
         {s.dataset: sum(len(q.candidates) for q in s.questions) / max(len(s.questions), 1)
          for s in selections})
     table = join_paper(table, paper_values(ID), on=["dataset", "metric", "coefficient"])
-    if table["paper"].isna().all():  # Table 2's numbers are not in our copy of the paper
+    if table["paper"].isna().all():  # Table 2's numbers are not printed in the paper's text
         table = table.drop(columns="paper")
     head = [*ID_COLUMNS, "ours", "ci_low", "ci_high", "n_questions"]
     return table[[*head, *[c for c in table.columns if c not in head]]]

@@ -31,7 +31,7 @@ __all__ = ["run"]
 ID = "dq_t03"
 BY = ["judge", "method"]
 NOTES = ("Labels: the project's sample (data/debateqa_sample/da_labels.csv), not the paper's "
-         "human annotations; the paper's Table 3 has no numbers in our copy. Intervals: 95% "
+         "human annotations; the paper's Table 3 has no numbers in the paper's text. Intervals: 95% "
          "percentile cluster bootstrap over questions (each with all its labelled answers, "
          f"{N_RESAMPLES:,} resamples, seeded); 'paired difference' rows: A minus B on the same resampled "
          "questions, on the answers both scored.")

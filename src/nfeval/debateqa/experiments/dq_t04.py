@@ -9,7 +9,7 @@ table holds, per system, metric and evaluator: the mean over questions
 (exact, no interval), paired differences between systems on the same
 questions (the written sets in their known order, every pair of models), and
 on the written sets the shares of questions where P.D. orders them as it
-should (Wilson intervals). Table 4's numbers are not in our copy of the paper.
+should (Wilson intervals). Table 4's numbers are not printed in the paper's text.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ __all__ = ["run"]
 
 ID = "dq_t04"
 ID_COLUMNS = ["system", "metric", "evaluator", "quantity"]
-NOTES = ("Table 4 has no numbers in our copy of the paper. Systems: the generators' "
+NOTES = ("Table 4 has no numbers in the paper's text. Systems: the generators' "
          "greedy answers with the project's p_basic prompt, and on the sample its "
          "written answer sets. quantity=mean and avg_words (length in words): mean "
          "over the questions with a 95% percentile bootstrap interval over questions. "

@@ -2,11 +2,11 @@
 
 Every generator answers under each of the project's three system prompts
 (p_basic, p_comprehensive, p_detailed: ``prompts/answer_system_prompts.txt``;
-the paper's Table 17 is not in our copy); the answers are scored with P.D.
+the paper's Table 17 is not printed in the paper's text); the answers are scored with P.D.
 (one backbone) and D.A. (one judge), and their length counted in words. The
 table holds the mean per generator, prompt and metric (bootstrap over
 questions) and each richer prompt minus p_basic for the same generator
-(paired bootstrap over questions). Table 5's numbers are not in our copy.
+(paired bootstrap over questions). Table 5's numbers are not printed in the paper's text.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ ID = "dq_t05"
 NOTES = ("quantity mean: mean over questions with a 95% bootstrap interval over "
          "questions; quantity difference: prompt minus basic for the same generator, "
          "paired bootstrap over questions. System prompts are the project's "
-         "(prompts/answer_system_prompts.txt); Table 5's numbers are not in our copy.")
+         "(prompts/answer_system_prompts.txt); Table 5's numbers are not printed in the paper's text.")
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",

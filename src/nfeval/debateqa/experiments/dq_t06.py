@@ -6,7 +6,7 @@ project's document collection (vanilla RAG), and from the chunks its own ReAct
 loop gathers. The answers are scored with P.D. and D.A.; the table
 (:func:`~nfeval.debateqa.experiments.rag.rag_table`) holds the means, vanilla
 RAG and ReAct minus no retrieval, the share of trusted chunks and the ReAct
-loop's bookkeeping. Table 6's numbers are not in our copy of the paper.
+loop's bookkeeping. Table 6's numbers are not printed in the paper's text.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ NOTES = ("The project's document collection, BM25 + MiniLM retrieval and prompts
          "bootstrap interval over questions; difference: strategy minus no retrieval, "
          "paired bootstrap over questions; share: trusted chunks / chunks, cluster "
          "bootstrap over questions; count: exact ReAct bookkeeping, no interval (NaN "
-         "bounds). Table 6's numbers are not in our copy.")
+         "bounds). Table 6's numbers are not printed in the paper's text.")
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",

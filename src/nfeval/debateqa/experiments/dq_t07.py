@@ -6,7 +6,7 @@ collection (dq_t06's answers) and only from documents under the trusted
 top-level domains of the paper's Table 10. The table
 (:func:`~nfeval.debateqa.experiments.rag.rag_table`) holds the means, trusted
 minus all documents, and the share of trusted chunks. Table 7's numbers are
-not in our copy of the paper.
+not printed in the paper's text.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ NOTES = ("Vanilla RAG on the project's document collection, all documents vs tho
          "under the trusted TLDs the paper's text names. quantity mean: 95% bootstrap "
          "interval over questions; difference: trusted minus all, paired bootstrap "
          "over questions; share: trusted chunks / chunks, cluster bootstrap over "
-         "questions. Table 7's numbers are not in our copy.")
+         "questions. Table 7's numbers are not printed in the paper's text.")
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",

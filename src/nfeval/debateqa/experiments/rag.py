@@ -23,7 +23,7 @@ profile's embedder over their chunks), and the answering model runs the ReAct lo
 (:mod:`nfeval.debateqa.experiments.rag_react`, which counts every step where a small model
 did not follow the format).
 
-Table 16's text is not in our copy of the paper: the answer prompt
+Table 16's text is not printed in the paper's text: the answer prompt
 (``prompts/rag_answer.txt``) and the ReAct prompt (``prompts/rag_react.txt``) are the
 project's.
 

@@ -5,7 +5,7 @@ searches and selects up to 9 chunks; the answer is then written from the
 question and those chunks (:func:`nfeval.debateqa.experiments.rag.rag_answers`).
 Here the answering model runs the loop itself with the project's prompt
 (``prompts/rag_react.txt``: ``Thought:`` / ``Action: Search[query]`` or
-``Finish`` steps after Yao et al.; the paper's is not in our copy), searching
+``Finish`` steps after Yao et al.; the paper's is not printed in the paper's text), searching
 a :class:`~nfeval.debateqa.experiments.rag_index.ChunkIndex`.
 
 Small embedded models often do not follow the ReAct format: a step without a

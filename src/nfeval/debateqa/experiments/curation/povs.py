@@ -12,7 +12,7 @@ trusted documents:
    the POV and only the documents it came from go in; an explanation
    "anchored" to those documents comes out.
 
-The paper used GPT-4 and the texts of its two prompts are not in our copy;
+The paper used GPT-4 and the texts of its two prompts are not printed in the paper's text;
 the project's prompts (``prompts/pov_extraction.txt``,
 ``prompts/pov_explanation.txt``) are written from the paper's description.
 What the project adds, because small models do not follow a format

@@ -1,7 +1,7 @@
 """Trusted top-level domains (DebateQA Table 10) and a URL filter on them.
 
 DebateQA (Section 3.2 and Appendix A.2) keeps only documents whose URL lies
-under a trustworthy top-level domain. Table 10 itself is not in our copy of
+under a trustworthy top-level domain. Table 10 itself is not printed in the paper's text of
 the paper; its text names the TLDs: ".gov and .edu domains are not open for
 personal registration ... Although .org, .pro, and .info domains can now be
 registered by individuals, their content generally remains professional".
