@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 # benchmarks/ is not part of the package: its tests import it as the top-level module `bench`.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+# every figure a test renders is checked for overlapping text and a height over 2:1 of its
+# width (nfeval.figure_layout): a notebook whose figure a reader cannot read fails its test
+os.environ.setdefault("NFEVAL_FIGURE_CHECK", "1")
 
 
 @pytest.fixture(scope="session")
@@ -96,6 +98,8 @@ def release_formula(lm, answer: str, partials: list[str]) -> float:
     for y in partials:
         n_x = len(tok(x)["input_ids"])
         ids = tok(x + y)["input_ids"][:lm.max_length]  # joint tokenization, right truncation
+        import torch  # the fast tests run without the [models] extra
+
         with torch.no_grad():
             logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].float(), -1)
         nll = -sum(float(logp[t - 1, ids[t]]) for t in range(n_x, len(ids)))

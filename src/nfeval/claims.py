@@ -736,7 +736,7 @@ def claims_table(results: str | Path = RESULTS, *, seed: int = 0,
 
 
 _COLOURS = {"holds": "#2a7d2a", "contradicted": "#b22222", "cannot tell at n": "#555555",
-            "borderline": "#e08a00"}
+            "borderline": "#e08a00", "too few questions": "#9a9a9a"}
 #: The forest plot's panels: rows of one measure share an axis.
 _MEASURES = (
     ("paired Spearman", "mean per-question Spearman, A minus B (paired, same questions)"),
@@ -758,7 +758,8 @@ def _measure(row) -> str:
         return "ranking tau"
     if stat == "within-question spearman":
         return "within-question"
-    return "spearman vs line" if row["claim"] == "X" else "paired Spearman"
+    return ("spearman vs line" if row["claim"] == "X" and float(row["line"]) != 0.0
+            else "paired Spearman")
 
 
 def _colour(v: str) -> str:
@@ -766,49 +767,76 @@ def _colour(v: str) -> str:
         if not str(v).startswith("not computed") else "#bbbbbb"
 
 
+def _panels(table: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """The forest plot's panels in claim order: one per claim and measure (a claim whose rows
+    are on two scales, X's values against the paper's best row and its differences, gets
+    two), each ``(title, x label, rows)``."""
+    out = []
+    measures = table.apply(_measure, axis=1)
+    for claim in CLAIMS:
+        for kind, xlabel in _MEASURES:
+            part = table[(table["claim"] == claim) & (measures == kind)]
+            if claim == "X" and kind == "paired Spearman":
+                xlabel = "Spearman, A minus B (paired, held-out questions)"
+            if len(part):
+                out.append((f"{claim}: {CLAIMS[claim]}", xlabel, part))
+    return out
+
+
 def forest_plot(table: pd.DataFrame):
-    """Every comparison as a point with its 95% interval, one panel per measure (paired
-    Spearman differences, accuracy differences, AUROC, ranking tau, ...), each with its own
-    axis; the row's line (0, chance, 0.8 for rankings, the paper's best row) as a black tick,
-    the paper's margin as a red diamond; a legend says what the colours mean."""
+    """Every comparison as a point with its 95% interval: one titled panel per claim and
+    measure, each on its own axis, in two columns (the L claims left, the D and X claims
+    right) so the figure stays wider than half its height; the row's line (0, chance, the
+    project's 0.8 for rankings, the paper's best row) as a black tick, the paper's margin as a
+    red diamond; a legend says what the colours mean."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    kinds = [k for k, _ in _MEASURES if (table.apply(_measure, axis=1) == k).any()]
-    parts = {k: table[table.apply(_measure, axis=1) == k] for k in kinds}
-    heights = [0.27 * len(parts[k]) + 0.9 for k in kinds]
-    fig, axes = plt.subplots(len(kinds), 1, figsize=(12, sum(heights) + 1.2), squeeze=False,
-                             gridspec_kw={"height_ratios": heights})
-    for ax, k in zip(axes[:, 0], kinds):
-        part = parts[k]
-        y = list(range(len(part)))[::-1]
-        for yi, (_, r) in zip(y, part.iterrows()):
-            c = _colour(r["verdict"])
-            if np.isfinite(r["ours"]):
-                ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.6)
-                ax.plot(r["ours"], yi, "o", color=c, ms=4)
-            else:
-                ax.text(r["line"], yi, "  not computed", va="center", fontsize=6, color=c)
-            ax.plot([r["line"]] * 2, [yi - 0.35, yi + 0.35], color="black", lw=1)
-            if np.isfinite(r["paper_margin"]):
-                ax.plot(r["paper_margin"], yi, "D", color="#d62728", ms=4, mfc="none")
-        labels = [f"{r.claim} {str(r.dataset).replace('debateqa sample', 'sample')}: "
-                  f"{r.comparison} (n={r.n})" for r in part.itertuples()]
-        ax.set_yticks(y, labels, fontsize=6.5)
-        ax.set_ylim(-0.7, len(part) - 0.3)
-        ax.set_xlabel(dict(_MEASURES)[k], fontsize=8)
-        ax.tick_params(axis="x", labelsize=7)
-        ax.grid(axis="x", color="#eeeeee", lw=0.6)
+    panels = _panels(table)
+    cols = [[p for p in panels if p[0].startswith("L")],
+            [p for p in panels if not p[0].startswith("L")]]
+    cols = [c for c in cols if c]
+    row_h, pad = 0.2, 0.75
+    heights = [sum(len(p[2]) * row_h + pad for p in c) for c in cols]
+    fig = plt.figure(figsize=(9.0 * len(cols), max(heights) + 1.4))
+    subs = np.atleast_1d(fig.subfigures(1, len(cols)))
+    for sub, col, h in zip(subs, cols, heights):
+        axes = sub.subplots(len(col), 1, squeeze=False,
+                            gridspec_kw={"height_ratios": [len(p[2]) * row_h + pad
+                                                           for p in col]})[:, 0]
+        for ax, (title, xlabel, part) in zip(axes, col):
+            y = list(range(len(part)))[::-1]
+            for yi, (_, r) in zip(y, part.iterrows()):
+                c = _colour(r["verdict"])
+                if np.isfinite(r["ours"]):
+                    ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.4)
+                    ax.plot(r["ours"], yi, "o", color=c, ms=3.5)
+                else:
+                    ax.text(r["line"], yi, "  not computed", va="center", fontsize=5.5, color=c)
+                ax.plot([r["line"]] * 2, [yi - 0.35, yi + 0.35], color="black", lw=0.9)
+                if np.isfinite(r["paper_margin"]):
+                    ax.plot(r["paper_margin"], yi, "D", color="#d62728", ms=3.5, mfc="none")
+            labels = [f"{str(r.dataset).replace('debateqa sample', 'sample')}: "
+                      f"{str(r.comparison).replace(' - ', ' minus ')} (n={r.n})"
+                      for r in part.itertuples()]
+            ax.set_yticks(y, labels, fontsize=5.5)
+            ax.set_ylim(-0.7, len(part) - 0.3)
+            ax.set_title(title, fontsize=7, loc="left")
+            ax.set_xlabel(xlabel, fontsize=6.5, labelpad=1)
+            ax.tick_params(axis="x", labelsize=6, pad=1)
+            ax.grid(axis="x", color="#eeeeee", lw=0.6)
+        sub.subplots_adjust(left=0.5, right=0.98, top=1 - 0.9 / (max(heights) + 1.4),
+                            bottom=0.3 / (max(heights) + 1.4), hspace=0.9 * pad / (h / len(col)))
     handles = [Line2D([], [], color=_COLOURS[v], marker="o", lw=1.6, label=v)
-               for v in ("holds", "contradicted", "cannot tell at n", "borderline")]
+               for v in ("holds", "contradicted", "cannot tell at n", "borderline",
+                         "too few questions")]
     handles += [Line2D([], [], color="black", lw=1, label="the row's line"),
                 Line2D([], [], color="#d62728", marker="D", mfc="none", lw=0,
-                       label="the paper's margin (DebateQA: not printed in the paper's text)")]
-    fig.legend(handles=handles, loc="upper center", ncol=6, fontsize=7, frameon=False,
+                       label="the paper's margin (DebateQA prints none)")]
+    fig.legend(handles=handles, loc="upper center", ncol=7, fontsize=6.5, frameon=False,
                bbox_to_anchor=(0.5, 1.0))
     fig.suptitle("The papers' central claims in our committed tables: ours with its 95% "
-                 "interval (n: questions)", fontsize=10, y=1.0 - 0.35 / (sum(heights) + 1.2))
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / (sum(heights) + 1.2)))
+                 "interval (n: questions)", fontsize=9, y=1.0 - 0.28 / (max(heights) + 1.4))
     return fig
 
 

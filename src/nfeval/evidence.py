@@ -121,7 +121,9 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("lk_t02", "LINKAGE Table 2: the 1.5B judge's 5 rows + refppl on all 53 TREC-DL-NF and 120 "
                "ANTIQUE questions x 8 candidates, in stages of 30/60/120 questions per dataset; "
                "the 0.5B judge's rows on the same items and both decodings on 10+10 questions "
-               "(stored)"),
+               "(stored); then the claim-deciding rows (LINKAGE 0-shot and few-shot, pointwise "
+               "with and without references, pairwise with the candidate first) on every "
+               "candidate: TREC-DL-NF's 53 questions, then 120 and 240 ANTIQUE ones"),
     ("lk_t05", "LINKAGE Table 5: the 1.5B judge's rows on all 100 WebGLM questions (40, then 100)"),
     ("lk_t03", "LINKAGE Table 3 (1GT): references written by the 1.5B model, its judge rows, 40 "
                "questions per dataset x 8 candidates (20, then 40)"),

@@ -286,7 +286,11 @@ def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
 
 
 def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> Path:
-    """Save ``figures/<id>.png`` (and ``.pdf``) without timestamps in the metadata."""
+    """Save ``figures/<id>.png`` (and ``.pdf``) without timestamps in the metadata; its
+    layout is checked first (:mod:`nfeval.figure_layout`: overlapping text, too tall)."""
+    from nfeval.figure_layout import check
+
+    check(fig, artefact_id)
     out = Path(output_dir) if output_dir else ROOT
     figures = out / FIGURES.relative_to(ROOT)
     figures.mkdir(parents=True, exist_ok=True)
