@@ -469,3 +469,14 @@ def test_example_end_to_end_with_smollm2(mirror, tmp_path):
     table = pd.read_csv(out)
     assert len(table) == 15 and table["score"].between(-5, -1).all()
     assert all(abs(sum(json.loads(d).values()) - 1) < 1e-6 for d in table["dist"])
+
+
+def test_one_reference_without_a_grade_is_named_like_any_bad_line():
+    text = "\n".join([line("q1", refs=[{"text": "The only reference."}]),
+                      line("q2", refs=[{"text": "The only reference.", "grade": 2}]),
+                      line("q3", refs=[{"text": "Best."}, {"text": "Worst."}])])
+    lf = SF.parse_linkage_text(text)
+    assert [q.qid for q in lf.questions] == ["q2", "q3"]
+    assert lf.skipped == ["line 1: question q1: its one reference has no grade, and one "
+                          "reference without a grade is no ranking: give it a grade (an "
+                          "integer, 3 best), or list two or more references best first"]

@@ -26,15 +26,32 @@ class FigureLayoutError(AssertionError):
     """A figure with text drawn over text, or too tall to read."""
 
 
+def _undrawn_tick_labels(fig) -> set[int]:
+    """Tick labels matplotlib keeps but does not draw (ticks outside the view limits)."""
+    drawn, every = set(), set()
+    for ax in fig.get_axes():
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                every.update((id(tick.label1), id(tick.label2)))
+            try:
+                shown = axis._update_ticks()  # the ticks drawn: those inside the view
+            except Exception:  # noqa: BLE001 -- a private API; without it, check them all
+                return set()
+            for tick in shown:
+                drawn.update((id(tick.label1), id(tick.label2)))
+    return every - drawn
+
+
 def _texts(fig):
-    """Every visible, non-empty text of the figure, with a name for the message."""
+    """Every visible, non-empty text the figure draws."""
     from matplotlib.text import Text
 
+    skip = _undrawn_tick_labels(fig)
     out = []
     for t in fig.findobj(Text):
-        if not t.get_visible() or not t.get_text().strip() or t.get_figure() is None:
+        if id(t) in skip or not t.get_visible() or not t.get_text().strip():
             continue
-        if t.axes is not None and not t.axes.get_visible():
+        if t.get_figure() is None or (t.axes is not None and not t.axes.get_visible()):
             continue
         out.append(t)
     return out

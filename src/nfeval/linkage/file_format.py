@@ -202,6 +202,10 @@ def _parse_question(obj: Any) -> tuple[str, str, tuple[GradedAnswer, ...],
         raise _Bad(f"question {qid}: give every reference a grade, or none (then the list "
                    "order is the ranking, best first)")
     m = len(refs)
+    if m == 1 and not graded[0]:
+        raise _Bad(f"question {qid}: its one reference has no grade, and one reference without "
+                   "a grade is no ranking: give it a grade (an integer, 3 best), or list two or "
+                   "more references best first")
     if all(graded) and refs:
         refs = sorted(refs, key=lambda t: -t[2])
         out = tuple(GradedAnswer(rid, text, g, g) for rid, text, g in refs)

@@ -18,7 +18,7 @@ import pandas as pd
 from nfeval.data import load_linkage
 from nfeval.hashing import sha256_text
 from nfeval.linkage.experiments.figure3 import case_item, rescaled
-from nfeval.linkage.experiments.table2 import (JUDGE_ROWS, LEXICAL_ROWS, judge_frame,
+from nfeval.linkage.experiments.table2 import (DEFAULT_JUDGE_ROWS, LEXICAL_ROWS, judge_frame,
                                                lexical_frame, refppl_frame)
 from nfeval.linkage.lexical import method_signature, split_scores
 from nfeval.linkage.references import DEFAULT_PATTERN
@@ -62,7 +62,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, dataset: st
                                    num_layers=lexical.attrs["num_layers"])
                   for m in LEXICAL_ROWS]
     model = prof.load(judge_name)
-    part, sigs = judge_frame(model, qs, sample, dataset=dataset, rows=list(JUDGE_ROWS),
+    part, sigs = judge_frame(model, qs, sample, dataset=dataset, rows=list(DEFAULT_JUDGE_ROWS),
                              mode=mode, seed=seed, shots=shots, unparsed=unparsed,
                              splits=[split], label="case study", progress=False)
     frames.append(part)
