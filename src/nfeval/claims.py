@@ -630,12 +630,20 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
                  for m in dict.fromkeys(scores["metric"]) if is_pd(m)]
         return pd.concat([rows, *diffs], ignore_index=True).fillna({"kind": "paired difference"})
     if artefact == "dq_t03":
-        from nfeval.debateqa.experiments.tables import da_rows
+        from nfeval.debateqa.experiments.tables import da_paired_rows, da_rows
 
         per = _frame(results, artefact, "per_answer")
-        per = per[per["method"] == "da_prob"]  # D2's rows: the judges' AUROC of da_prob
-        return da_rows(per, by=["judge", "method"], seed=seed,
-                       statistics=("auroc",)).assign(kind="estimate")
+        # D2's rows: the judges' AUROC of da_prob, and da_prob minus the Acknowledge rule and
+        # minus the same judge's da_prob without demonstrations (Table 3's two claims)
+        est = da_rows(per[per["method"] == "da_prob"], by=["judge", "method"], seed=seed,
+                      statistics=("auroc",)).assign(kind="estimate")
+        present = set(zip(per["judge"], per["method"]))
+        judges = [j for j in dict.fromkeys(per["judge"]) if (j, "da_prob") in present]
+        pairs = [((j, "da_prob"), b) for j in judges
+                 for b in (("none", "acknowledge_rule"), (j, "da_zs_prob")) if b in present]
+        diffs = da_paired_rows(per, pairs, by=["judge", "method"], seed=seed,
+                               statistics=("auroc",)).assign(kind="paired difference")
+        return pd.concat([est, diffs], ignore_index=True)
     if artefact == "lk_x01":
         from nfeval.linkage.experiments import lk_x01
 
