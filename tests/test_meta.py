@@ -153,19 +153,15 @@ def test_meta_on_lk_t02s_committed_scores_finds_the_committed_rows():
     mine = table[(table["dataset"] == "trec-dl-nf") & (table["sample"] == "same items")]
     cols = ["ours", "ci_low", "ci_high", "n_questions"]
     corr = mine[~mine["method"].str.contains(" - ") & mine["judge"].isin(["", "mistral"])]
-    assert len(corr) >= 30
-    got = res.rows.set_index(["evaluator", "coefficient"])
-    for _, r in corr.iterrows():
-        g = got.loc[(r["method"], r["coefficient"])]
-        np.testing.assert_allclose(g[cols].to_numpy(float), r[cols].to_numpy(float), rtol=0,
-                                   atol=5e-7, err_msg=f"{r['method']} {r['coefficient']}")
     diffs = mine[mine["method"].str.contains(" - ") & ~mine["method"].str.contains(": ")]
-    assert len(diffs) >= 30
-    pairs = res.pairs.set_index(["evaluator", "coefficient"])
-    for _, r in diffs.iterrows():
-        g = pairs.loc[(r["method"], r["coefficient"])]
-        np.testing.assert_allclose(g[cols].to_numpy(float), r[cols].to_numpy(float), rtol=0,
-                                   atol=5e-7, err_msg=f"{r['method']} {r['coefficient']}")
+    for committed, ours in ((corr, res.rows), (diffs, res.pairs)):
+        assert len(committed) >= 30
+        got = ours.set_index(["evaluator", "coefficient"])
+        for _, r in committed.iterrows():
+            g = got.loc[(r["method"], r["coefficient"])]
+            np.testing.assert_allclose(g[cols].to_numpy(float), r[cols].to_numpy(float),
+                                       rtol=0, atol=5e-7,
+                                       err_msg=f"{r['method']} {r['coefficient']}")
 
 
 def test_the_python_api_takes_paths_frames_or_answers_with_methods(tmp_path):

@@ -196,6 +196,14 @@ class _AliasNote(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def _require_backend(args: argparse.Namespace) -> None:
+    """Import the model backend's packages first: a missing extra is the first thing to say
+    (``main`` names the extra to install), before any release file is looked for."""
+    if getattr(args, "backend", "hf") == "hf":
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+
+
 def _slot_alias_note(alias: str, spelling: str) -> None:
     print(f"nfeval: note: the prompt writes its slots {alias}, an alias that works; nfeval's "
           f"one spelling is {spelling}", file=sys.stderr)
@@ -311,6 +319,7 @@ def _da(args: argparse.Namespace) -> int:
         ("guard", args.guard, False),
         ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
+    _require_backend(args)
     if prompt is None:  # the release template, before the judge loads
         from nfeval.data import load_prompt
         from nfeval.debateqa.da import DA_PROMPT
@@ -398,6 +407,8 @@ def _linkage(args: argparse.Namespace) -> int:
         ("rouge", args.rouge, "rouge-score"),
         ("embedder", args.embedder, None), ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
+    if kind != "lexical":
+        _require_backend(args)
     if kind == "judge" and prompt is None:  # the release prompt, before any model loads
         from nfeval.linkage.prompts import release_template
 

@@ -31,6 +31,10 @@ computed here from a graded answers file (:func:`score_methods`). Optional colum
 ``dataset`` and ``sample`` split the questions into groups, each reported on its own;
 ``mode`` and ``our_judge`` name the evaluator further (a table of the project, such as
 ``results/lk_t02/per_candidate.csv``, reads as it is and gives its own rows).
+
+Why this file is long: the inputs' checks, the statistics, and the report they make (the
+printed table, the readings in words, the forest plot, the JSON) are one command's; split,
+each part would import the others.
 """
 
 from __future__ import annotations

@@ -303,8 +303,12 @@ def _retrieve(url: str, *, folder: Path, timeout: float, progress: bool | None,
         raise NfevalError(f"download of {url} failed: HTTP {e.response.status_code} "
                           f"{e.response.reason}.") from e
     except requests.ConnectionError as e:  # no network, name not resolved, refused
-        raise NfevalError(f"download of {url} failed: the network could not be reached "
-                          f"({type(e).__name__}).") from e
+        text = str(e)
+        why = ("the connection was refused" if "refused" in text.lower() else
+               "the host name could not be resolved (no network?)"
+               if "resolution" in text.lower() or "resolve" in text.lower() else
+               "the network could not be reached")
+        raise NfevalError(f"download of {url} failed: {why} ({type(e).__name__}).") from e
     except requests.RequestException as e:  # timed out, cut short
         raise NfevalError(f"download of {url} failed: {e}.") from e
     except ValueError as e:  # pooch's sum check failed; it deleted the download

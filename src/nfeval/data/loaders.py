@@ -23,6 +23,10 @@ Every loader takes an optional explicit ``path`` (see
 finds the release file in the mirror, the cache, or by download. Malformed
 input raises :class:`~nfeval.NfevalError` naming the file and the line (and,
 for JSON, the column).
+
+Why this file is long: one loader per release file (LINKAGE's three datasets, DebateQA's
+splits and prompts) with the JSON and JSON-lines readers they share, whose line-by-line
+checks (encoding, JSON, duplicate keys) every loader's messages rely on.
 """
 
 from __future__ import annotations
