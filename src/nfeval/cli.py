@@ -603,9 +603,11 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
                         "cores but one: llama.cpp's threads spin)")
 
 
-def _run_arguments(p: argparse.ArgumentParser, unit: str) -> None:
+def _run_arguments(p: argparse.ArgumentParser, unit: str, item: str | None = None) -> None:
+    """The run options; ``unit``: what --limit counts and the cache keeps; ``item``: a row of
+    the output CSV (default: the unit)."""
     p.add_argument("--out", metavar="FILE.csv",
-                   help=f"per-{unit} CSV; '-' writes it to standard output (the summary then "
+                   help=f"per-{item or unit} CSV; '-' writes it to standard output (the summary then "
                         "goes to standard error). Default: <answers name>.<method>.csv in the "
                         "current folder (stdin.<method>.csv for standard input), with every "
                         "setting that differs from its default added to the name (the model, "
@@ -878,7 +880,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ROUGE implementation (default rouge-score; release: the pltrdy "
                          "arithmetic)")
     _model_arguments(lk)
-    _run_arguments(lk, "question")
+    _run_arguments(lk, "question", item="candidate")
     lk.set_defaults(func=_linkage)
 
     cmp_ = sub.add_parser(
