@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -112,3 +113,30 @@ def test_a_model_method_without_the_models_extra_names_the_install(installed):
                 "linkage", "--no-progress"], cwd=work, env=env)
     assert out.returncode == 2
     assert "pip install 'nfeval[models]'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_every_command_the_readmes_section_shows_scores_or_fails_in_one_line(installed):
+    """Each `nfeval ...` line of the README's "Score your own answers", run as written in a
+    folder holding the examples (as the README says), in the virtualenv of the core install:
+    it scores (exit 0) or stops in one line saying what to do (exit 2), never a traceback."""
+    bin_, work, env = installed
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Score your own answers")[1].split("\n## ")[0]
+    commands = [line.split("  #")[0].strip().rstrip("\\").strip()
+                for block in re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+                for line in block.splitlines() if line.startswith("nfeval ")]
+    assert len(commands) >= 6
+    folder = work / "readme"
+    (folder / "examples").mkdir(parents=True, exist_ok=True)
+    for name in ("linkage_answers.jsonl", "debateqa_answers.jsonl"):
+        shutil.copy2(ROOT / "examples" / name, folder / "examples" / name)
+    for command in commands:
+        quiet = [] if command.startswith("nfeval compare") else ["--no-progress"]
+        out = _run([str(bin_ / "nfeval"), *shlex.split(command)[1:], *quiet], cwd=folder,
+                   env=env)
+        said = out.stderr.strip().splitlines()
+        assert out.returncode in (0, 2), (command, out.returncode, out.stderr[-1500:])
+        assert "Traceback" not in out.stderr, (command, out.stderr[-1500:])
+        if out.returncode == 2:
+            errors = [s for s in said if s.startswith("nfeval: error:")]
+            assert len(errors) == 1, (command, said)
