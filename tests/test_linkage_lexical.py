@@ -296,3 +296,36 @@ def test_cls_cosine_release_variant(monkeypatch):
     assert sims[0] == pytest.approx(1.0, abs=1e-5) and -1 <= sims[1] < sims[0]
     with pytest.raises(NfevalError):
         cls_cosine([CAT], [])
+
+
+def test_smoothed_bleu_equals_nltks_method1_and_stays_readable():
+    """bleu-smoothed (for users' answers) is NLTK's sentence BLEU with smoothing method1, to
+    the last bit; where unsmoothed BLEU gives a value like 1e-155, it gives a readable one."""
+    import random
+
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    from nfeval.linkage.lexical import bleu, bleu_smoothed
+
+    rng = random.Random(0)
+    words = "the a cat dog sat on mat starch bread fridge cold fast slow stale".split()
+    smooth = SmoothingFunction().method1
+    for _ in range(300):
+        ref = " ".join(rng.choice(words) for _ in range(rng.randint(1, 15)))
+        hyp = " ".join(rng.choice(words) for _ in range(rng.randint(1, 15)))
+        want = sentence_bleu([ref.split()], hyp.split(), smoothing_function=smooth)
+        assert bleu_smoothed(hyp, ref) == want, (hyp, ref)
+    short = ("Bread goes stale faster in the fridge.", "Cold air makes bread stale sooner.")
+    assert bleu(*short) < 1e-100 < 0.01 < bleu_smoothed(*short)
+
+
+def test_the_command_offers_smoothed_bleu(tmp_path, monkeypatch, capsys):
+    from nfeval.cli import main
+    from nfeval.paths import ROOT
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["linkage", "--answers", str(ROOT / "examples" / "linkage_answers.jsonl"),
+                 "--method", "bleu-smoothed", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "BLEU (smoothed, method1)" in out and "smooth:method1-eps0.1" in out
+    assert (tmp_path / "linkage_answers.bleu-smoothed.csv").is_file()

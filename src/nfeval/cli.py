@@ -647,7 +647,8 @@ def _scoring_arguments(p: argparse.ArgumentParser) -> None:
 
 #: nfeval.linkage.score_file.METHODS, spelled out so that `nfeval --help` loads no model code.
 LINKAGE_METHODS = ("linkage", "pointwise", "pointwise-ref", "pointwise-ref-graded", "pairwise",
-                   "refppl", "rouge1", "rouge2", "rougeL", "bleu", "bertscore", "bertscore-cls")
+                   "refppl", "rouge1", "rouge2", "rougeL", "bleu", "bleu-smoothed", "bertscore",
+                   "bertscore-cls")
 
 EXIT_STATUSES = """\
 Exit status: 0 scored (lines left out are named on stderr and counted in the summary);

@@ -58,7 +58,7 @@ _LABELS = {
     "pointwise-ref": "pointwise with references",
     "pointwise-ref-graded": "pointwise with graded references", "pairwise": "pairwise",
     "refppl": "reference-recovery perplexity", "rouge1": "ROUGE-1 F1", "rouge2": "ROUGE-2 F1",
-    "rougeL": "ROUGE-L F1", "bleu": "BLEU", "bertscore": "BERTScore F1",
+    "rougeL": "ROUGE-L F1", "bleu": "BLEU", "bleu-smoothed": "BLEU (smoothed, method1)", "bertscore": "BERTScore F1",
     "bertscore-cls": "BERTScore (release: [CLS] cosine)",
 }
 

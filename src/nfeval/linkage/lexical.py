@@ -29,6 +29,7 @@ __all__ = [
     "METHODS",
     "bertscore_f1",
     "bleu",
+    "bleu_smoothed",
     "cls_cosine",
     "correlation_table",
     "lexical_ground_truth",
@@ -41,7 +42,10 @@ __all__ = [
 ]
 
 LEXICAL_METHODS = ("rouge1", "rouge2", "rougeL", "bleu")
-METHODS = LEXICAL_METHODS + ("bertscore", "bertscore-cls")
+#: ``bleu-smoothed``: for users' own answers (NLTK's smoothing ``method1``), where an
+#: unsmoothed sentence BLEU of a short answer is often a tiny positive number like 1e-155;
+#: the papers' tables use ``bleu``, unsmoothed, as the release does.
+METHODS = LEXICAL_METHODS + ("bleu-smoothed", "bertscore", "bertscore-cls")
 Candidates = Literal["all-but-ground", "rest"]
 RougeImpl = Literal["rouge-score", "release"]
 
@@ -185,6 +189,27 @@ def bleu(candidate: str, reference: str) -> float:
         # NLTK: math.log(Fraction(matched, total)) takes the correctly rounded matched / total
         logs.append(0.25 * math.log(matched / max(1, sum(counts.values())) if matched
                                     else sys.float_info.min))
+    bp = 1 if len(hyp) > len(ref) else math.exp(1 - len(ref) / len(hyp))
+    return float(bp * math.exp(math.fsum(logs)))
+
+
+@lru_cache(maxsize=200_000)
+def bleu_smoothed(candidate: str, reference: str, epsilon: float = 0.1) -> float:
+    """Sentence BLEU as :func:`bleu`, with NLTK's smoothing ``method1``: an n-gram order
+    without a match counts ``epsilon`` matches instead of 0 (``sentence_bleu(...,
+    smoothing_function=SmoothingFunction().method1)``, the same values, tested). Still 0
+    when no unigram matches (as NLTK)."""
+    hyp, ref = candidate.split(), reference.split()
+    if not hyp:
+        return 0.0
+    logs = []
+    for n in (1, 2, 3, 4):
+        counts, ref_counts = _ngram_counts(hyp, n), _ngram_counts(ref, n)
+        matched = sum(min(c, ref_counts[g]) for g, c in counts.items())
+        if n == 1 and matched == 0:
+            return 0.0
+        total = max(1, sum(counts.values()))
+        logs.append(0.25 * math.log(matched / total if matched else epsilon / total))
     bp = 1 if len(hyp) > len(ref) else math.exp(1 - len(ref) / len(hyp))
     return float(bp * math.exp(math.fsum(logs)))
 
@@ -377,6 +402,8 @@ def split_scores(splits: Sequence[ReferenceSplit], questions: Sequence[GradedQue
             columns[m] = [r[m] for r in rouge_rows]
     if "bleu" in methods:
         columns["bleu"] = [bleu(c, g) for c, g in zip(cands, grounds)]
+    if "bleu-smoothed" in methods:
+        columns["bleu-smoothed"] = [bleu_smoothed(c, g) for c, g in zip(cands, grounds)]
     # The embedding scores are floats of a neural model: kept in the item store
     # (per pair) so that a rerun on another CPU ranks the same numbers.
     from nfeval.store import cached_steps
@@ -440,9 +467,10 @@ def method_signature(method: str, *, pattern: str, seed: int, n: int,
             extra.update(tok="rouge-score-default", pkg=f"rouge-score=={_version('rouge-score')}")
         else:
             extra.update(tok="period-then-space", ngrams="sets")
-    elif method == "bleu":
+    elif method in ("bleu", "bleu-smoothed"):
         variant = "nltk-sentence-bleu"
-        extra.update(tok="whitespace", weights="0.25x4", smooth="none",
+        extra.update(tok="whitespace", weights="0.25x4",
+                     smooth="method1-eps0.1" if method == "bleu-smoothed" else "none",
                      pkg=f"nltk=={_version('nltk')}")
     else:
         name = resolve_name(embedder)
