@@ -166,6 +166,27 @@ def _ngram_counts(tokens: Sequence[str], n: int) -> Counter:
     return Counter(zip(*(tokens[i:] for i in range(n)))) if len(tokens) >= n else Counter()
 
 
+def _sentence_bleu(candidate: str, reference: str, epsilon: float | None) -> float:
+    """Sentence BLEU, whitespace tokens, 4-gram weights; an order without a match enters as
+    the smallest positive float (``epsilon`` None: NLTK's ``method0``) or as ``epsilon``
+    matches (NLTK's ``method1``). 0 when no unigram matches (as NLTK)."""
+    hyp, ref = candidate.split(), reference.split()
+    if not hyp:
+        return 0.0
+    logs = []
+    for n in (1, 2, 3, 4):
+        counts, ref_counts = _ngram_counts(hyp, n), _ngram_counts(ref, n)
+        matched = sum(min(c, ref_counts[g]) for g, c in counts.items())
+        if n == 1 and matched == 0:
+            return 0.0
+        total = max(1, sum(counts.values()))
+        # NLTK: math.log(Fraction(matched, total)) takes the correctly rounded matched / total
+        logs.append(0.25 * math.log(matched / total if matched else
+                                    sys.float_info.min if epsilon is None else epsilon / total))
+    bp = 1 if len(hyp) > len(ref) else math.exp(1 - len(ref) / len(hyp))
+    return float(bp * math.exp(math.fsum(logs)))
+
+
 @lru_cache(maxsize=200_000)
 def bleu(candidate: str, reference: str) -> float:
     """NLTK's sentence BLEU, whitespace tokens, default 4-gram weights, no smoothing (each
@@ -177,20 +198,7 @@ def bleu(candidate: str, reference: str) -> float:
     matches; an order with no match enters the geometric mean as the smallest positive float
     (NLTK's ``method0``), so such a score is tiny but not 0 and keeps its order; the brevity
     penalty from the reference's length."""
-    hyp, ref = candidate.split(), reference.split()
-    if not hyp:
-        return 0.0
-    logs = []
-    for n in (1, 2, 3, 4):
-        counts, ref_counts = _ngram_counts(hyp, n), _ngram_counts(ref, n)
-        matched = sum(min(c, ref_counts[g]) for g, c in counts.items())
-        if n == 1 and matched == 0:
-            return 0.0
-        # NLTK: math.log(Fraction(matched, total)) takes the correctly rounded matched / total
-        logs.append(0.25 * math.log(matched / max(1, sum(counts.values())) if matched
-                                    else sys.float_info.min))
-    bp = 1 if len(hyp) > len(ref) else math.exp(1 - len(ref) / len(hyp))
-    return float(bp * math.exp(math.fsum(logs)))
+    return _sentence_bleu(candidate, reference, None)
 
 
 @lru_cache(maxsize=200_000)
@@ -199,19 +207,7 @@ def bleu_smoothed(candidate: str, reference: str, epsilon: float = 0.1) -> float
     without a match counts ``epsilon`` matches instead of 0 (``sentence_bleu(...,
     smoothing_function=SmoothingFunction().method1)``, the same values, tested). Still 0
     when no unigram matches (as NLTK)."""
-    hyp, ref = candidate.split(), reference.split()
-    if not hyp:
-        return 0.0
-    logs = []
-    for n in (1, 2, 3, 4):
-        counts, ref_counts = _ngram_counts(hyp, n), _ngram_counts(ref, n)
-        matched = sum(min(c, ref_counts[g]) for g, c in counts.items())
-        if n == 1 and matched == 0:
-            return 0.0
-        total = max(1, sum(counts.values()))
-        logs.append(0.25 * math.log(matched / total if matched else epsilon / total))
-    bp = 1 if len(hyp) > len(ref) else math.exp(1 - len(ref) / len(hyp))
-    return float(bp * math.exp(math.fsum(logs)))
+    return _sentence_bleu(candidate, reference, epsilon)
 
 
 # --------------------------------------------------------------------------- embeddings
