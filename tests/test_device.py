@@ -97,7 +97,7 @@ def test_bertscore_and_cls_encoder_use_the_asked_device(fake_gpu, monkeypatch):
     import bert_score
     import transformers
 
-    from nfeval.linkage import lexical
+    from nfeval.linkage import embedding, lexical
 
     rec = Recorder()
 
@@ -123,15 +123,15 @@ def test_bertscore_and_cls_encoder_use_the_asked_device(fake_gpu, monkeypatch):
     monkeypatch.setattr(bert_score, "BERTScorer", FakeScorer)
     monkeypatch.setattr(transformers.AutoModel, "from_pretrained", lambda *a, **k: FakeEncoder())
     monkeypatch.setattr(torch.Tensor, "to", lambda self, *a, **k: self)
-    lexical._bert_scorer.cache_clear()
-    lexical._encoder.cache_clear()
+    embedding._bert_scorer.cache_clear()
+    embedding._encoder.cache_clear()
     try:
         lexical.bertscore_f1(["a candidate"], ["a reference"])
         lexical.cls_cosine(["a candidate"], ["a reference"])
         lexical.bertscore_f1(["a candidate"], ["a reference"], device="cuda:1")
     finally:
-        lexical._bert_scorer.cache_clear()
-        lexical._encoder.cache_clear()
+        embedding._bert_scorer.cache_clear()
+        embedding._encoder.cache_clear()
     assert ("bertscore", ASKED) in rec.devices and ("cls", ASKED) in rec.devices
     assert ("bertscore", "cuda:1") in rec.devices  # an argument wins over the environment
 

@@ -284,7 +284,7 @@ def test_bertscore_f1_local_model(monkeypatch):
 
 @needs_minilm
 def test_cls_cosine_release_variant(monkeypatch):
-    from nfeval.linkage.lexical import _encoder, _release_ids, cls_cosine, resolve_embedder
+    from nfeval.linkage.embedding import _encoder, _release_ids, cls_cosine, resolve_embedder
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     tok, _ = _encoder(resolve_embedder(None)[1])
