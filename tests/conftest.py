@@ -12,7 +12,7 @@ import pytest
 # benchmarks/ is not part of the package: its tests import it as the top-level module `bench`.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 # every figure a test renders is checked for overlapping text and a height over 2:1 of its
-# width (nfeval.figure_layout): a notebook whose figure a reader cannot read fails its test
+# width (nfeval_repro.figure_layout): a notebook whose figure a reader cannot read fails its test
 os.environ.setdefault("NFEVAL_FIGURE_CHECK", "1")
 
 

@@ -217,7 +217,7 @@ def test_parse_retry_after():
 # ---------------------------------------------------------------------------- API key
 def test_api_key_from_env_sent_and_never_written(monkeypatch, tmp_path, caplog):
     from nfeval.models import load_model
-    from nfeval.store import close_store, use_store
+    from nfeval_repro.store import close_store, stored, use_store
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
 
@@ -232,11 +232,11 @@ def test_api_key_from_env_sent_and_never_written(monkeypatch, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     store = use_store("chat_key_test", tmp_path)
     try:
-        m = load_model("gpt-4o-mini", backend="openai-chat", base_url=URL,
-                       transport=srv.transport)
+        m = stored(load_model("gpt-4o-mini", backend="openai-chat", base_url=URL,
+                              transport=srv.transport))
         assert type(m).__name__ == "StoredModel"
         m.generate(m.chat_prompt("hello"), max_tokens=5)
-        m.inner.generate_many([m.chat_prompt(f"q{i}") for i in range(3)], concurrency=2)
+        m.generate_many([m.chat_prompt(f"q{i}") for i in range(3)], concurrency=2)
         with pytest.raises(NfevalError) as ei:
             m.generate(m.chat_prompt("fail"))
         assert SECRET not in str(ei.value) and "***" in str(ei.value)
@@ -331,7 +331,7 @@ def test_generate_many_order_and_bound():
 
 
 def test_generate_many_resumes_from_the_item_store(tmp_path):
-    from nfeval.store import close_store, stored, use_store
+    from nfeval_repro.store import close_store, stored, use_store
 
     fail = {"on": True}
 

@@ -12,10 +12,10 @@ import re
 
 import pytest
 
-from nfeval.artefacts import ARTEFACTS
+from nfeval_repro.artefacts import ARTEFACTS
 from nfeval.paths import NOTEBOOKS
 
-#: claims reads the committed tables only; its code is :mod:`nfeval.claims`
+#: claims reads the committed tables only; its code is :mod:`nfeval_repro.claims`
 NOTEBOOKS_WITH_RUN = sorted({a.notebook for a in ARTEFACTS if a.id != "claims"})
 
 

@@ -23,7 +23,7 @@ from nfeval.prompts import (
     system_prompts,
 )
 from nfeval.runcache import RunCache
-from nfeval.debateqa.experiments.systems import (kendall_matrix, load_questions, normalized_rank, pd_validity_rows,
+from nfeval_repro.debateqa.systems import (kendall_matrix, load_questions, normalized_rank, pd_validity_rows,
                             system_ranks, znorm_ranking)
 
 
@@ -203,7 +203,7 @@ def test_llama_backend_generates_like_hf_and_stops():
 
 def test_runcache_writes_item_store_records(tmp_path):
     """The commands' cache is the store's file format: one reader for both."""
-    from nfeval.store import read_records
+    from nfeval_repro.store import read_records
 
     c = RunCache("t", {"a": 1}, directory=tmp_path)
     c.put(7, "first", {"v": 1})

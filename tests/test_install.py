@@ -68,7 +68,7 @@ def installed(tmp_path_factory):
 
 def test_wheel_carries_the_shipped_files_and_no_checkout_paths(installed):
     bin_, work, env = installed
-    code = ("import nfeval.paths as p, nfeval.data.sample as s, nfeval.results as r\n"
+    code = ("import nfeval.paths as p, nfeval.data.sample as s, nfeval_repro.tables as r\n"
             "assert not p.IN_CHECKOUT, p.ROOT\n"
             "assert (p.PROMPTS / 'linkage_fewshot.txt').is_file(), p.PROMPTS\n"
             "print(len(s.load_sample().items), len(r.paper_values('lk_t02')))\n")

@@ -4,7 +4,6 @@
     nfeval data fetch NAME [...]    resolve (mirror, cache or download) and verify
     nfeval models list              known model names (embedded and paper)
     nfeval models prepare NAME      assemble/convert an embedded model into the cache
-    nfeval artefacts                the paper artefacts this checkout reproduces
     nfeval pd --answers F --split S --model M      DebateQA Perspective Diversity
     nfeval da --answers F --split S --model M      DebateQA Dispute Awareness
     nfeval linkage --answers F [--method M]        LINKAGE and its baselines
@@ -89,14 +88,6 @@ def _models_prepare(args: argparse.Namespace) -> int:
     for name in names:
         path = minilm_path() if name == "minilm-l6" else prepare(name)
         print(f"{name}: {path}")
-    return 0
-
-
-def _artefacts(args: argparse.Namespace) -> int:
-    from nfeval.artefacts import ARTEFACTS
-
-    for a in ARTEFACTS:
-        print(f"{a.id:<16} {a.paper:<9} {a.target:<28} notebooks/{a.notebook}  ({a.item})")
     return 0
 
 
@@ -767,8 +758,6 @@ def build_parser() -> argparse.ArgumentParser:
     prep.add_argument("--all", action="store_true", help="every embedded model")
     prep.set_defaults(func=_models_prepare)
 
-    sub.add_parser("artefacts", help="paper artefacts, notebooks and make targets"
-                   ).set_defaults(func=_artefacts)
 
     raw = argparse.RawDescriptionHelpFormatter
     pd_ = sub.add_parser(

@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 IN_CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "prompts").is_dir()
 #: Folders of the checkout that ship inside the wheel, by their name under ``nfeval/_data``.
 PACKAGE_DATA = {"prompts": "prompts", "paper_values": "data/paper_values",
-                "debateqa_sample": "data/debateqa_sample", "tokenizers": "data/tokenizers"}
+                "debateqa_sample": "data/debateqa_sample"}
+#: The embedded models' tokenizer packs (the reproduction's: a checkout has them, a wheel not)
+TOKENIZER_PACKS = ROOT / "data" / "tokenizers"
 
 
 def package_data(name: str) -> Path:

@@ -74,7 +74,7 @@ def generate_answers(model: LanguageModel, questions: Mapping[int, str] | Iterab
         "model": info.cache_fields(),
         "system": system, "suffix": suffix, "temperature": float(temperature),
         "top_p": float(top_p), "max_tokens": int(max_tokens), "seed": int(seed),
-    }) if use_cache else None
+    }, model=model) if use_cache else None
     rows = []
     bar = tqdm(questions.items(), desc=desc or f"answers ({info.name})", unit="answer",
                disable=not progress)

@@ -178,7 +178,7 @@ def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: st
     restate = DEFAULT_RESTATE if restate is None else restate
     cache = RunCache("pd", {"model": model.info.cache_fields(), "variant": variant,
                             "restate": restate if variant == "paper" else None,
-                            "questions": inputs.split_sha256}) if use_cache else None
+                            "questions": inputs.split_sha256}, model=model) if use_cache else None
 
     def one(qid: int, text: str) -> dict:
         r = pd_score(model, text, inputs.items[qid].partial_answers, variant=variant,
@@ -208,7 +208,7 @@ def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool
                             "kernel": "shared-prefix-tokens" if mode == "prob" else "per-answer",
                             "prompt": sha256_text(template),
                             "questions": inputs.split_sha256,
-                            **({"guard": True} if guard else {})}) if use_cache else None
+                            **({"guard": True} if guard else {})}, model=judge) if use_cache else None
     from nfeval.guard import guard_text
 
     shown = guard_text if guard else (lambda t: t)
@@ -242,11 +242,11 @@ def mean_score(values: pd.Series) -> tuple[float, int]:
 
 def pd_signature(model, *, variant: str = "paper", restate: str | None = None,
                  seed: int | None = 0, n: int | None = None):
-    """The :class:`~nfeval.results.Signature` of P.D. scores (prompt: the restate
+    """The :class:`~nfeval.signature.Signature` of P.D. scores (prompt: the restate
     instruction of the paper variant; the official variant has none)."""
     from nfeval.hashing import sha256_text
     from nfeval.debateqa.pd import DEFAULT_RESTATE
-    from nfeval.results import Signature
+    from nfeval.signature import Signature
 
     restate = DEFAULT_RESTATE if restate is None else restate
     info = model.info.as_dict()
@@ -259,11 +259,11 @@ def pd_signature(model, *, variant: str = "paper", restate: str | None = None,
 def da_signature(judge, *, mode: str = "prob", zero_shot: bool = False,
                  seed: int | None = 0, n: int | None = None, template: str | None = None,
                  guard: bool = False):
-    """The :class:`~nfeval.results.Signature` of D.A. scores (prompt: the release's
+    """The :class:`~nfeval.signature.Signature` of D.A. scores (prompt: the release's
     few-shot template, or ``template``)."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
-    from nfeval.results import Signature
+    from nfeval.signature import Signature
 
     info = judge.info.as_dict() if judge is not None else None
     return Signature(metric="dispute_awareness",

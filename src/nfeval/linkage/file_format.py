@@ -47,7 +47,7 @@ from nfeval.linkage import lexical as LX
 JUDGE_METHODS = J.METHODS
 METHODS = (*JUDGE_METHODS, "refppl", *LX.METHODS)
 REFERENCE_SOURCES = ("file", "1gt", "0gt")
-#: The embedded profile's models (:mod:`nfeval.profiles`): the judge, and refppl's base LM.
+#: The default models: the judge (the embedded profile's), and refppl's base LM.
 DEFAULT_MODELS = {"judge": "qwen2.5-coder-1.5b-instruct", "refppl": "gemma3-270m"}
 #: Columns of the per-candidate table, in order.
 COLUMNS = ["qid", "candidate_id", "method", "score", "rank", "grade", "unparsed", "n_outputs",

@@ -22,7 +22,7 @@ class LinkageScores:
     method: str
     label: str
     table: pd.DataFrame
-    signature: Any  # nfeval.results.Signature
+    signature: Any  # nfeval.signature.Signature
     correlations: pd.DataFrame | None
     skipped: list[str]
     n_questions: int
@@ -62,7 +62,7 @@ def _signature(method: str, model, *, mode: str, shots: int, seed: int, n: int,
                n_questions: int, prompt_sha: str | None, references: str,
                generator: str | None, unparsed, positions: str, embedder: str | None,
                rouge: str, max_tokens: int = J.SAMPLING["max_tokens"], guard: bool = False):
-    from nfeval.results import Signature
+    from nfeval.signature import Signature
 
     refs = references if method != "pointwise" else "none"
     if generator and method != "pointwise":

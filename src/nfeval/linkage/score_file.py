@@ -380,7 +380,7 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
                      positions=positions, embedder=embedder, rouge=rouge,
                      demonstrations=demonstrations or {}, questions=questions,
                      max_tokens=max_tokens, device=device, prompt=prompt, guard=guard)
-    cache = RunCache(f"linkage-file-{kind}", scorer.fields) if use_cache else None
+    cache = RunCache(f"linkage-file-{kind}", scorer.fields, model=model) if use_cache else None
     rows: list[dict] = []
     todo = []
     for s in splits:

@@ -24,26 +24,7 @@ __all__ = [
     "TokenLogprobs",
     "normalize",
     "load_model",
-    "set_wrapper",
-    "wrapped",
 ]
-
-#: What wraps every loaded model (the item store registers itself here when imported:
-#: :mod:`nfeval.store`); the models never import what sits above them.
-_WRAPPER = None
-
-
-def set_wrapper(wrapper) -> None:
-    """Register ``wrapper(model) -> model``, applied to every model :func:`load_model` gives
-    (None: none). :mod:`nfeval.store` registers :func:`nfeval.store.stored`."""
-    global _WRAPPER
-    _WRAPPER = wrapper
-
-
-def wrapped(model: LanguageModel) -> LanguageModel:
-    """``model`` as the registered wrapper gives it (itself when there is none)."""
-    return _WRAPPER(model) if _WRAPPER is not None else model
-
 
 def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageModel:
     """Load a language model.
@@ -67,17 +48,13 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
     llama_backend.LlamaCppModel``. 5-8x faster than ``hf`` for answer
     collection on CPU.
 
-    While a notebook's item store is active (:func:`nfeval.store.use_store`),
-    the model comes wrapped in :class:`nfeval.store.StoredModel`: its outputs
-    are read from the committed per-item store where they are stored.
     """
     from nfeval import NfevalError
 
-    stored = wrapped
     if backend == "hf":
         from nfeval.models.hf import HFModel
 
-        return stored(HFModel(name_or_path, **kwargs))
+        return HFModel(name_or_path, **kwargs)
     if backend == "openai":
         try:
             from nfeval.models.openai_backend import OpenAIModel
@@ -86,13 +63,13 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
                 f"The openai backend is not available ({exc}). Fix: use backend='hf' "
                 "or install the project with its HTTP backend."
             ) from exc
-        return stored(OpenAIModel(model=name_or_path, **kwargs))
+        return OpenAIModel(model=name_or_path, **kwargs)
     if backend == "openai-chat":
         from nfeval.models.chat_backend import ChatModel
 
-        return stored(ChatModel(model=name_or_path, **kwargs))
+        return ChatModel(model=name_or_path, **kwargs)
     if backend == "llama":
         from nfeval.models.llama_backend import LlamaCppModel
 
-        return stored(LlamaCppModel(name_or_path, **kwargs))
+        return LlamaCppModel(name_or_path, **kwargs)
     raise NfevalError(f"Unknown backend {backend!r}; use 'hf', 'openai', 'openai-chat' or 'llama'.")

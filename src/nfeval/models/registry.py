@@ -342,11 +342,12 @@ def model_dir(name: str) -> Path:
 
 
 def tokenizer_pack(name: str) -> Path | None:
-    """The committed tokenizer pack of an embedded model (``data/tokenizers/<name>``), or
-    None when this installation has none."""
-    from nfeval.paths import package_data
+    """The committed tokenizer pack of an embedded model (a checkout's
+    ``data/tokenizers/<name>``), or None when there is none (an installed wheel: then the
+    GGUF file's own tokenizer is read)."""
+    from nfeval.paths import TOKENIZER_PACKS
 
-    folder = package_data("tokenizers") / name
+    folder = TOKENIZER_PACKS / name
     return folder if (folder / PACK_MANIFEST).is_file() else None
 
 
