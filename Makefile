@@ -50,7 +50,7 @@ DQ_DOCS := $(wildcard data/debateqa_docs/*)
 # ARTEFACTS come from the catalogue, src/repro/nfeval_repro/artefacts.py: the one list of artefacts.
 # make rebuilds artefacts.mk when the catalogue changes, then reads it.
 artefacts.mk: src/repro/nfeval_repro/artefacts.py src/nfeval/paths.py
-	@PYTHONPATH=src $(PYTHON) -m nfeval_repro.artefacts --make > $@.tmp && mv $@.tmp $@
+	@PYTHONPATH=src:src/repro $(PYTHON) -m nfeval_repro.artefacts --make > $@.tmp && mv $@.tmp $@
 include artefacts.mk
 
 .PHONY: help env reproduce evidence evidence-cost test test-fast bench gpu-check readme lab models data-status lock clean distclean

@@ -610,13 +610,13 @@ def _bench_server(args, csv_path) -> None:
                 started = time.perf_counter() - t0
                 m = ChatModel(urls, concurrency=c, timeout=600, max_retries=2)
                 m.generate_many([m.chat_prompt(u) for u in warm[:n_proc]], max_tokens=1,
-                                concurrency=n_proc, use_store=False)
+                                concurrency=n_proc)
                 prompts = [m.chat_prompt(u) for u in users]
                 times = []
                 for _ in range(args.server_repeats):
                     t = time.perf_counter()
                     gens = m.generate_many(prompts, max_tokens=args.server_max_tokens,
-                                           concurrency=c, use_store=False)
+                                           concurrency=c)
                     times.append(time.perf_counter() - t)
                 dt = sorted(times)[len(times) // 2]  # the median repeat
             tokens = sum((g.extra.get("usage") or {}).get("total_tokens", 0) for g in gens)

@@ -24,7 +24,7 @@ def _cells(notebook: str) -> list[dict]:
 
 
 def _run_module(notebook: str) -> str:
-    names = re.findall(r"`(nfeval\.(?:linkage|debateqa)\.experiments\.\w+)\.run`",
+    names = re.findall(r"`(nfeval_repro\.(?:linkage|debateqa)\.\w+)\.run`",
                        "".join(_cells(notebook)[0]["source"]))
     assert len(names) == 1, f"{notebook}: its first cell names no experiment function"
     return names[0]
