@@ -28,6 +28,11 @@ from pathlib import Path
 from typing import Sequence
 
 from nfeval import NfevalError, __version__
+# names only (no scoring code loads for --help): the methods and the default models
+from nfeval.linkage.methods import METHODS as LINKAGE_METHODS
+from nfeval.linkage.methods import MODES, POSITIONS, REFERENCE_SOURCES, ROUGE_IMPLEMENTATIONS
+from nfeval.models.registry import (DEFAULT_EMBEDDER, DEFAULT_JUDGE, DEFAULT_PD_BACKBONE,
+                                    DEFAULT_REFPPL_LM)
 
 EPILOG = """\
 Environment:
@@ -285,7 +290,7 @@ def _pd(args: argparse.Namespace) -> int:
 
     inputs = _debateqa_inputs(args)
     out = args.out or _default_out(inputs.answers_path, "pd", (
-        ("model", args.model, "smollm2-135m-instruct"), ("variant", args.variant, "paper"),
+        ("model", args.model, DEFAULT_PD_BACKBONE), ("variant", args.variant, "paper"),
         ("restate", args.restate and _short_hash(args.restate), None),
         ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
@@ -314,7 +319,7 @@ def _da(args: argparse.Namespace) -> int:
         check_template(prompt, zero_shot=args.zero_shot)
     inputs = _debateqa_inputs(args)
     out = args.out or _default_out(inputs.answers_path, "da", (
-        ("model", args.judge, "qwen2.5-coder-1.5b-instruct"), ("mode", args.mode, "prob"),
+        ("model", args.judge, DEFAULT_JUDGE), ("mode", args.mode, "prob"),
         ("zero-shot", args.zero_shot, False), ("", _prompt_tag(args), None),
         ("guard", args.guard, False),
         ("seed", args.seed, 0)))
@@ -645,11 +650,6 @@ def _scoring_arguments(p: argparse.ArgumentParser) -> None:
     _run_arguments(p, "answer")
 
 
-#: nfeval.linkage.score_file.METHODS, spelled out so that `nfeval --help` loads no model code.
-LINKAGE_METHODS = ("linkage", "pointwise", "pointwise-ref", "pointwise-ref-graded", "pairwise",
-                   "refppl", "rouge1", "rouge2", "rougeL", "bleu", "bleu-smoothed", "bertscore",
-                   "bertscore-cls")
-
 EXIT_STATUSES = """\
 Exit status: 0 scored (lines left out are named on stderr and counted in the summary);
 1 nothing scored (every line left out, or no score parsed); 2 usage or input error
@@ -685,7 +685,7 @@ Methods:
   pointwise-ref         0-10 score with the reference list
   pointwise-ref-graded  0-10 score with the reference list and its grades
   pairwise              candidate against each reference, weighted by its grade
-  refppl                reference-recovery perplexity (a base LM, default gemma3-270m)
+  refppl                reference-recovery perplexity (a base LM, default """ + DEFAULT_REFPPL_LM + """)
   rouge1 rouge2 rougeL bleu bertscore bertscore-cls
                         against the release's one ground truth from the list
 The judge methods run in --mode prob (expected value of the label distribution, no
@@ -783,9 +783,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example:\n  nfeval pd --answers examples/debateqa_answers.jsonl --split sample "
                "--model smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(pd_)
-    pd_.add_argument("--model", default="smollm2-135m-instruct",
+    pd_.add_argument("--model", default=DEFAULT_PD_BACKBONE,
                      help="backbone: registry name (nfeval models list), hub id or folder "
-                          "(default smollm2-135m-instruct, the small embedded P.D. backbone)")
+                          f"(default {DEFAULT_PD_BACKBONE}, the small embedded P.D. backbone)")
     pd_.add_argument("--variant", choices=["paper", "official"], default="paper")
     pd_.add_argument("--restate", help='restate instruction for the paper variant '
                                        '(default: "Please restate.")')
@@ -802,10 +802,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example:\n  nfeval da --answers examples/debateqa_answers.jsonl --split sample "
                "--model smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(da_)
-    da_.add_argument("--model", "--judge", dest="judge", default="qwen2.5-coder-1.5b-instruct",
+    da_.add_argument("--model", "--judge", dest="judge", default=DEFAULT_JUDGE,
                      action=_AliasNote,
                      help="the judge model: registry name, hub id or folder (default "
-                          "qwen2.5-coder-1.5b-instruct, the strongest embedded judge); "
+                          f"{DEFAULT_JUDGE}, the strongest embedded judge); "
                           "--judge is an alias")
     da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob")
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
@@ -831,20 +831,20 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--method", default="linkage",
                     choices=LINKAGE_METHODS,
                     help="scoring method (default: linkage)")
-    lk.add_argument("--mode", choices=["prob", "sample"],
+    lk.add_argument("--mode", choices=MODES,
                     help="judge methods: prob (default) or sample")
     lk.add_argument("--shots", type=int, default=0, metavar="N",
                     help="linkage: N demonstrations from the file's other questions (default 0)")
     lk.add_argument("--model",
-                    help="judge model (default qwen2.5-coder-1.5b-instruct) or, for refppl, a "
-                         "base LM (default gemma3-270m): registry name, hub id or folder")
-    lk.add_argument("--references", choices=["file", "1gt", "0gt"], default="file",
+                    help=f"judge model (default {DEFAULT_JUDGE}) or, for refppl, a "
+                         f"base LM (default {DEFAULT_REFPPL_LM}): registry name, hub id or folder")
+    lk.add_argument("--references", choices=REFERENCE_SOURCES, default="file",
                     help="reference lists: the file's (default; a line without any gets a 0GT "
                          "list when --generator is given), 1gt (generated from each line's "
                          "best reference) or 0gt (generated from the question alone)")
     lk.add_argument("--generator", metavar="BACKEND:NAME",
                     help="model that writes missing reference lists, e.g. "
-                         "llama:qwen2.5-coder-1.5b-instruct (hf:, llama: or openai:)")
+                         f"llama:{DEFAULT_JUDGE} (hf:, llama: or openai:)")
     lk.add_argument("--degraders", metavar="BACKEND:NAME,...",
                     help="models that write the degraded answers (default: the generator)")
     lk.add_argument("--golden-tokens", type=int, default=256,
@@ -859,7 +859,7 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--max-tokens", type=int, default=512, metavar="N",
                     help="sample mode: at most N generated tokens a reply (default 512, the "
                          "paper's; generation stops anyway at the ]] of the first label)")
-    lk.add_argument("--positions", choices=["random", "release", "reference-first"],
+    lk.add_argument("--positions", choices=POSITIONS,
                     default="random",
                     help="pairwise: candidate first or second by a seeded coin (default), "
                          "always first (release), or always second (reference-first)")
@@ -876,8 +876,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "so that a candidate cannot talk the judge into a better score; the "
                          "papers' prompts are unchanged and the signature says guard:on. "
                          "Every run flags candidates that address the judge (column flags)")
-    lk.add_argument("--embedder", help="bertscore methods: encoder (default minilm-l6)")
-    lk.add_argument("--rouge", choices=["rouge-score", "release"], default="rouge-score",
+    lk.add_argument("--embedder", help=f"bertscore methods: encoder (default {DEFAULT_EMBEDDER})")
+    lk.add_argument("--rouge", choices=ROUGE_IMPLEMENTATIONS, default="rouge-score",
                     help="ROUGE implementation (default rouge-score; release: the pltrdy "
                          "arithmetic)")
     _model_arguments(lk)
@@ -915,7 +915,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --answers: methods of nfeval linkage --method to run "
                          "(linkage-Nshot: LINKAGE with N demonstrations)")
     mt.add_argument("--model", help="with --answers: the judge of the judge methods (default "
-                                    "qwen2.5-coder-1.5b-instruct)")
+                                    f"{DEFAULT_JUDGE})")
     mt.add_argument("--coefficient", default="kendall", metavar="NAME[,NAME]",
                     help="kendall (default), spearman, pearson, or several comma-separated")
     mt.add_argument("--folds", type=int, default=5,

@@ -18,6 +18,7 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
+from nfeval.linkage import methods as M
 from nfeval.linkage.embedding import (_embedder_source, bertscore_f1, cls_cosine,
                                       resolve_embedder, resolve_name)
 from nfeval.linkage.references import ReferenceSplit, sample_all
@@ -41,11 +42,12 @@ __all__ = [
     "split_scores",
 ]
 
-LEXICAL_METHODS = ("rouge1", "rouge2", "rougeL", "bleu")
-#: ``bleu-smoothed``: for users' own answers (NLTK's smoothing ``method1``), where an
-#: unsmoothed sentence BLEU of a short answer is often a tiny positive number like 1e-155;
-#: the papers' tables use ``bleu``, unsmoothed, as the release does.
-METHODS = LEXICAL_METHODS + ("bleu-smoothed", "bertscore", "bertscore-cls")
+#: The paper's four; ``METHODS`` adds ``bleu-smoothed``, for users' own answers (NLTK's
+#: smoothing ``method1``), where an unsmoothed sentence BLEU of a short answer is often a tiny
+#: positive number like 1e-155 (the papers' tables use ``bleu``, unsmoothed, as the release
+#: does), and the embedding methods. Both lists live in :mod:`nfeval.linkage.methods`.
+LEXICAL_METHODS = M.PAPER_LEXICAL_METHODS
+METHODS = M.LEXICAL_METHODS
 Candidates = Literal["all-but-ground", "rest"]
 RougeImpl = Literal["rouge-score", "release"]
 
