@@ -347,129 +347,67 @@ def _short_hash(text: str) -> str:
     return sha256_text(text)[:8]
 
 
-def _unparsed(value: str) -> str | float:
-    if value in ("drop", "release"):
-        return value
-    try:
-        return float(value)
-    except ValueError:
-        raise NfevalError(f"--unparsed must be drop, release or a number, not {value!r}") from None
+class _LinkageHooks:
+    """What ``nfeval linkage`` does while the library scores: once the file is read, name
+    and check the output file (before any model loads); print notes on stderr; load
+    models with the command's backend options."""
+
+    def __init__(self, args: argparse.Namespace, settings):
+        self.args, self.settings = args, settings
+        self.lf, self.out = None, None
+
+    def read(self, lf) -> None:
+        from nfeval.linkage.file_format import DEFAULT_MODELS
+
+        args, st = self.args, self.settings
+        self.lf = lf
+        self.out = args.out or _default_out(lf.name, st.method, (
+            ("model", args.model, DEFAULT_MODELS.get(st.kind)), ("shots", st.shots, 0),
+            ("mode", st.mode or "prob", "prob"), ("positions", st.positions, "random"),
+            ("references", st.references, "file"), ("", _prompt_tag(args), None),
+            ("guard", st.guard, False), ("rouge", st.rouge, "rouge-score"),
+            ("embedder", st.embedder, None), ("seed", st.seed, 0)))
+        _check_outputs(self.out, args.summary)
+        if st.kind != "lexical":
+            _require_backend(args)
+
+    def note(self, text: str) -> None:
+        print(f"nfeval: {text}", file=sys.stderr)
+
+    def load(self, name: str, backend: str | None = None, *, judge: bool = False):
+        return _load(name, self.args, backend, judge=judge)
 
 
 def _linkage(args: argparse.Namespace) -> int:
     from nfeval.linkage import score_file as SF
-    from nfeval import NothingScored
+    from nfeval.linkage.api import linkage_result
+    from nfeval.linkage.settings import GenerationSettings, LinkageSettings
 
     method = args.method
-    kind = SF.method_kind(method)
-    if kind != "judge":
-        for flag, value, default in (("--mode", args.mode, None), ("--shots", args.shots, 0),
-                                     ("--unparsed", args.unparsed, "drop"),
-                                     ("--positions", args.positions, "random"),
-                                     ("--max-tokens", args.max_tokens, 512),
-                                     ("--guard", args.guard, False)):
-            if value != default:
-                raise NfevalError(f"{flag} is for the LLM judge methods "
-                                  f"({', '.join(SF.JUDGE_METHODS)}), not {method}")
-    if kind == "lexical" and args.model:
-        raise NfevalError(f"method {method} uses no language model: drop --model"
-                          + (" (--embedder names its encoder)" if "bert" in method else ""))
-    if args.embedder and not method.startswith("bertscore"):
-        raise NfevalError("--embedder is for the bertscore methods")
-    if args.shots and method != "linkage":
-        raise NfevalError("--shots (demonstrations) is for method linkage only")
-    if args.shots < 0:
-        raise NfevalError(f"--shots must be >= 0, got {args.shots}")
-    mode = args.mode or "prob"
-    unparsed = _unparsed(args.unparsed)
     prompt = _prompt_file(args)
     if prompt is not None:
-        if kind != "judge":
-            raise NfevalError(f"--prompt is for the LLM judge methods "
-                              f"({', '.join(SF.JUDGE_METHODS)}), not {method}")
-        from nfeval.linkage.prompts import braced_slots, check_template
+        from nfeval.linkage.prompts import braced_slots
 
         prompt, alias = braced_slots(method, prompt)
         if alias:
             _slot_alias_note("#name", "{name}")
-        check_template(method, prompt)
-    if kind == "judge":  # check the settings before anything is loaded
-        from nfeval.linkage.judges import JudgeConfig
-
-        JudgeConfig(method=method, mode=mode, unparsed=unparsed, positions=args.positions,
-                    max_tokens=args.max_tokens)
-        if args.max_tokens < 1:
-            raise NfevalError(f"--max-tokens must be >= 1, got {args.max_tokens}")
-        if args.max_tokens != 512 and mode != "sample":
-            raise NfevalError("--max-tokens bounds generated replies: it is for --mode sample")
-
-    lf = SF.read_linkage_file(args.answers, limit=args.limit)
-    default_model = SF.DEFAULT_MODELS.get(kind)
-    out = args.out or _default_out(lf.name, method, (
-        ("model", args.model, default_model), ("shots", args.shots, 0), ("mode", mode, "prob"),
-        ("positions", args.positions, "random"), ("references", args.references, "file"),
-        ("", _prompt_tag(args), None), ("guard", args.guard, False),
-        ("rouge", args.rouge, "rouge-score"),
-        ("embedder", args.embedder, None), ("seed", args.seed, 0)))
-    _check_outputs(out, args.summary)
-    if kind != "lexical":
-        _require_backend(args)
-    if kind == "judge" and prompt is None:  # the release prompt, before any model loads
-        from nfeval.linkage.prompts import release_template
-
-        release_template(method)
-    for line in lf.skipped:
-        print(f"nfeval: skipped {line}", file=sys.stderr)
-    if not lf.questions:
-        raise NothingScored(f"{lf.name}: no valid question line ({len(lf.skipped)} line(s) "
-                            "skipped)")
-    need, _ = SF.reference_plan(lf, method, args.references, generator=bool(args.generator))
-    generated, gen_name = {}, None
-    if need:
-        from nfeval.linkage.generated import parse_generator
-
-        gspec = parse_generator(args.generator)
-        dspecs = [parse_generator(d) for d in (args.degraders or "").split(",") if d.strip()]
-        golden = _load(gspec.name, args, gspec.backend)
-        degraders = [golden if str(d) == str(gspec) else _load(d.name, args, d.backend)
-                     for d in dspecs] or [golden]
-        gen_name = str(gspec)
-        print(f"nfeval: writing {len(need)} reference list(s) with {gen_name}"
-              + (f" (degraded answers: {', '.join(map(str, dspecs))})" if dspecs else ""),
-              file=sys.stderr)
-        generated = SF.generate_missing(lf, need, golden, degraders, seed=args.seed,
-                                        attempts=args.attempts,
-                                        golden_tokens=args.golden_tokens,
-                                        degraded_tokens=args.degraded_tokens,
-                                        use_cache=not args.no_cache,
-                                        progress=not args.no_progress)
-    splits, sources, skipped = SF.build_splits(lf, method, args.references, generated,
-                                               args.seed)
-    for line in skipped:
-        print(f"nfeval: skipped {line}", file=sys.stderr)
-    if not splits:
-        raise NothingScored(f"{lf.name}: no question can be scored with {method} "
-                            f"({len(lf.skipped) + len(skipped)} left out)")
-    demos = SF.demonstrations_for(lf, splits, sources, args.shots, args.seed)
-    model = None
-    if kind != "lexical":
-        model = _load(args.model or SF.DEFAULT_MODELS[kind], args,
-                      judge=kind == "judge" and mode == "prob")
-    rows, sha = SF.score_splits(
-        splits, {q.qid: q.question for q in lf.questions}, method, model, mode=mode,
-        shots=args.shots, seed=args.seed, unparsed=unparsed, positions=args.positions,
-        embedder=args.embedder, rouge=args.rouge, demonstrations=demos,
-        max_tokens=args.max_tokens, use_cache=not args.no_cache,
-        progress=not args.no_progress, device=args.device, prompt=prompt, guard=args.guard)
-    res = SF.finish(lf, splits, rows, sources, method, model, mode=mode, shots=args.shots,
-                    seed=args.seed, prompt_sha=sha, references=args.references,
-                    generator=gen_name, unparsed=unparsed, positions=args.positions,
-                    embedder=args.embedder, rouge=args.rouge, skipped=skipped,
-                    max_tokens=args.max_tokens, guard=args.guard)
-    from nfeval.linkage.api import linkage_result
-
-    where = _write_csv(res.table, out)
-    return _report(args, linkage_result(res, str(lf.name)), where)
+    settings = LinkageSettings(
+        method, mode=args.mode, shots=args.shots, seed=args.seed, unparsed=args.unparsed,
+        positions=args.positions, max_tokens=args.max_tokens, guard=args.guard, prompt=prompt,
+        references=args.references, rouge=args.rouge, embedder=args.embedder,
+        generation=GenerationSettings(attempts=args.attempts, golden_tokens=args.golden_tokens,
+                                      degraded_tokens=args.degraded_tokens))
+    if settings.kind == "lexical" and args.model:
+        raise NfevalError(f"method {method} uses no language model: drop --model"
+                          + (" (--embedder names its encoder)" if "bert" in method else ""))
+    hooks = _LinkageHooks(args, settings)
+    res = SF.score_linkage_file(
+        args.answers, settings, args.model, generator=args.generator or None,
+        degraders=tuple(d for d in (args.degraders or "").split(",") if d.strip()),
+        use_cache=not args.no_cache, progress=not args.no_progress, device=args.device,
+        limit=args.limit, hooks=hooks)
+    where = _write_csv(res.table, hooks.out)
+    return _report(args, linkage_result(res, str(hooks.lf.name)), where)
 
 
 COMPARE_DESCRIPTION = """\

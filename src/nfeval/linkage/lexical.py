@@ -277,8 +277,7 @@ def split_scores(splits: Sequence[ReferenceSplit], questions: Sequence[GradedQue
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise NfevalError(f"unknown methods {unknown}; choose from {list(METHODS)}")
-    if rouge not in ("rouge-score", "release"):
-        raise NfevalError(f"rouge must be 'rouge-score' or 'release', not {rouge!r}")
+    M.check_rouge(rouge)
     pairs = _pairs(splits, {q.qid: q for q in questions}, candidates)
     cands = [p.answer.text for p in pairs]
     grounds = [p.ground for p in pairs]

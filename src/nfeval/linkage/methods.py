@@ -36,3 +36,19 @@ def method_kind(method: str) -> str:
     if method in LEXICAL_METHODS:
         return "lexical"
     raise NfevalError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+
+
+def check_references(references: str) -> str:
+    """``references`` when it is a reference source (:data:`REFERENCE_SOURCES`)."""
+    if references not in REFERENCE_SOURCES:
+        raise NfevalError(f"references must be one of {', '.join(REFERENCE_SOURCES)}, "
+                          f"got {references!r}")
+    return references
+
+
+def check_rouge(rouge: str) -> str:
+    """``rouge`` when it is a ROUGE implementation (:data:`ROUGE_IMPLEMENTATIONS`)."""
+    if rouge not in ROUGE_IMPLEMENTATIONS:
+        raise NfevalError(f"rouge must be {' or '.join(map(repr, ROUGE_IMPLEMENTATIONS))}, "
+                          f"not {rouge!r}")
+    return rouge
