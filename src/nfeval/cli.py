@@ -285,9 +285,10 @@ def _debateqa_inputs(args: argparse.Namespace):
 
 
 def _pd(args: argparse.Namespace) -> int:
-    from nfeval.debateqa.api import debateqa_result
-    from nfeval.debateqa.scoring import pd_signature, score_pd
+    from nfeval.debateqa.api import score_answers
+    from nfeval.debateqa.scoring import PDSettings
 
+    settings = PDSettings(variant=args.variant, restate=args.restate, seed=args.seed)
     inputs = _debateqa_inputs(args)
     out = args.out or _default_out(inputs.answers_path, "pd", (
         ("model", args.model, DEFAULT_PD_BACKBONE), ("variant", args.variant, "paper"),
@@ -295,19 +296,15 @@ def _pd(args: argparse.Namespace) -> int:
         ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
     model = _load(args.model, args)
-    table = score_pd(inputs, model, variant=args.variant, restate=args.restate,
-                     use_cache=not args.no_cache, progress=not args.no_progress)
-    sig = pd_signature(model, variant=args.variant, restate=args.restate, seed=args.seed,
-                       n=int(table["pd"].notna().sum()))
-    result = debateqa_result(inputs, table, "pd", "P.D.", sig, seed=args.seed)
-    where = _write_csv(table, out)
+    result = score_answers(inputs, settings, model, use_cache=not args.no_cache,
+                           progress=not args.no_progress)
+    where = _write_csv(result.table, out)
     return _report(args, result, where)
 
 
 def _da(args: argparse.Namespace) -> int:
-    from nfeval.debateqa.api import debateqa_result
-    from nfeval.debateqa.da import check_template
-    from nfeval.debateqa.scoring import da_signature, score_da
+    from nfeval.debateqa.api import score_answers
+    from nfeval.debateqa.scoring import DASettings
 
     prompt = _prompt_file(args)
     if prompt is not None:
@@ -316,7 +313,8 @@ def _da(args: argparse.Namespace) -> int:
         prompt, alias = braced_slots(prompt)
         if alias:
             _slot_alias_note("#question/#answer", "{question}/{answer}")
-        check_template(prompt, zero_shot=args.zero_shot)
+    settings = DASettings(mode=args.mode, zero_shot=args.zero_shot, prompt=prompt,
+                          guard=args.guard, seed=args.seed)
     inputs = _debateqa_inputs(args)
     out = args.out or _default_out(inputs.answers_path, "da", (
         ("model", args.judge, DEFAULT_JUDGE), ("mode", args.mode, "prob"),
@@ -331,13 +329,9 @@ def _da(args: argparse.Namespace) -> int:
 
         load_prompt(DA_PROMPT)
     judge = _load(args.judge, args)
-    table = score_da(inputs, judge, mode=args.mode, zero_shot=args.zero_shot,
-                     use_cache=not args.no_cache, progress=not args.no_progress,
-                     template=prompt, guard=args.guard)
-    sig = da_signature(judge, mode=args.mode, zero_shot=args.zero_shot, seed=args.seed,
-                       n=int(table["da"].notna().sum()), template=prompt, guard=args.guard)
-    result = debateqa_result(inputs, table, "da", "D.A.", sig, seed=args.seed)
-    where = _write_csv(table, out)
+    result = score_answers(inputs, settings, judge, use_cache=not args.no_cache,
+                           progress=not args.no_progress)
+    where = _write_csv(result.table, out)
     return _report(args, result, where)
 
 

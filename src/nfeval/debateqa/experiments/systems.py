@@ -18,7 +18,8 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data import DebateItem, load_debateqa
-from nfeval.debateqa.scoring import answers_input, question_file, score_da, score_pd
+from nfeval.debateqa.scoring import (DASettings, PDSettings, answers_input, question_file,
+                                     score_da, score_pd)
 
 if TYPE_CHECKING:
     from nfeval.models.base import LanguageModel
@@ -102,11 +103,11 @@ def score_systems(systems: Systems, items: Sequence[DebateItem], split: str, *,
         if not inputs.answers:
             continue
         for label, lm in pd_models.items():
-            df = score_pd(inputs, lm, variant=variant, restate=restate, progress=progress)
+            df = score_pd(inputs, lm, PDSettings(variant, restate), progress=progress)
             frames.append(pd.DataFrame({"system": system, "id": df["id"], "metric": "pd",
                                         "evaluator": label, "score": df["pd"]}))
         for label, judge in judges.items():
-            df = score_da(inputs, judge, mode=da_mode, progress=progress)
+            df = score_da(inputs, judge, DASettings(mode=da_mode), progress=progress)
             frames.append(pd.DataFrame({"system": system, "id": df["id"], "metric": "da",
                                         "evaluator": label, "score": df["da"]}))
     if not frames:
