@@ -239,24 +239,21 @@ def _pairs(splits: Iterable[ReferenceSplit], questions: dict[str, GradedQuestion
 
 
 def lexical_scores(questions: Sequence[GradedQuestion], pattern: str = "33221100",
-                   seed: int = 0, *, methods: Sequence[str] = METHODS,
-                   allow_short: bool = True, candidates: Candidates = "all-but-ground",
-                   rouge: RougeImpl = "rouge-score", embedder: str | None = None,
-                   num_layers: int | None = 6, batch_size: int = 64,
-                   device: str | None = None) -> pd.DataFrame:
+                   seed: int = 0, *, allow_short: bool = True,
+                   candidates: Candidates = "all-but-ground", **scoring) -> pd.DataFrame:
     """Score the candidates of every question against its ground truth.
 
     Returns one row per (candidate, method): ``qid, doc_id, grade, method,
     score``. References are drawn with :func:`~nfeval.linkage.references.sample_all`
     (``allow_short=True`` by default, as the release: a question short of the
-    pattern keeps what it has). Questions that were skipped, or kept no
-    reference at all, are listed in ``df.attrs["skipped"]``; the run's
-    settings are in ``df.attrs`` too.
+    pattern keeps what it has), then scored by :func:`split_scores`, which takes
+    ``scoring`` (``methods``, ``rouge``, ``embedder``, ``num_layers``, ``batch_size``,
+    ``device``); ``candidates`` defaults here to the release's ``"all-but-ground"``.
+    Questions that were skipped, or kept no reference at all, are listed in
+    ``df.attrs["skipped"]``; the run's settings are in ``df.attrs`` too.
     """
     draw = sample_all(questions, pattern, seed, allow_short=allow_short)
-    df = split_scores(draw.splits, questions, methods=methods, candidates=candidates,
-                      rouge=rouge, embedder=embedder, num_layers=num_layers,
-                      batch_size=batch_size, device=device)
+    df = split_scores(draw.splits, questions, candidates=candidates, **scoring)
     df.attrs.update(
         skipped=draw.skipped + [s.qid for s in draw.splits if not s.references],
         n_short=draw.n_short, pattern=pattern, seed=seed, allow_short=allow_short)

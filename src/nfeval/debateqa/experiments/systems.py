@@ -64,7 +64,7 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
     ``load(name, backend=backend)`` loads a generator: an experiment passes its
     profile's :meth:`~nfeval.profiles.Profile.load` (device and dtype); default
     :func:`nfeval.models.load_model`."""
-    from nfeval.debateqa.generation import generate_answers
+    from nfeval.debateqa.generation import Decoding, generate_answers
     from nfeval.models import load_model
 
     load = load or load_model
@@ -72,8 +72,8 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
     for name in generators:
         model = load(name, backend=backend)
         df = generate_answers(model, items, system=system, suffix=suffix,
-                              temperature=temperature, top_p=top_p, max_tokens=max_tokens,
-                              seed=seed, progress=progress)
+                              decoding=Decoding(temperature, top_p, max_tokens, seed),
+                              progress=progress)
         systems[name] = dict(zip(df["id"].astype(int), df["answer"]))
         del model
     if written and split == "sample":
