@@ -342,9 +342,11 @@ def _short_hash(text: str) -> str:
 
 
 class _LinkageHooks:
-    """What ``nfeval linkage`` does while the library scores: once the file is read, name
-    and check the output file (before any model loads); print notes on stderr; load
-    models with the command's backend options."""
+    """What ``nfeval linkage`` does while the library scores (the methods of
+    :class:`nfeval.linkage.score_file.LinkageHooks`, which this module does not import
+    until a command runs): once the file is read, name and check the output file (before
+    any model loads); print notes on stderr; load models with the command's backend
+    options."""
 
     def __init__(self, args: argparse.Namespace, settings):
         self.args, self.settings = args, settings
