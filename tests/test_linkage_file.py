@@ -21,6 +21,7 @@ from nfeval import NfevalError
 from nfeval.cli import main
 from nfeval.linkage import judges as J
 from nfeval.linkage import score_file as SF
+from nfeval.linkage.settings import LinkageSettings
 from nfeval.models.base import Generation, LanguageModel, ModelInfo, normalize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,15 +251,17 @@ def test_sample_mode_keeps_replies_and_flags_unparsed(mirror, cache, tmp_path):
              {"id": "b", "text": "garbled quality=1", "grade": 1},
              {"id": "c", "text": "Poor. quality=0", "grade": 0}]
     lf = SF.parse_linkage_text(line("q", cands=cands))
-    res = SF.score_linkage_file(lf, "linkage", FakeJudge(), mode="sample", progress=False)
+    res = SF.score_linkage_file(lf, LinkageSettings("linkage", mode="sample"), FakeJudge(),
+                                progress=False)
     t = res.table
     assert t["unparsed"].tolist() == [False, True, False]
     assert t["score"].tolist()[0] == -1.0 and math.isnan(t["score"][1])
     assert t["raw"][0].startswith("My verdict: [[1]]") and t["dist"].isna().all()
     assert pd.isna(t["rank"][1]) and t["rank"][2] == 2
     assert res.n_unparsed == 1 and "1 unparsed" in res.summary("x")
-    imputed = SF.score_linkage_file(lf, "linkage", FakeJudge(), mode="sample",
-                                    unparsed="release", progress=False, use_cache=False)
+    imputed = SF.score_linkage_file(lf, LinkageSettings("linkage", mode="sample",
+                                                        unparsed="release"),
+                                    FakeJudge(), progress=False, use_cache=False)
     assert imputed.table["score"][1] == -2.0
 
 
@@ -294,11 +297,13 @@ def test_fewshot_demonstrations_come_from_other_questions(mirror, cache, answers
 
     monkeypatch.setattr(J, "judge_candidates", spy)
     lf = SF.read_linkage_file(answers)
-    res = SF.score_linkage_file(lf, "linkage", FakeJudge(), shots=2, progress=False)
+    res = SF.score_linkage_file(lf, LinkageSettings("linkage", shots=2), FakeJudge(),
+                                progress=False)
     assert all(len(v) == 2 and qid not in v for qid, v in seen.items()) and len(seen) == 3
     assert "variant:prob-2shot" in res.signature.as_string()
     with pytest.raises(NfevalError, match="--shots 3"):
-        SF.score_linkage_file(lf, "linkage", FakeJudge(), shots=3, progress=False)
+        SF.score_linkage_file(lf, LinkageSettings("linkage", shots=3), FakeJudge(),
+                              progress=False)
 
 
 def test_generated_reference_lists_are_made_once(mirror, cache, tmp_path):
@@ -315,8 +320,8 @@ def test_generated_reference_lists_are_made_once(mirror, cache, tmp_path):
                                   progress=False)
     assert writer.calls == calls  # cached
     pd.testing.assert_frame_equal(again.table, t)
-    one = SF.score_linkage_file(lf, "bleu", None, references="1gt", generator=writer,
-                                progress=False)
+    one = SF.score_linkage_file(lf, LinkageSettings("bleu", references="1gt"), None,
+                                generator=writer, progress=False)
     assert one.table["references"].unique().tolist() == ["1gt:3210"]  # only "b" has refs
     assert one.n_questions == 1 and any("ground truth" in s for s in one.skipped)
 

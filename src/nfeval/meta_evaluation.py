@@ -175,8 +175,8 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
             model_obj = models.get((want, kind))
             if model_obj is None:
                 model_obj = models[(want, kind)] = load(want, kind)
-        res = SF.score_linkage_file(lf, name, model_obj, shots=shots, seed=seed,
-                                    use_cache=use_cache, progress=progress)
+        res = SF.score_linkage_file(lf, SF.LinkageSettings(name, shots=shots, seed=seed),
+                                    model_obj, use_cache=use_cache, progress=progress)
         t = res.table.rename(columns={"candidate_id": "doc_id"})
         frames.append(t.assign(method=label)[["qid", "doc_id", "grade", "score", "method"]])
     return meta_frame(pd.concat(frames, ignore_index=True))

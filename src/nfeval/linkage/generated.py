@@ -56,6 +56,7 @@ from nfeval.hashing import derived_seed, sha256_text
 from nfeval.linkage.file_format import DEFAULT_MODELS
 from nfeval.linkage.judges import fill_slots
 from nfeval.linkage.references import ReferenceSplit
+from nfeval.linkage.settings import GenerationSettings
 from nfeval.models.base import LanguageModel
 from nfeval.models.window import fit_text
 from nfeval.prompts import prompt_text
@@ -322,9 +323,7 @@ def generate_reference_lists(
     ground_truths: Mapping[str, GradedAnswer] | None = None,
     *,
     seed: int = 0,
-    attempts: int = 2,
-    golden_tokens: int = 256,
-    degraded_tokens: int = 512,
+    generation: GenerationSettings = GenerationSettings(),
     use_cache: bool = True,
     progress: bool = True,
     degrade_template: str | None = None,
@@ -337,8 +336,13 @@ def generate_reference_lists(
     golden one; with several degraders, each grade's reference is drawn
     at random (seeded by ``seed``, question and grade) among the models
     whose output has that grade, as the paper samples from its three lists.
+    ``generation``: the attempts per output and the token budgets
+    (:class:`~nfeval.linkage.settings.GenerationSettings`).
     """
     from tqdm.auto import tqdm
+
+    attempts = generation.attempts
+    golden_tokens, degraded_tokens = generation.golden_tokens, generation.degraded_tokens
 
     if not degraders:
         raise NfevalError("generate_reference_lists needs at least one degrader model.")

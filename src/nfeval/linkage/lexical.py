@@ -18,6 +18,7 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
+from nfeval.linkage import methods as M
 from nfeval.linkage.embedding import (_embedder_source, bertscore_f1, cls_cosine,
                                       resolve_embedder, resolve_name)
 from nfeval.linkage.references import ReferenceSplit, sample_all
@@ -41,11 +42,12 @@ __all__ = [
     "split_scores",
 ]
 
-LEXICAL_METHODS = ("rouge1", "rouge2", "rougeL", "bleu")
-#: ``bleu-smoothed``: for users' own answers (NLTK's smoothing ``method1``), where an
-#: unsmoothed sentence BLEU of a short answer is often a tiny positive number like 1e-155;
-#: the papers' tables use ``bleu``, unsmoothed, as the release does.
-METHODS = LEXICAL_METHODS + ("bleu-smoothed", "bertscore", "bertscore-cls")
+#: The paper's four; ``METHODS`` adds ``bleu-smoothed``, for users' own answers (NLTK's
+#: smoothing ``method1``), where an unsmoothed sentence BLEU of a short answer is often a tiny
+#: positive number like 1e-155 (the papers' tables use ``bleu``, unsmoothed, as the release
+#: does), and the embedding methods. Both lists live in :mod:`nfeval.linkage.methods`.
+LEXICAL_METHODS = M.PAPER_LEXICAL_METHODS
+METHODS = M.LEXICAL_METHODS
 Candidates = Literal["all-but-ground", "rest"]
 #: ``steps(name, inputs, compute) -> values``: where a deterministic step's values are kept
 StepCache = Callable[[str, Sequence[Any], Callable[[list[Any]], list[Any]]], list[Any]]
@@ -239,24 +241,21 @@ def _pairs(splits: Iterable[ReferenceSplit], questions: dict[str, GradedQuestion
 
 
 def lexical_scores(questions: Sequence[GradedQuestion], pattern: str = "33221100",
-                   seed: int = 0, *, methods: Sequence[str] = METHODS,
-                   allow_short: bool = True, candidates: Candidates = "all-but-ground",
-                   rouge: RougeImpl = "rouge-score", embedder: str | None = None,
-                   num_layers: int | None = 6, batch_size: int = 64,
-                   device: str | None = None, steps: StepCache | None = None) -> pd.DataFrame:
+                   seed: int = 0, *, allow_short: bool = True,
+                   candidates: Candidates = "all-but-ground", **scoring) -> pd.DataFrame:
     """Score the candidates of every question against its ground truth.
 
     Returns one row per (candidate, method): ``qid, doc_id, grade, method,
     score``. References are drawn with :func:`~nfeval.linkage.references.sample_all`
     (``allow_short=True`` by default, as the release: a question short of the
-    pattern keeps what it has). Questions that were skipped, or kept no
-    reference at all, are listed in ``df.attrs["skipped"]``; the run's
-    settings are in ``df.attrs`` too.
+    pattern keeps what it has), then scored by :func:`split_scores`, which takes
+    ``scoring`` (``methods``, ``rouge``, ``embedder``, ``num_layers``, ``batch_size``,
+    ``device``, ``steps``); ``candidates`` defaults here to the release's ``"all-but-ground"``.
+    Questions that were skipped, or kept no reference at all, are listed in
+    ``df.attrs["skipped"]``; the run's settings are in ``df.attrs`` too.
     """
     draw = sample_all(questions, pattern, seed, allow_short=allow_short)
-    df = split_scores(draw.splits, questions, methods=methods, candidates=candidates,
-                      rouge=rouge, embedder=embedder, num_layers=num_layers,
-                      batch_size=batch_size, device=device, steps=steps)
+    df = split_scores(draw.splits, questions, candidates=candidates, **scoring)
     df.attrs.update(
         skipped=draw.skipped + [s.qid for s in draw.splits if not s.references],
         n_short=draw.n_short, pattern=pattern, seed=seed, allow_short=allow_short)
@@ -280,8 +279,7 @@ def split_scores(splits: Sequence[ReferenceSplit], questions: Sequence[GradedQue
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise NfevalError(f"unknown methods {unknown}; choose from {list(METHODS)}")
-    if rouge not in ("rouge-score", "release"):
-        raise NfevalError(f"rouge must be 'rouge-score' or 'release', not {rouge!r}")
+    M.check_rouge(rouge)
     pairs = _pairs(splits, {q.qid: q for q in questions}, candidates)
     cands = [p.answer.text for p in pairs]
     grounds = [p.ground for p in pairs]

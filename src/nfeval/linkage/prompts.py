@@ -18,9 +18,8 @@ from typing import Protocol
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
-
-METHODS = ("linkage", "pointwise", "pointwise-ref", "pointwise-ref-graded", "pairwise")
-MODES = ("prob", "sample")
+from nfeval.linkage.methods import JUDGE_METHODS as METHODS
+from nfeval.linkage.methods import MODES
 #: Release prompt (registry name) of each method.
 PROMPTS = {
     "linkage": "linkage/LINKAGE",

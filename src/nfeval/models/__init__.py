@@ -35,13 +35,16 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
     ``batch_tokens``...).
 
     backend="openai": ``name_or_path`` is the server's model name; kwargs go to
-    ``nfeval.models.openai_backend.OpenAIModel`` (``base_url`` ...).
+    ``nfeval.models.openai_backend.OpenAIModel`` (``base_url`` ...; the transport's
+    ``timeout``, ``max_retries``, ``api_key``... are gathered into its
+    :class:`~nfeval.models.transport.HTTPOptions`).
 
     backend="openai-chat": a chat model behind ``/v1/chat/completions`` (a
     hosted API, vLLM, llama-cpp-python), e.g. an LLM judge in ``sample`` mode;
     ``name_or_path`` is the model name (``None``: the server's only model);
     kwargs go to ``nfeval.models.chat_backend.ChatModel`` (``base_url``,
-    ``api_key_env``, ``concurrency``, ``assistant_prefill`` ...).
+    ``concurrency``, ``assistant_prefill`` ..., and the transport's ``api_key_env``,
+    ``timeout``... gathered into its :class:`~nfeval.models.transport.HTTPOptions`).
 
     backend="llama": generation only, through llama.cpp on the GGUF file (an
     embedded name or a ``.gguf`` path); kwargs go to ``nfeval.models.
@@ -63,11 +66,16 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
                 f"The openai backend is not available ({exc}). Fix: use backend='hf' "
                 "or install the project with its HTTP backend."
             ) from exc
-        return OpenAIModel(model=name_or_path, **kwargs)
+        from nfeval.models.openai_backend import HTTP
+        from nfeval.models.transport import http_options
+
+        http = http_options(kwargs, max_retries=HTTP.max_retries)
+        return OpenAIModel(model=name_or_path, http=http, **kwargs)
     if backend == "openai-chat":
         from nfeval.models.chat_backend import ChatModel
+        from nfeval.models.transport import http_options
 
-        return ChatModel(model=name_or_path, **kwargs)
+        return ChatModel(model=name_or_path, http=http_options(kwargs), **kwargs)
     if backend == "llama":
         from nfeval.models.llama_backend import LlamaCppModel
 

@@ -98,7 +98,7 @@ from nfeval.models.base import (
     normalize,
 )
 from nfeval.models.transport import (
-    DEFAULT_KEY_ENV,
+    HTTPOptions,
     HTTPStatusError,
     Transport,
     bounded_map,
@@ -145,19 +145,17 @@ class ChatModel(LanguageModel):
         (``"max_tokens"``; newer OpenAI models want ``"max_completion_tokens"``).
     extra_body: fields added to every request (e.g. vLLM's
         ``{"chat_template_kwargs": {...}}``).
-    timeout, max_retries, backoff, max_backoff, max_retry_after, seed: the
-        transport's (:class:`nfeval.models.transport.Transport`).
-    transport: an ``httpx`` transport (tests: ``httpx.MockTransport``).
+    http: the key (``api_key``, ``api_key_env``: default ``OPENAI_API_KEY``), timeouts,
+        retries and client (:class:`nfeval.models.transport.HTTPOptions`; tests pass an
+        ``httpx.MockTransport``). :func:`nfeval.models.load_model` builds it from the
+        keywords it is given (``load_model(None, "openai-chat", base_url=..., timeout=...)``).
     """
 
     def __init__(self, base_url: str | Sequence[str], model: str | None = None, *,
-                 api_key: str | None = None, api_key_env: str | None = DEFAULT_KEY_ENV,
-                 concurrency: int = 4, top_logprobs: int = 20,
-                 assistant_prefill: str = "none", missing_label: str = "error",
-                 max_tokens_param: str = "max_tokens", extra_body: dict | None = None,
-                 timeout: float = 120.0, max_retries: int = 5, backoff: float = 0.5,
-                 max_backoff: float = 30.0, max_retry_after: float = 120.0, seed: int = 0,
-                 transport=None, sleep=None) -> None:
+                 http: HTTPOptions | None = None, concurrency: int = 4,
+                 top_logprobs: int = 20, assistant_prefill: str = "none",
+                 missing_label: str = "error", max_tokens_param: str = "max_tokens",
+                 extra_body: dict | None = None) -> None:
         if assistant_prefill not in PREFILL_MODES:
             raise NfevalError(f"ChatModel: assistant_prefill={assistant_prefill!r} is not one of "
                               f"{PREFILL_MODES}.")
@@ -166,12 +164,7 @@ class ChatModel(LanguageModel):
                               f"{MISSING_LABEL}.")
         if int(top_logprobs) < 1:
             raise NfevalError("ChatModel: top_logprobs must be >= 1.")
-        kw: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
-        self._http = Transport(base_url, api_key=api_key, api_key_env=api_key_env,
-                               timeout=timeout, max_retries=max_retries, backoff=backoff,
-                               max_backoff=max_backoff, max_retry_after=max_retry_after,
-                               seed=seed, transport=transport, who="ChatModel",
-                               unreachable_hint=_START_HINT, **kw)
+        self._http = Transport(base_url, http, who="ChatModel", unreachable_hint=_START_HINT)
         self.base_urls = [display_url(u) for u in self._http.base_urls]
         self.concurrency = max(1, int(concurrency))
         self.top_logprobs = int(top_logprobs)

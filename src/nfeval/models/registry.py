@@ -171,6 +171,15 @@ _MINILM = ModelSpec(
 )
 
 
+#: The commands' and the API's default models, named once (each is an embedded model above):
+#: the LLM judge (D.A., the LINKAGE judges), the P.D. backbone, the base LM of LINKAGE's
+#: reference perplexity, and the BERTScore encoder.
+DEFAULT_JUDGE = _QWEN_CODER_15.name
+DEFAULT_PD_BACKBONE = _SMOLLM2.name
+DEFAULT_REFPPL_LM = _GEMMA3.name
+DEFAULT_EMBEDDER = _MINILM.name
+
+
 def _hub(hub_id: str, description: str, role: tuple[str, ...], chat: bool = True,
          license: str = "see the model card") -> ModelSpec:
     return ModelSpec(name=hub_id, kind="hub", description=description, hub_id=hub_id,

@@ -17,7 +17,7 @@ import pandas as pd
 from nfeval_repro.debateqa.intervals import mean_and_difference_rows
 from nfeval_repro.debateqa.systems import (load_questions, metric_signatures,
                                                  score_systems, split_systems)
-from nfeval.debateqa.generation import generate_answers
+from nfeval.debateqa.generation import Decoding, generate_answers
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval.prompts import length_instruction
 from nfeval_repro.tables import Experiment
@@ -60,8 +60,9 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
     for g in gen_names:
         lm = prof.load(g, backend=prof.generator_backend)
         for n in targets:
-            df = generate_answers(lm, items, suffix=length_instruction(n), max_tokens=2 * n,
-                                  seed=seed, progress=progress)
+            df = generate_answers(lm, items, suffix=length_instruction(n),
+                                  decoding=Decoding(max_tokens=2 * n, seed=seed),
+                                  progress=progress)
             systems[f"{g}|{n}"] = dict(zip(df["id"].astype(int), df["answer"]))
             tokens.append(df.assign(system=f"{g}|{n}", metric="actual_tokens", evaluator="-")
                           .rename(columns={"n_tokens": "score"})[

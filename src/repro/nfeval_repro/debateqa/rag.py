@@ -163,7 +163,7 @@ def rag_answers(model, items: Sequence, index: ChunkIndex | None, strategy: str,
     again for the action, the action taken, its query, whether it was the
     default action, and the new chunk ids).
     """
-    from nfeval.debateqa.generation import generate_answers
+    from nfeval.debateqa.generation import Decoding, generate_answers
     from nfeval.prompts import system_prompts
 
     system = system_prompts()["basic"] if system is None else system
@@ -177,9 +177,9 @@ def rag_answers(model, items: Sequence, index: ChunkIndex | None, strategy: str,
         questions: Mapping[int, str] = {it.id: it.question for it in items}
     else:
         questions = {it.id: rag_user_prompt(it.question, got[it.id]["chunks"]) for it in items}
-    df = generate_answers(model, questions, system=system, temperature=temperature, top_p=top_p,
-                          max_tokens=max_tokens, seed=seed, progress=progress,
-                          desc=f"answers ({model.info.name}, {strategy})")
+    df = generate_answers(model, questions, system=system,
+                          decoding=Decoding(temperature, top_p, max_tokens, seed),
+                          progress=progress, desc=f"answers ({model.info.name}, {strategy})")
     meta = pd.DataFrame([{
         "id": qid, "strategy": strategy, "trusted_only": bool(trusted_only),
         "n_chunks": len(g["chunks"]), "n_trusted_chunks": sum(c.trusted for c in g["chunks"]),

@@ -18,7 +18,8 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data import DebateItem, load_debateqa
-from nfeval.debateqa.scoring import answers_input, question_file, score_da, score_pd
+from nfeval.debateqa.scoring import (DASettings, PDSettings, answers_input, question_file,
+                                     score_da, score_pd)
 
 if TYPE_CHECKING:
     from nfeval.models.base import LanguageModel
@@ -63,7 +64,7 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
     ``load(name, backend=backend)`` loads a generator: an experiment passes its
     profile's :meth:`~nfeval_repro.profiles.Profile.load` (device and dtype); default
     :func:`nfeval.models.load_model` answered from the active item store."""
-    from nfeval.debateqa.generation import generate_answers
+    from nfeval.debateqa.generation import Decoding, generate_answers
     from nfeval.models import load_model
     from nfeval_repro.store import stored
 
@@ -72,8 +73,8 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
     for name in generators:
         model = load(name, backend=backend)
         df = generate_answers(model, items, system=system, suffix=suffix,
-                              temperature=temperature, top_p=top_p, max_tokens=max_tokens,
-                              seed=seed, progress=progress)
+                              decoding=Decoding(temperature, top_p, max_tokens, seed),
+                              progress=progress)
         systems[name] = dict(zip(df["id"].astype(int), df["answer"]))
         del model
     if written and split == "sample":
@@ -103,11 +104,11 @@ def score_systems(systems: Systems, items: Sequence[DebateItem], split: str, *,
         if not inputs.answers:
             continue
         for label, lm in pd_models.items():
-            df = score_pd(inputs, lm, variant=variant, restate=restate, progress=progress)
+            df = score_pd(inputs, lm, PDSettings(variant, restate), progress=progress)
             frames.append(pd.DataFrame({"system": system, "id": df["id"], "metric": "pd",
                                         "evaluator": label, "score": df["pd"]}))
         for label, judge in judges.items():
-            df = score_da(inputs, judge, mode=da_mode, progress=progress)
+            df = score_da(inputs, judge, DASettings(mode=da_mode), progress=progress)
             frames.append(pd.DataFrame({"system": system, "id": df["id"], "metric": "da",
                                         "evaluator": label, "score": df["da"]}))
     if not frames:

@@ -42,6 +42,7 @@ from nfeval_repro.linkage.table2 import JudgeSample, judge_frame
 from nfeval.linkage.generated import (DEGRADE_PROMPT, GOLDEN_PROMPTS, GeneratedReferences,
                                       generate_reference_lists, generated_split)
 from nfeval.linkage.references import ReferenceSplit, sample_all
+from nfeval.linkage.settings import GenerationSettings
 from nfeval.metrics.correlation import correlation_rows, paired_rows
 from nfeval.prompts import prompt_text
 from nfeval_repro.tables import Signature
@@ -170,8 +171,9 @@ def generated_references_table(
         t, cpu = time.time(), time.process_time()
         lists[name] = generate_reference_lists(
             golden, list(degraders), [by_qid[s.qid] for s in judged],
-            gts[name] if setting == "1gt" else None, seed=seed, attempts=attempts,
-            golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=progress)
+            gts[name] if setting == "1gt" else None, seed=seed,
+            generation=GenerationSettings(attempts, golden_tokens, degraded_tokens),
+            progress=progress)
         timings.append(_timing(name, "references", len(judged), 0, t, cpu))
     for name, sample in items.items():
         splits = generated_splits(questions[name], sample.judged, lists[name], seed)
