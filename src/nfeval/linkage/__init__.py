@@ -10,29 +10,25 @@ import the scoring code and its dependencies.
 
 from __future__ import annotations
 
-import importlib
+__all__ = ["score", "correlation_table", "lexical_ground_truth", "lexical_scores",
+           "DEFAULT_PATTERN", "ReferenceDraw", "ReferenceSplit", "sample_all",
+           "sample_references", "single_reference", "usable"]
 
-#: Public name -> (module, name in it).
-_EXPORTS = {
-    "score": ("nfeval.linkage.api", "linkage_score"),
-    "correlation_table": ("nfeval.linkage.lexical", "correlation_table"),
-    "lexical_ground_truth": ("nfeval.linkage.lexical", "lexical_ground_truth"),
-    "lexical_scores": ("nfeval.linkage.lexical", "lexical_scores"),
-    **{name: ("nfeval.linkage.references", name) for name in (
-        "DEFAULT_PATTERN", "ReferenceDraw", "ReferenceSplit", "sample_all",
-        "sample_references", "single_reference", "usable")},
-}
-
-__all__ = list(_EXPORTS)
+_REFERENCES = ("DEFAULT_PATTERN", "ReferenceDraw", "ReferenceSplit", "sample_all",
+               "sample_references", "single_reference", "usable")
 
 
 def __getattr__(name: str):
-    if name in _EXPORTS:
-        module, attr = _EXPORTS[name]
-        return getattr(importlib.import_module(module), attr)
-    try:  # a submodule, as ``nfeval.linkage.lexical`` after ``import nfeval.linkage``
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{name}":
-            raise
+    if name == "score":
+        from nfeval.linkage.api import linkage_score
+
+        return linkage_score
+    if name in ("correlation_table", "lexical_ground_truth", "lexical_scores"):
+        from nfeval.linkage import lexical
+
+        return getattr(lexical, name)
+    if name in _REFERENCES:
+        from nfeval.linkage import references
+
+        return getattr(references, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
