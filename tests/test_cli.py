@@ -291,7 +291,7 @@ def test_one_question_is_said_in_the_singular_with_no_interval(isolated, monkeyp
     (["da", "--answers", str(EXAMPLES / "debateqa_answers.jsonl"), "--split", "sample"],
      "debateqa/dispute_awareness_fewshot"),
 ])
-def test_a_default_command_without_network_or_mirror_says_how_in_one_line_before_loading(
+def test_a_default_command_without_network_or_mirror_says_how_in_one_line_before_loading(models_extra, 
         isolated, monkeypatch, capsys, argv, name):
     """No mirror, an empty cache, downloads off: the release prompt cannot be had, and the one
     line says every way to provide it, before any model loads."""

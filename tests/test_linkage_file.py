@@ -352,7 +352,7 @@ def test_interrupted_run_resumes_without_recomputing(mirror, cache, answers, mon
 
 # --------------------------------------------------------------------------- the command line
 
-def test_cli_scores_and_prints_the_signature(mirror, cache, answers, fake, tmp_path, capsys,
+def test_cli_scores_and_prints_the_signature(models_extra, mirror, cache, answers, fake, tmp_path, capsys,
                                              monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["linkage", "--answers", str(answers), "--no-progress"]) == 0
@@ -366,7 +366,7 @@ def test_cli_scores_and_prints_the_signature(mirror, cache, answers, fake, tmp_p
     assert list(table.columns) == SF.COLUMNS and len(table) == 12
 
 
-def test_cli_names_bad_lines_and_scores_the_rest(mirror, cache, answers, fake, tmp_path,
+def test_cli_names_bad_lines_and_scores_the_rest(models_extra, mirror, cache, answers, fake, tmp_path,
                                                  capsys):
     answers.write_text(line("q1") + "\n{broken\n" + line("q1") + "\n")
     out = tmp_path / "s.csv"
@@ -378,7 +378,7 @@ def test_cli_names_bad_lines_and_scores_the_rest(mirror, cache, answers, fake, t
     assert pd.read_csv(out)["qid"].unique().tolist() == ["q1"]
 
 
-def test_cli_stdin_and_stdout(mirror, cache, answers, fake, capsys, monkeypatch):
+def test_cli_stdin_and_stdout(models_extra, mirror, cache, answers, fake, capsys, monkeypatch):
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO(answers.read_text()))
@@ -399,7 +399,8 @@ def test_cli_stdin_and_stdout(mirror, cache, answers, fake, capsys, monkeypatch)
     (["--unparsed", "often"], 2, "--unparsed must be"),
     (["--answers", "/no/such/file.jsonl"], 2, "does not exist"),
 ])
-def test_cli_usage_errors_exit_2(mirror, cache, answers, fake, capsys, argv, status, msg):
+def test_cli_usage_errors_exit_2(models_extra, mirror, cache, answers, fake, capsys, argv, status,
+                                 msg):
     args = {"--answers": str(answers)}
     args.update(dict(zip(argv[::2], argv[1::2])))
     assert main(["linkage", *[x for kv in args.items() for x in kv], "--no-progress"]) == status
@@ -407,7 +408,7 @@ def test_cli_usage_errors_exit_2(mirror, cache, answers, fake, capsys, argv, sta
     assert err.startswith("nfeval: error: ") and msg in err
 
 
-def test_cli_nothing_scored_exits_1(mirror, cache, answers, fake, capsys):
+def test_cli_nothing_scored_exits_1(models_extra, mirror, cache, answers, fake, capsys):
     answers.write_text("{broken\n" + line("q1", refs=False) + "\n")
     assert main(["linkage", "--answers", str(answers), "--no-progress"]) == 1
     err = capsys.readouterr().err
@@ -419,7 +420,7 @@ def test_cli_nothing_scored_exits_1(mirror, cache, answers, fake, capsys):
 
 
 @pytest.mark.parametrize("method", ["rouge1", "bleu", "pairwise", "pointwise-ref-graded"])
-def test_cli_every_method_on_the_example(mirror, cache, fake, tmp_path, capsys, method):
+def test_cli_every_method_on_the_example(models_extra, mirror, cache, fake, tmp_path, capsys, method):
     out = tmp_path / "e.csv"
     assert main(["linkage", "--answers", str(EXAMPLE), "--method", method, "--out", str(out),
                  "--no-progress"]) == 0

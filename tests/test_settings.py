@@ -99,7 +99,7 @@ def spy(monkeypatch):
     return calls
 
 
-def test_the_linkage_command_is_one_call_into_the_library(mirror, cache, spy, monkeypatch,
+def test_the_linkage_command_is_one_call_into_the_library(models_extra, mirror, cache, spy, monkeypatch,
                                                           capsys):
     import nfeval.cli as cli
 
