@@ -42,13 +42,14 @@ import gc
 import math
 import time
 from pathlib import Path
+from nfeval.models.registry import DEFAULT_JUDGE
 
 PATHS = ("hf-float32", "llama-q4km", "hf-int8", "hf-bfloat16")
 EXPECTED_TOL = 0.02
 SPEARMAN_TOL = 0.05
-JUDGE = "qwen2.5-coder-1.5b-instruct"
+JUDGE = DEFAULT_JUDGE
 #: weights a token is multiplied by (all but the embedding; the output head runs only at labels)
-NON_EMBEDDING = {"qwen2.5-coder-1.5b-instruct": 1.31e9, "qwen2.5-coder-0.5b-instruct": 0.36e9}
+NON_EMBEDDING = {DEFAULT_JUDGE: 1.31e9, "qwen2.5-coder-0.5b-instruct": 0.36e9}
 
 
 def _spearman(grades, scores) -> float:

@@ -17,7 +17,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

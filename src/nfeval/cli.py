@@ -21,7 +21,6 @@ Why this file is long: every command's arguments and help text are here, so
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import Sequence

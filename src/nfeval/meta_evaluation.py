@@ -40,7 +40,6 @@ each part would import the others.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path

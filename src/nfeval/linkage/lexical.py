@@ -20,7 +20,7 @@ from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.linkage import methods as M
 from nfeval.linkage.embedding import (_embedder_source, bertscore_f1, cls_cosine,
-                                      resolve_embedder, resolve_name)
+                                      resolve_name)
 from nfeval.linkage.references import ReferenceSplit, sample_all
 from nfeval.metrics.correlation import COEFFICIENTS, question_correlations
 from nfeval.signature import Signature

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nfeval.paths import NOTEBOOKS
+from nfeval.models.registry import DEFAULT_JUDGE
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Artefact:
 #: lk_t03 / lk_t04 as committed: the 1.5B model writing the reference lists and judging, at the
 #: `limit` of each artefact's last finished make evidence stage (the notebook's defaults name the
 #: same models through the profile; the catalogue names them so the record does too).
-_LK_T03_T04 = (("judge", "qwen2.5-coder-1.5b-instruct"),
+_LK_T03_T04 = (("judge", DEFAULT_JUDGE),
                ("generator", "llama:qwen2.5-coder-1.5b-instruct"),
                ("degraders", "llama:qwen2.5-coder-1.5b-instruct"), ("max_candidates", -1))
 

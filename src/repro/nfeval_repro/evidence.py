@@ -55,9 +55,10 @@ from pathlib import Path
 
 from nfeval.paths import NOTEBOOKS, RESULTS, ROOT
 from nfeval_repro.store import display_path
+from nfeval.models.registry import DEFAULT_JUDGE
 
 #: The judge of every LINKAGE judge row and every D.A. / judge-metric row of the evidence run.
-JUDGE = "qwen2.5-coder-1.5b-instruct"
+JUDGE = DEFAULT_JUDGE
 _J = {"judge": JUDGE}
 #: lk_t03 / lk_t04: references written by the judge's own model, as the paper does.
 _GEN = {**_J, "generator": f"llama:{JUDGE}", "degraders": f"llama:{JUDGE}", "max_candidates": -1}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nfeval import NfevalError
+from nfeval.models.registry import DEFAULT_JUDGE
 
 
 @dataclass(frozen=True)
@@ -51,11 +52,11 @@ PROFILES = {
         # range where the 0.5B judge does not (lk_t02, dq_t03). Notebooks whose committed
         # rows still use the 0.5B judge name it in their parameters until `make evidence`
         # recomputes them.
-        judge="qwen2.5-coder-1.5b-instruct",
+        judge=DEFAULT_JUDGE,
         # Two D.A. judges, as Table 4 has: the 0.5B one is first (the default where a
         # notebook names no judge); the 1.5B one is the stronger judge of the dq_t03 pilot,
         # named by the single-judge DebateQA notebooks (dq_t05-t07, dq_f06-f10).
-        da_judges=("qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct"),
+        da_judges=("qwen2.5-coder-0.5b-instruct", DEFAULT_JUDGE),
         pd_backbones_more=("qwen2.5-coder-0.5b-instruct",),
         da_judges_more=("smollm2-135m-instruct", "gemma3-270m"),
         generators=("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "gemma3-270m"),

@@ -47,11 +47,10 @@ split, each part would reach into the others' private keys and files.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 

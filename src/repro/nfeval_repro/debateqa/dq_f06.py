@@ -16,6 +16,7 @@ from nfeval_repro.debateqa.agreement import answer_systems, pd_and_da
 from nfeval_repro.debateqa.intervals import mean_rows, model_systems, system_correlation
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
+from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -28,7 +29,7 @@ NOTES = ("Means per system (quantity pd / da) with a 95% bootstrap interval over
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generators: str = "", backbone: str = "",
-        judge: str = "qwen2.5-coder-1.5b-instruct", progress: bool = True) -> Experiment:
+        judge: str = DEFAULT_JUDGE, progress: bool = True) -> Experiment:
     """Figure 6 (parameters: the notebook's). ``extra``: ``means`` (both means per system
     with intervals), ``correlations`` (the ``__correlation__`` rows), ``backbone``,
     ``judge``, ``n_questions``.

@@ -13,6 +13,7 @@ from nfeval_repro.debateqa.agreement import answer_systems, pd_and_da
 from nfeval_repro.debateqa.intervals import combined_rows
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
+from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -30,7 +31,7 @@ def parse_ks(ks: str) -> list[float]:
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generators: str = "", backbone: str = "",
-        judge: str = "qwen2.5-coder-1.5b-instruct", ks: str = "0,0.25,0.5,1,2,4,8",
+        judge: str = DEFAULT_JUDGE, ks: str = "0,0.25,0.5,1,2,4,8",
         progress: bool = True) -> Experiment:
     """Figure 7 (parameters: the notebook's). ``extra``: ``ks`` (the coefficients, as
     floats) and ``n_questions``."""

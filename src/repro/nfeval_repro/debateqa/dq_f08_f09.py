@@ -19,6 +19,7 @@ from nfeval_repro.debateqa.systems import (collect_systems, length_rows,
                                                  score_systems, split_systems)
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
+from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -51,7 +52,7 @@ def _sweep_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generator: str = "", backbone: str = "",
-        judge: str = "qwen2.5-coder-1.5b-instruct", temperatures: str = "0.2,0.4,0.6,0.8,1.0",
+        judge: str = DEFAULT_JUDGE, temperatures: str = "0.2,0.4,0.6,0.8,1.0",
         top_ps: str = "0.2,0.4,0.6,0.8,1.0", progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) at every sampling setting, score
     the answers and assemble Figures 8-9's table.

@@ -21,6 +21,7 @@ from nfeval.debateqa.generation import Decoding, generate_answers
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval.prompts import length_instruction
 from nfeval_repro.tables import Experiment
+from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -41,7 +42,7 @@ def _length_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
-        generators: str = "", backbone: str = "", judge: str = "qwen2.5-coder-1.5b-instruct",
+        generators: str = "", backbone: str = "", judge: str = DEFAULT_JUDGE,
         lengths: str = "50,100,200,400", progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator at every
     target length (``lengths``, comma-separated tokens), score the answers and assemble

@@ -21,6 +21,7 @@ from nfeval.hashing import sha256_text
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval.prompts import system_prompts
 from nfeval_repro.tables import Experiment
+from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -33,7 +34,7 @@ NOTES = ("quantity mean: mean over questions with a 95% bootstrap interval over 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generators: str = "", backbone: str = "",
-        judge: str = "qwen2.5-coder-1.5b-instruct", progress: bool = True) -> Experiment:
+        judge: str = DEFAULT_JUDGE, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator under every
     system prompt, score them and assemble Table 5.
 

@@ -42,6 +42,7 @@ from scipy.stats import rankdata
 from nfeval import NfevalError
 from nfeval.metrics.intervals import (cluster_interval, doubled_tie_ranks, draw_counts,
                                       in_batches)
+from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = [
     "DA_JUDGE_RUNS",
@@ -60,7 +61,7 @@ __all__ = [
 
 DA_STATISTICS = ("accuracy", "f1", "auroc", "mcc")
 #: The judges of Table 3's evidence run in the embedded profile (both ship as GGUF).
-DA_VALIDITY_JUDGES = ("qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct")
+DA_VALIDITY_JUDGES = ("qwen2.5-coder-0.5b-instruct", DEFAULT_JUDGE)
 #: The rows a judge model scores: method -> :func:`nfeval.debateqa.da.da_scores` arguments.
 DA_JUDGE_RUNS = {
     "da_prob": {"mode": "prob", "zero_shot": False},
