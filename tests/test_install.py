@@ -52,14 +52,16 @@ def installed(tmp_path_factory):
     venv = tmp / "venv"
     made = _run([sys.executable, "-m", "venv", str(venv)])
     assert made.returncode == 0, made.stderr
+    # nothing of the checkout may be visible to the new virtualenv, its pip included (a
+    # PYTHONPATH into src/ would make pip take the checkout's nfeval as installed)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "NFEVAL_MIRROR", "VIRTUAL_ENV")}
     pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                "--disable-pip-version-check", str(wheel)])
+                "--disable-pip-version-check", str(wheel)], env=env)
     assert pip.returncode == 0, pip.stderr[-3000:]
     work = tmp / "elsewhere"
     work.mkdir()
     shutil.copy2(ROOT / "examples" / "linkage_answers.jsonl", work / "answers.jsonl")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "NFEVAL_MIRROR", "VIRTUAL_ENV")}
     env["NFEVAL_CACHE"] = str(tmp / "cache")
     env["NFEVAL_OFFLINE"] = "1"
     return venv / "bin", work, env

@@ -27,7 +27,7 @@ from nfeval_repro.linkage.table2 import (DEFAULT_JUDGE_ROWS, JUDGE_ROWS, automat
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
 
-__all__ = ["figure", "run"]
+__all__ = ["run"]
 
 ID = "lk_t02"
 DATASETS = ("antique", "trec-dl-nf")
@@ -165,40 +165,3 @@ def _names(text: str, default, what: str, known=None) -> list[str]:
     if bad := [x for x in names if x not in known]:
         raise NfevalError(f"unknown {what}(s) {bad}; choose from {known}")
     return names
-
-
-def figure(exp, small_judge: str):
-    """The notebook's figure: Spearman's rho of every row with its 95% interval, one panel per
-    dataset (automatic metrics on all items and on the judged items, the LLM rows on the
-    judged items, the small judge's bars beside them where it ran)."""
-    import matplotlib.pyplot as plt
-
-    from nfeval_repro.linkage.table2 import JUDGE_ROWS, LEXICAL_ROWS
-    from nfeval_repro.plots import interval_bars
-
-    table = exp.table
-    judge_name, mode = exp.parameters["judge"], exp.parameters["judge_mode"]
-    sp = table[(table["coefficient"] == "spearman") & table["judge"].isin(["", "mistral"])
-               & ~table["method"].str.contains(" - ")]
-    small = f"small judge ({small_judge})"
-    sp = pd.concat([sp[sp["sample"].isin(["all", "same items"])],
-                    sp[(sp["sample"] == "small judge")
-                       & (sp["our_judge"] == small_judge)].assign(sample=small)])
-    methods = [*LEXICAL_ROWS, "refppl", *JUDGE_ROWS]
-    datasets = exp.extra["datasets"]
-    fig, axes = plt.subplots(len(datasets), 1, figsize=(13, 4.25 * len(datasets)), sharey=True,
-                             squeeze=False)
-    for ax, name in zip(axes[:, 0], datasets):
-        part = sp[(sp["dataset"] == name) & (sp["mode"] != "sample")]
-        interval_bars(ax, part, x="method", hue="sample",
-                      order=[m for m in methods if m in set(part["method"])],
-                      hue_order=["all", "same items", small],
-                      ylabel="Spearman's rho (mean over questions)", compact=True)
-        ax.set_title(f"{name}: automatic metrics on all items and on the judged items; LLM rows "
-                     f"({judge_name}, {mode}) on the judged items"
-                     + (f", beside the {small}" if (part["sample"] == small).any() else ""),
-                     fontsize=10)
-        ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle("LINKAGE Table 2 with 95% bootstrap intervals over questions")
-    fig.tight_layout()
-    return fig

@@ -68,6 +68,7 @@ __all__ = [
     "lexical_frame",
     "mode_subset_frames",
     "refppl_frame",
+    "table2_figure",
     "same_items_frames",
     "same_items_subset",
     "small_judge_frames",
@@ -385,3 +386,40 @@ def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: st
     table = table.sort_values(["dataset", "sample"], kind="stable",
                               key=lambda c: c.map(_SAMPLE_ORDER) if c.name == "sample" else c)
     return table.reset_index(drop=True)[TABLE_COLUMNS]
+
+
+def table2_figure(exp, small_judge: str):
+    """lk_t02's figure (``exp``: what :func:`nfeval_repro.linkage.lk_t02.run` returns):
+    Spearman's rho of every row with its 95% interval, one panel per
+    dataset (automatic metrics on all items and on the judged items, the LLM rows on the
+    judged items, the small judge's bars beside them where it ran)."""
+    import matplotlib.pyplot as plt
+
+    from nfeval_repro.plots import interval_bars
+
+    table = exp.table
+    judge_name, mode = exp.parameters["judge"], exp.parameters["judge_mode"]
+    sp = table[(table["coefficient"] == "spearman") & table["judge"].isin(["", "mistral"])
+               & ~table["method"].str.contains(" - ")]
+    small = f"small judge ({small_judge})"
+    sp = pd.concat([sp[sp["sample"].isin(["all", "same items"])],
+                    sp[(sp["sample"] == "small judge")
+                       & (sp["our_judge"] == small_judge)].assign(sample=small)])
+    methods = [*LEXICAL_ROWS, "refppl", *JUDGE_ROWS]
+    datasets = exp.extra["datasets"]
+    fig, axes = plt.subplots(len(datasets), 1, figsize=(13, 4.25 * len(datasets)), sharey=True,
+                             squeeze=False)
+    for ax, name in zip(axes[:, 0], datasets):
+        part = sp[(sp["dataset"] == name) & (sp["mode"] != "sample")]
+        interval_bars(ax, part, x="method", hue="sample",
+                      order=[m for m in methods if m in set(part["method"])],
+                      hue_order=["all", "same items", small],
+                      ylabel="Spearman's rho (mean over questions)", compact=True)
+        ax.set_title(f"{name}: automatic metrics on all items and on the judged items; LLM rows "
+                     f"({judge_name}, {mode}) on the judged items"
+                     + (f", beside the {small}" if (part["sample"] == small).any() else ""),
+                     fontsize=10)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle("LINKAGE Table 2 with 95% bootstrap intervals over questions")
+    fig.tight_layout()
+    return fig
