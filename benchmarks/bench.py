@@ -586,6 +586,7 @@ def saturation_level(levels: list[int], rps: list[float], gain: float = 1.10) ->
 
 def _bench_server(args, csv_path) -> None:
     from nfeval.models.chat_backend import ChatModel
+    from nfeval.models.transport import HTTPOptions
     from nfeval.models.registry import gguf_file
 
     try:
@@ -608,15 +609,16 @@ def _bench_server(args, csv_path) -> None:
             t0 = time.perf_counter()
             with LlamaServers(gguf, n_proc, threads) as urls:
                 started = time.perf_counter() - t0
-                m = ChatModel(urls, concurrency=c, timeout=600, max_retries=2)
+                m = ChatModel(urls, concurrency=c,
+                              http=HTTPOptions(timeout=600, max_retries=2))
                 m.generate_many([m.chat_prompt(u) for u in warm[:n_proc]], max_tokens=1,
-                                concurrency=n_proc, use_store=False)
+                                concurrency=n_proc)
                 prompts = [m.chat_prompt(u) for u in users]
                 times = []
                 for _ in range(args.server_repeats):
                     t = time.perf_counter()
                     gens = m.generate_many(prompts, max_tokens=args.server_max_tokens,
-                                           concurrency=c, use_store=False)
+                                           concurrency=c)
                     times.append(time.perf_counter() - t)
                 dt = sorted(times)[len(times) // 2]  # the median repeat
             tokens = sum((g.extra.get("usage") or {}).get("total_tokens", 0) for g in gens)

@@ -42,13 +42,14 @@ import gc
 import math
 import time
 from pathlib import Path
+from nfeval.models.registry import DEFAULT_JUDGE
 
 PATHS = ("hf-float32", "llama-q4km", "hf-int8", "hf-bfloat16")
 EXPECTED_TOL = 0.02
 SPEARMAN_TOL = 0.05
-JUDGE = "qwen2.5-coder-1.5b-instruct"
+JUDGE = DEFAULT_JUDGE
 #: weights a token is multiplied by (all but the embedding; the output head runs only at labels)
-NON_EMBEDDING = {"qwen2.5-coder-1.5b-instruct": 1.31e9, "qwen2.5-coder-0.5b-instruct": 0.36e9}
+NON_EMBEDDING = {DEFAULT_JUDGE: 1.31e9, "qwen2.5-coder-0.5b-instruct": 0.36e9}
 
 
 def _spearman(grades, scores) -> float:
@@ -63,7 +64,7 @@ def linkage_work(model, n_questions: int):
     """(prefix ids, suffix ids, label ids, grades) per question of lk_t02's ANTIQUE draw."""
     from nfeval.data import load_linkage
     from nfeval.linkage import judges as J
-    from nfeval.linkage.experiments.table2 import judged_items
+    from nfeval_repro.linkage.table2 import judged_items
 
     questions = load_linkage("antique")
     by_qid = {q.qid: q for q in questions}

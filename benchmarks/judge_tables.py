@@ -56,8 +56,8 @@ def _path_model(path: str, judge: str):
 def _stored_model(artefact: str, judge: str):
     """(the store, the judge answered from it): the committed float32 items of ``artefact``
     (weights load only if an item is missing, which the caller refuses)."""
-    from nfeval.profiles import get_profile
-    from nfeval.store import use_store
+    from nfeval_repro.profiles import get_profile
+    from nfeval_repro.store import use_store
 
     import tempfile
 
@@ -70,7 +70,7 @@ def lk_t02_rows(model, n_questions: int, progress: bool) -> tuple[pd.DataFrame, 
     """The linkage-0shot rows, and linkage-0shot minus ROUGE-L on the same items (paired per
     question), per dataset and coefficient."""
     from nfeval.data import load_linkage
-    from nfeval.linkage.experiments.table2 import judge_frame, judged_items
+    from nfeval_repro.linkage.table2 import judge_frame, judged_items
     from nfeval.linkage.lexical import split_scores
     from nfeval.metrics.correlation import correlation_rows, per_question
     from nfeval.metrics.intervals import mean_interval
@@ -105,7 +105,7 @@ def dq_t03_rows(model, n_answers: int, progress: bool) -> tuple[pd.DataFrame, in
     """The judge's da_prob statistics on the labelled sample."""
     from nfeval.data.sample import load_sample
     from nfeval.debateqa.da import da_scores
-    from nfeval.debateqa.experiments.tables import DA_JUDGE_RUNS, da_frame, da_rows
+    from nfeval_repro.debateqa.tables import DA_JUDGE_RUNS, da_frame, da_rows
 
     sample = load_sample()
     labels = sample.labels.rename(columns={"id": "qid"})
@@ -165,7 +165,7 @@ def bench_judge_tables(args, csv_path, write_row) -> list[dict]:
     from pathlib import Path
 
     from nfeval.machine import cpu_model, machine_tag
-    from nfeval.store import close_store
+    from nfeval_repro.store import close_store
 
     from judge_paths import run_stamp
 

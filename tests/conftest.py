@@ -9,11 +9,77 @@ from pathlib import Path
 
 import pytest
 
+
+#: what a test module may need beyond the core install: the extras' modules, and the
+#: reproduction (``nfeval_repro``, installed by ``make env`` from src/repro)
+def _optional(name: str) -> str | None:
+    from nfeval.extras import EXTRA_OF
+
+    top = (name or "").split(".")[0]
+    if top == "nfeval_repro":
+        return "the reproduction (make env; pip install -e src/repro)"
+    if top in EXTRA_OF:
+        return f"{top!r}, the {EXTRA_OF[top]!r} extra"
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """A test module that cannot be imported because an optional package is missing (a core
+    install: ``pip install nfeval`` plus pytest) is skipped with that reason; any other import
+    error still fails."""
+    outcome = yield
+    report = outcome.get_result()
+    if not (report.failed and isinstance(collector, pytest.Module)):
+        return
+    import re
+
+    found = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", str(report.longrepr))
+    why = _optional(found.group(1)) if found else None
+    if why is None:
+        return
+    report.outcome = "skipped"
+    report.longrepr = (str(collector.path), 0, f"Skipped: needs {why}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The same for a test (or its fixture) that needs an optional package: skipped with the
+    reason, where the library says which extra to install or the import itself fails."""
+    outcome = yield
+    report = outcome.get_result()
+    exc = call.excinfo.value if call.excinfo is not None else None
+    why = None
+    if isinstance(exc, ModuleNotFoundError):
+        why = _optional(exc.name)
+    elif type(exc).__name__ == "NfevalError" and str(exc).startswith(
+            "this needs the Python package"):
+        why = str(exc).split("'")[1]
+        why = _optional(why) or why
+    if why is None or not report.failed:
+        return
+    report.outcome = "skipped"
+    report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: needs {why}")
+
 # benchmarks/ is not part of the package: its tests import it as the top-level module `bench`.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 # every figure a test renders is checked for overlapping text and a height over 2:1 of its
-# width (nfeval.figure_layout): a notebook whose figure a reader cannot read fails its test
+# width (nfeval_repro.figure_layout): a notebook whose figure a reader cannot read fails its test
 os.environ.setdefault("NFEVAL_FIGURE_CHECK", "1")
+
+
+@pytest.fixture
+def models_extra():
+    """Skips a test that runs a command needing the language models (the ``models`` extra:
+    torch and transformers) where they are not installed: the command would refuse first."""
+    pytest.importorskip("torch", reason="needs 'torch', the 'models' extra")
+    pytest.importorskip("transformers", reason="needs 'transformers', the 'models' extra")
+
+
+@pytest.fixture
+def notebooks_extra():
+    """The same for the plotting packages (the ``notebooks`` extra)."""
+    pytest.importorskip("matplotlib", reason="needs 'matplotlib', the 'notebooks' extra")
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval.debateqa.experiments.agreement import pseudo_annotator_agreement, split_preferences
-from nfeval.debateqa.experiments.alignment import (
+from nfeval_repro.debateqa.agreement import pseudo_annotator_agreement, split_preferences
+from nfeval_repro.debateqa.alignment import (
     AlignmentQuestion,
     alignment_table,
     elo_ranking,
@@ -22,7 +22,7 @@ from nfeval.debateqa.experiments.alignment import (
     merge_ties,
     select_questions,
 )
-from nfeval.debateqa.experiments.alignment_scores import (
+from nfeval_repro.debateqa.alignment_scores import (
     judge_prompt,
     leave_one_out_references,
     parse_count,
@@ -216,7 +216,7 @@ def test_constant_metric_is_skipped_and_nan_scores_are_counted():
 
 
 def test_alignment_frame_negates_lower_is_better_and_keeps_the_raw_score():
-    from nfeval.debateqa.experiments.alignment import alignment_frame
+    from nfeval_repro.debateqa.alignment import alignment_frame
 
     qs = _two_questions()
     human = human_rankings(qs, rounds=50, seed=0)
@@ -233,7 +233,7 @@ def test_alignment_frame_negates_lower_is_better_and_keeps_the_raw_score():
 
 
 def test_alignment_rows_match_the_table_and_carry_intervals():
-    from nfeval.debateqa.experiments.alignment import alignment_rows
+    from nfeval_repro.debateqa.alignment import alignment_rows
 
     qs = [_question([3, 3, 2, 1, 0, 2], qid=str(i)) for i in range(6)]
     human = human_rankings(qs, rounds=50, seed=0)
@@ -259,7 +259,7 @@ def test_alignment_rows_match_the_table_and_carry_intervals():
 
 
 def test_alignment_differences_pd_minus_each_metric():
-    from nfeval.debateqa.experiments.alignment import alignment_differences, alignment_rows
+    from nfeval_repro.debateqa.alignment import alignment_differences, alignment_rows
 
     qs = [_question([3, 3, 2, 1, 0, 2], qid=str(i)) for i in range(5)]
     human = human_rankings(qs, rounds=50, seed=0)
@@ -354,14 +354,14 @@ def test_acknowledge_scores_are_binary():
     ("pd, g_eval", ["pd", "g_eval"]), ("pd,pd", ["pd"]),
 ])
 def test_parse_metrics(text, expected):
-    from nfeval.debateqa.experiments.alignment import parse_metrics
+    from nfeval_repro.debateqa.alignment import parse_metrics
 
     assert parse_metrics(text) == expected
 
 
 @pytest.mark.parametrize("text", ["", "pd,bleu"])
 def test_parse_metrics_rejects(text):
-    from nfeval.debateqa.experiments.alignment import parse_metrics
+    from nfeval_repro.debateqa.alignment import parse_metrics
 
     with pytest.raises(NfevalError, match="metrics"):
         parse_metrics(text)
@@ -372,13 +372,13 @@ def test_parse_metrics_rejects(text):
     ("num_povs", "generate", "generate"), ("num_povs", "prob", "prob-expected"),
 ])
 def test_judge_variant(metric, mode, variant):
-    from nfeval.debateqa.experiments.alignment_scores import judge_variant
+    from nfeval_repro.debateqa.alignment_scores import judge_variant
 
     assert judge_variant(metric, mode) == variant
 
 
 def test_agreement_rows_have_every_pair_and_the_minimum():
-    from nfeval.debateqa.experiments.agreement import agreement_rows
+    from nfeval_repro.debateqa.agreement import agreement_rows
 
     qs = [_question([3, 3, 2, 2, 1, 1, 0, 0], qid=str(i)) for i in range(4)]
     res = pseudo_annotator_agreement(qs, n_annotators=3, rounds=20, seed=2)
@@ -394,7 +394,7 @@ def test_agreement_rows_have_every_pair_and_the_minimum():
 
 
 def test_agreement_rows_one_question_has_no_interval():
-    from nfeval.debateqa.experiments.agreement import agreement_rows
+    from nfeval_repro.debateqa.agreement import agreement_rows
 
     res = pseudo_annotator_agreement([_question([3, 3, 2, 2, 1, 1, 0, 0])], n_annotators=2,
                                      rounds=20, seed=0)
@@ -414,7 +414,7 @@ def _tiny_question():
 
 
 def test_shared_prefix_distributions_equal_per_prompt_ones(tiny_gpt2):
-    from nfeval.debateqa.experiments.alignment_scores import label_distributions
+    from nfeval_repro.debateqa.alignment_scores import label_distributions
     from nfeval.models.base import normalize
 
     labels = ["1", "2", "3", "4", "5"]
@@ -428,7 +428,7 @@ def test_shared_prefix_distributions_equal_per_prompt_ones(tiny_gpt2):
 
 
 def test_score_pd_and_judge_on_a_tiny_model(tiny_gpt2):
-    from nfeval.debateqa.experiments.alignment_scores import score_judge, score_pd
+    from nfeval_repro.debateqa.alignment_scores import score_judge, score_pd
 
     q = _tiny_question()
     pd_rows = score_pd(tiny_gpt2, [q], max_references=2, use_cache=False, progress=False)

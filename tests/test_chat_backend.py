@@ -30,7 +30,8 @@ from nfeval.models.chat_backend import (
     parse_chat_prompt,
     serialize_messages,
 )
-from nfeval.models.transport import Transport, bounded_map, parse_retry_after
+from nfeval.models.transport import (HTTPOptions, Transport, bounded_map, http_options,
+                                     parse_retry_after)
 
 FIX = json.loads((Path(__file__).parent / "fixtures" / "chat" / "openai_replies.json")
                  .read_text(encoding="utf-8"))
@@ -71,8 +72,9 @@ class Server:
 
 def chat_model(server: Server, waits: list | None = None, **kw) -> ChatModel:
     kw.setdefault("model", "gpt-4o-mini")
-    return ChatModel(URL, transport=server.transport,
-                     sleep=(waits.append if waits is not None else (lambda s: None)), **kw)
+    http = http_options(kw, transport=server.transport,
+                        sleep=(waits.append if waits is not None else (lambda s: None)))
+    return ChatModel(URL, http=http, **kw)
 
 
 # ------------------------------------------------------------------ serialized prompts
@@ -132,9 +134,9 @@ def test_generate_sends_messages_and_decoding():
 def test_model_discovery():
     srv = Server(["models_many"])
     with pytest.raises(NfevalError, match="pass model="):
-        ChatModel(URL, transport=srv.transport)
+        ChatModel(URL, http=HTTPOptions(transport=srv.transport))
     one = Server(fn=lambda r, b: httpx.Response(200, json={"data": [{"id": "served"}]}))
-    assert ChatModel(URL, transport=one.transport).model == "served"
+    assert ChatModel(URL, http=HTTPOptions(transport=one.transport)).model == "served"
 
 
 # ----------------------------------------------------------------------- retry policy
@@ -217,7 +219,7 @@ def test_parse_retry_after():
 # ---------------------------------------------------------------------------- API key
 def test_api_key_from_env_sent_and_never_written(monkeypatch, tmp_path, caplog):
     from nfeval.models import load_model
-    from nfeval.store import close_store, use_store
+    from nfeval_repro.store import close_store, stored, use_store
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
 
@@ -232,11 +234,11 @@ def test_api_key_from_env_sent_and_never_written(monkeypatch, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     store = use_store("chat_key_test", tmp_path)
     try:
-        m = load_model("gpt-4o-mini", backend="openai-chat", base_url=URL,
-                       transport=srv.transport)
+        m = stored(load_model("gpt-4o-mini", backend="openai-chat", base_url=URL,
+                              transport=srv.transport))
         assert type(m).__name__ == "StoredModel"
         m.generate(m.chat_prompt("hello"), max_tokens=5)
-        m.inner.generate_many([m.chat_prompt(f"q{i}") for i in range(3)], concurrency=2)
+        m.generate_many([m.chat_prompt(f"q{i}") for i in range(3)], concurrency=2)
         with pytest.raises(NfevalError) as ei:
             m.generate(m.chat_prompt("fail"))
         assert SECRET not in str(ei.value) and "***" in str(ei.value)
@@ -262,17 +264,18 @@ def test_api_key_env_name_and_no_key(monkeypatch):
         seen.append(request.headers.get("authorization"))
         return reply("chat_plain")
 
-    m = ChatModel(URL, model="m", api_key_env="MY_JUDGE_KEY", transport=httpx.MockTransport(
-        lambda r: fn(r, None)))
+    m = ChatModel(URL, model="m", http=HTTPOptions(
+        api_key_env="MY_JUDGE_KEY", transport=httpx.MockTransport(lambda r: fn(r, None))))
     m.generate(m.chat_prompt("x"))
-    m2 = ChatModel(URL, model="m", transport=httpx.MockTransport(lambda r: fn(r, None)))
+    m2 = ChatModel(URL, model="m",
+                   http=HTTPOptions(transport=httpx.MockTransport(lambda r: fn(r, None))))
     m2.generate(m2.chat_prompt("x"))
     assert seen == ["Bearer sk-other", None]  # no key: no header at all
 
 
 def test_credentials_in_url_are_not_shown():
     m = ChatModel("https://user:pa55word@api.example.test/v1", model="m",
-                  transport=Server().transport)
+                  http=HTTPOptions(transport=Server().transport))
     assert "pa55word" not in m.info.source and "pa55word" not in repr(m)
 
 
@@ -331,7 +334,7 @@ def test_generate_many_order_and_bound():
 
 
 def test_generate_many_resumes_from_the_item_store(tmp_path):
-    from nfeval.store import close_store, stored, use_store
+    from nfeval_repro.store import close_store, stored, use_store
 
     fail = {"on": True}
 
@@ -393,7 +396,7 @@ def test_several_servers_share_the_load():
         return reply("chat_plain")
 
     m = ChatModel(["http://a.test:8000", "http://b.test:8001/v1"], model="m", concurrency=4,
-                  transport=httpx.MockTransport(lambda r: fn(r, None)))
+                  http=HTTPOptions(transport=httpx.MockTransport(lambda r: fn(r, None))))
     m.generate_many([m.chat_prompt(f"q{k}") for k in range(8)])
     assert set(hosts) == {"a.test", "b.test"} and abs(hosts.count("a.test") - 4) <= 2
     assert m.info.source == "http://a.test:8000/v1,http://b.test:8001/v1"
@@ -535,8 +538,8 @@ def test_completions_backend_uses_the_transport(monkeypatch):
         return httpx.Response(200, json={"choices": [{"text": " Rome.", "finish_reason": "stop"}],
                                          "usage": {"completion_tokens": 2}})
 
-    m = OpenAIModel(URL, chat_template="none", backoff=0.001,
-                    transport=httpx.MockTransport(handler))
+    m = OpenAIModel(URL, chat_template="none", http=HTTPOptions(
+        max_retries=3, backoff=0.001, transport=httpx.MockTransport(handler)))
     g = m.generate("The capital of Italy is", max_tokens=3)
     assert g.text == " Rome." and calls == ["/v1/models", "/v1/completions", "/v1/completions"]
     assert SECRET not in repr(m) and SECRET not in json.dumps(m.info.as_dict())
@@ -546,6 +549,6 @@ def test_completions_backend_uses_the_transport(monkeypatch):
 
 
 def test_transport_repr_and_scrub():
-    t = Transport(URL, api_key=SECRET, transport=Server().transport)
+    t = Transport(URL, HTTPOptions(api_key=SECRET, transport=Server().transport))
     assert SECRET not in repr(t) and "key=set" in repr(t)
     assert t.scrub(f"bad key {SECRET}!") == "bad key ***!"

@@ -1,4 +1,4 @@
-"""The claims table (nfeval.claims, notebooks/claims.ipynb): verdicts from intervals, every claim
+"""The claims table (nfeval_repro.claims, notebooks/claims.ipynb): verdicts from intervals, every claim
 present, the committed table and the README's copy equal to what the committed sources give."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from nfeval.claims import (CLAIMS, COLUMNS, VERDICTS, claims_table, markdown, row_verdict,
+from nfeval_repro.claims import (CLAIMS, COLUMNS, VERDICTS, claims_table, markdown, row_verdict,
                            settled, verdict)
 from nfeval.paths import RESULTS, ROOT
 
@@ -64,7 +64,7 @@ def test_every_baseline_the_papers_print_has_a_claims_row(committed):
     """Read from the papers' tables (data/paper_values), not from the claims code's lists:
     every non-LINKAGE row of LINKAGE Tables 2-5 and every DebateQA Table 2 metric has a row
     in the claim that names it (computed, or "not computed" with its reason)."""
-    from nfeval.results import paper_values
+    from nfeval_repro.tables import paper_values
 
     def names(claim, dataset):
         sel = committed[(committed["claim"] == claim) & (committed["dataset"] == dataset)]
@@ -129,7 +129,7 @@ def test_d1_sets_pd_against_the_judge_on_one_backbone(committed):
 def test_the_seed_check_recomputes_the_committed_sources_at_seed_0():
     """Seed 0 of the check recomputes the source tables from their per-unit files and must
     give the committed rows (the check varies the resampling only)."""
-    from nfeval import claims
+    from nfeval_repro import claims
 
     base = claims._rows(claims.Sources(RESULTS))
     again = claims._rows(claims.Sources(RESULTS, tables={
@@ -144,7 +144,7 @@ def test_the_seed_check_recomputes_the_committed_sources_at_seed_0():
 def test_a_second_seed_gives_the_committed_labels(committed):
     """Resampled under a seed outside the check, every settled verdict stays; a borderline one
     may go either way."""
-    from nfeval.claims import seed_verdicts
+    from nfeval_repro.claims import seed_verdicts
 
     other = seed_verdicts(RESULTS, seeds=(0, 11))
     for label, got in zip(committed["verdict"], other["seed_11"]):
@@ -178,7 +178,7 @@ def test_the_committed_table_is_what_the_committed_sources_give(committed):
 
 
 def test_the_docs_show_the_committed_table_and_the_readme_its_summary(committed):
-    from nfeval.claims import summary
+    from nfeval_repro.claims import summary
 
     page = (ROOT / "docs" / "claims.md").read_text(encoding="utf-8")
     block = page.split("<!-- BEGIN claims -->\n")[1].split("<!-- END claims -->")[0]
@@ -219,8 +219,8 @@ def _nearest_rows(committed, k=6):
 def test_the_reseed_rule_settles_no_row_that_a_hundred_seeds_split(committed):
     """Brute force: the rows nearest their lines, each paired interval recomputed under 100
     resampling seeds; every row the rule leaves settled keeps its verdict under all of them."""
-    from nfeval.claims import _NAMES, _frame
-    from nfeval.debateqa.experiments.alignment import alignment_frame
+    from nfeval_repro.claims import _NAMES, _frame
+    from nfeval_repro.debateqa.alignment import alignment_frame
     from nfeval.metrics.correlation import per_question
     from nfeval.metrics.intervals import paired_difference
 

@@ -20,8 +20,9 @@ def isolated(monkeypatch, tmp_path):
 def test_help_lists_commands():
     out = subprocess.run([sys.executable, "-m", "nfeval.cli", "--help"], capture_output=True, text=True)
     assert out.returncode == 0
-    for word in ("data", "models", "artefacts", "NFEVAL_MIRROR"):
+    for word in ("data", "models", "linkage", "meta", "NFEVAL_MIRROR"):
         assert word in out.stdout
+    assert "artefacts" not in out.stdout  # the reproduction's catalogue is not the library's
 
 
 def test_data_status_without_mirror_says_what_is_missing(isolated, capsys):
@@ -86,15 +87,22 @@ def test_ctrl_c_anywhere_exits_130(monkeypatch, capsys):
     def boom(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_artefacts", boom)
-    assert main(["artefacts"]) == 130
+    monkeypatch.setattr(cli, "_models_list", boom)
+    assert main(["models", "list"]) == 130
     assert "interrupted" in capsys.readouterr().err
 
 
 def test_artefacts_lists_catalogue(capsys):
-    assert main(["artefacts"]) == 0
+    from nfeval_repro.artefacts import main as artefacts
+
+    assert artefacts([]) == 0
     out = capsys.readouterr().out
     assert "lk_t01" in out and "dq_eq7" in out
+
+
+def test_the_library_command_has_no_reproduction_command():
+    with pytest.raises(SystemExit):
+        main(["artefacts"])
 
 
 def test_hardware_flags_reach_the_model_load_and_a_missing_gpu_is_one_clear_error(
@@ -283,7 +291,7 @@ def test_one_question_is_said_in_the_singular_with_no_interval(isolated, monkeyp
     (["da", "--answers", str(EXAMPLES / "debateqa_answers.jsonl"), "--split", "sample"],
      "debateqa/dispute_awareness_fewshot"),
 ])
-def test_a_default_command_without_network_or_mirror_says_how_in_one_line_before_loading(
+def test_a_default_command_without_network_or_mirror_says_how_in_one_line_before_loading(models_extra, 
         isolated, monkeypatch, capsys, argv, name):
     """No mirror, an empty cache, downloads off: the release prompt cannot be had, and the one
     line says every way to provide it, before any model loads."""

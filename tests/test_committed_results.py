@@ -21,7 +21,7 @@ import re
 import pandas as pd
 import pytest
 
-from nfeval.artefacts import ARTEFACTS, by_id
+from nfeval_repro.artefacts import ARTEFACTS, by_id
 from conftest import NO_WEIGHTS
 from nfeval.paths import RESULTS
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from nfeval import NfevalError
-from nfeval.debateqa.experiments.curation.chunking import chunk_chars, chunk_tokens
-from nfeval.debateqa.experiments.curation.dedup import dedup_questions, greedy_vertex_cover, similarity_edges
-from nfeval.debateqa.experiments.curation.documents import BM25Index, Document, load_documents, tokenize
-from nfeval.debateqa.experiments.curation.sources import SOURCES, SourcedQuestion, load_source, load_sources
-from nfeval.debateqa.experiments.curation.tld import TRUSTED_TLDS, is_trusted, url_host, url_suffix
+from nfeval_repro.debateqa.curation.chunking import chunk_chars, chunk_tokens
+from nfeval_repro.debateqa.curation.dedup import dedup_questions, greedy_vertex_cover, similarity_edges
+from nfeval_repro.debateqa.curation.documents import BM25Index, Document, load_documents, tokenize
+from nfeval_repro.debateqa.curation.sources import SOURCES, SourcedQuestion, load_source, load_sources
+from nfeval_repro.debateqa.curation.tld import TRUSTED_TLDS, is_trusted, url_host, url_suffix
 
 # --------------------------------------------------------------------------- TLD filter
 
@@ -465,7 +465,7 @@ DOCS = [
 
 
 def test_trusted_documents_and_suffix_counts():
-    from nfeval.debateqa.experiments.curation.documents import suffix_counts, trusted_documents
+    from nfeval_repro.debateqa.curation.documents import suffix_counts, trusted_documents
 
     assert [d.doc_id for d in trusted_documents(DOCS)] == ["a1", "a2", "a4", "b1"]
     counts = suffix_counts(DOCS)
@@ -475,7 +475,7 @@ def test_trusted_documents_and_suffix_counts():
 
 
 def test_documents_per_question():
-    from nfeval.debateqa.experiments.curation.documents import documents_per_question
+    from nfeval_repro.debateqa.curation.documents import documents_per_question
 
     t = documents_per_question(DOCS, [1, 2, 3], min_docs=3, max_docs=5).set_index("question_id")
     assert t.loc[1].tolist() == [4, 3, True, 3]
@@ -489,7 +489,7 @@ def test_documents_per_question():
 
 @pytest.mark.parametrize("method", ["bm25", "linked"])
 def test_retrieve(method):
-    from nfeval.debateqa.experiments.curation.documents import retrieve
+    from nfeval_repro.debateqa.curation.documents import retrieve
 
     hits = retrieve({1: "compulsory voting", 2: "nuclear"}, DOCS, k=2, method=method)
     assert hits.groupby("question_id")["rank"].apply(list).to_dict() == {1: [1, 2], 2: [1, 2]}
@@ -500,7 +500,7 @@ def test_retrieve(method):
 
 
 def test_retrieve_bad_method():
-    from nfeval.debateqa.experiments.curation.documents import retrieve
+    from nfeval_repro.debateqa.curation.documents import retrieve
 
     with pytest.raises(NfevalError, match="retrieval method"):
         retrieve({1: "q"}, DOCS, method="google")
@@ -509,7 +509,7 @@ def test_retrieve_bad_method():
 def test_similarity_summary_hand_checked():
     import pandas as pd
 
-    from nfeval.debateqa.experiments.curation.chunking import similarity_summary
+    from nfeval_repro.debateqa.curation.chunking import similarity_summary
 
     frame = pd.DataFrame({"mode": ["truncate"] * 3, "question_id": [1, 1, 2],
                           "cosine": [0.2, 0.4, 0.9]})
@@ -521,8 +521,8 @@ def test_similarity_summary_hand_checked():
 
 @pytest.mark.slow
 def test_question_chunk_similarity_minilm():
-    from nfeval.debateqa.experiments.curation.chunking import question_chunk_similarity
-    from nfeval.debateqa.experiments.curation.documents import embedder_tokenizer
+    from nfeval_repro.debateqa.curation.chunking import question_chunk_similarity
+    from nfeval_repro.debateqa.curation.documents import embedder_tokenizer
 
     tok = embedder_tokenizer()
     docs = {1: [DOCS[0], Document("long", "https://x.gov", "Compulsory voting raises turnout. " * 200, 1)]}

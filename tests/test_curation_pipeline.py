@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from nfeval import NfevalError
-from nfeval.debateqa.experiments.curation.documents import DOCS_FILE, Document, load_documents
-from nfeval.debateqa.experiments.curation.pipeline import (
+from nfeval_repro.debateqa.curation.documents import DOCS_FILE, Document, load_documents
+from nfeval_repro.debateqa.curation.pipeline import (
     filter_trusted,
     item_id,
     run_pipeline,
@@ -23,7 +23,7 @@ from nfeval.debateqa.experiments.curation.pipeline import (
     select_documents,
     write_items,
 )
-from nfeval.debateqa.experiments.curation.povs import (
+from nfeval_repro.debateqa.curation.povs import (
     Pov,
     dedup_povs,
     explanation_prompt,
@@ -33,8 +33,8 @@ from nfeval.debateqa.experiments.curation.povs import (
     parse_povs,
     pov_prompt,
 )
-from nfeval.debateqa.experiments.curation.sources import SourcedQuestion
-from nfeval.debateqa.experiments.curation.tld import is_trusted
+from nfeval_repro.debateqa.curation.sources import SourcedQuestion
+from nfeval_repro.debateqa.curation.tld import is_trusted
 from nfeval.models.base import Generation, ModelInfo
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "debateqa_sample" / "questions.jsonl"

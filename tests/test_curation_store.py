@@ -1,7 +1,7 @@
 """The curation steps that floats of another CPU could change are stored and reused.
 
 Embeddings (per call), the dedup graph's edges and the BERTopic assignments are read
-from the item store (``nfeval.store``) when it holds them, so a rerun
+from the item store (``nfeval_repro.store``) when it holds them, so a rerun
 computes nothing; the interval columns of the curation tables.
 """
 
@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval.debateqa.experiments.curation import documents
-from nfeval.debateqa.experiments.curation.chunking import similarity_summary
-from nfeval.debateqa.experiments.curation.dedup import dedup_questions, similarity_edges, stored_similarity_edges
-from nfeval.debateqa.experiments.curation.pipeline import PipelineResult
-from nfeval.debateqa.experiments.curation.report import distribution_table
-from nfeval.debateqa.experiments.curation.topics import STEP, fit_topics, topic_spec
-from nfeval.store import close_store, use_store
+from nfeval_repro.debateqa.curation import documents
+from nfeval_repro.debateqa.curation.chunking import similarity_summary
+from nfeval_repro.debateqa.curation.dedup import dedup_questions, similarity_edges, stored_similarity_edges
+from nfeval_repro.debateqa.curation.pipeline import PipelineResult
+from nfeval_repro.debateqa.curation.report import distribution_table
+from nfeval_repro.debateqa.curation.topics import STEP, fit_topics, topic_spec
+from nfeval_repro.store import close_store, use_store
 
 TEXTS = ["Should zoos exist?", "Are zoos ethical?", "Is coffee healthy?", "Does coffee harm?",
          "Should cars be banned?", "Should cities ban cars?", "Is tea good for you?"]

@@ -30,7 +30,7 @@ class Recorder:
 
 
 def test_profile_carries_device_and_dtype_and_the_environment_overrides_it(monkeypatch):
-    from nfeval.profiles import get_profile
+    from nfeval_repro.profiles import get_profile
 
     for var in ("NFEVAL_DEVICE", "NFEVAL_DTYPE", "NFEVAL_BATCH_TOKENS"):
         monkeypatch.delenv(var, raising=False)
@@ -48,7 +48,7 @@ def test_profile_carries_device_and_dtype_and_the_environment_overrides_it(monke
 
 def test_profile_load_passes_its_device_dtype_and_batch_size(monkeypatch):
     import nfeval.models as models
-    from nfeval.profiles import get_profile
+    from nfeval_repro.profiles import get_profile
 
     seen = {}
     monkeypatch.setattr(models, "load_model", lambda name, backend="hf", **kw: seen.update(
@@ -139,7 +139,7 @@ def test_bertscore_and_cls_encoder_use_the_asked_device(fake_gpu, monkeypatch):
 def test_sentence_embedder_uses_the_asked_device(fake_gpu, monkeypatch):
     import sentence_transformers
 
-    from nfeval.debateqa.experiments.curation import documents
+    from nfeval_repro.debateqa.curation import documents
 
     rec = Recorder()
 
@@ -161,7 +161,7 @@ def test_bertopic_embeds_through_the_same_encoder():
     """BERTopic gets its embedding model from documents._encoder (so the device above)."""
     import inspect
 
-    from nfeval.debateqa.experiments.curation import topics
+    from nfeval_repro.debateqa.curation import topics
 
     assert "_encoder(" in inspect.getsource(topics)
 

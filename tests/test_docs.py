@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from nfeval.artefacts import ARTEFACTS, by_id
+from nfeval_repro.artefacts import ARTEFACTS, by_id
 from nfeval.paths import ROOT
-from nfeval.readings import reading
+from nfeval_repro.readings import reading
 
 README = ROOT / "README.md"
 PAGES = [README, ROOT / "examples" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -45,7 +45,7 @@ def test_every_link_resolves(page):
 
 
 def test_the_generated_blocks_are_current():
-    from nfeval.readme import PAGES, blocks, render
+    from nfeval_repro.readme import PAGES, blocks, render
 
     every = blocks()
     for name, names in PAGES.items():
@@ -113,7 +113,7 @@ def _quotes_without_their_n(sections) -> list[str]:
 
 
 def test_every_notebook_renders_its_reading_from_docs_results():
-    """One copy of each reading: docs/results. A notebook renders it (nfeval.readings.show)
+    """One copy of each reading: docs/results. A notebook renders it (nfeval_repro.readings.show)
     and keeps no reading of its own."""
     for nb, ids in _BY_NOTEBOOK.items():
         if nb == "claims.ipynb":  # its reading is the README's summary and docs/claims.md

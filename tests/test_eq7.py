@@ -5,7 +5,7 @@ import math
 import pytest
 
 from nfeval import NfevalError
-from nfeval.debateqa.experiments.eq7 import exact_perplexity_ratio, probability_ratio, simulated_probability_ratio
+from nfeval_repro.debateqa.eq7 import exact_perplexity_ratio, probability_ratio, simulated_probability_ratio
 
 
 def test_paper_example():

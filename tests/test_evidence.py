@@ -1,11 +1,11 @@
-"""The evidence driver's plan and its cost projection (``python -m nfeval.evidence``)."""
+"""The evidence driver's plan and its cost projection (``python -m nfeval_repro.evidence``)."""
 
 import json
 import math
 
 import pytest
 
-from nfeval import evidence, evidence_cost
+from nfeval_repro import evidence, evidence_cost
 
 
 def _write(folder, artefact, name, records):
@@ -18,7 +18,7 @@ def _write(folder, artefact, name, records):
 def test_every_planned_artefact_has_a_probe_and_stages_that_are_notebook_parameters():
     import papermill as pm
 
-    from nfeval.artefacts import by_id
+    from nfeval_repro.artefacts import by_id
 
     assert set(evidence.PROBE) == {a for a, _ in evidence.PLAN}
     for artefact, _ in evidence.PLAN:
@@ -159,7 +159,7 @@ def test_ctrl_c_ends_a_running_evidence_run_within_seconds_keeping_its_items(tmp
     import time
 
     from nfeval.paths import RESULTS, ROOT
-    from nfeval.store import read_records
+    from nfeval_repro.store import read_records
 
     log = RESULTS / evidence.LOG
     logged = log.read_bytes() if log.exists() else None
@@ -167,7 +167,7 @@ def test_ctrl_c_ends_a_running_evidence_run_within_seconds_keeping_its_items(tmp
     env = {**os.environ, "NFEVAL_STORE": str(store), "NFEVAL_STORE_READ": "own",
            "NFEVAL_LLAMA_THREADS": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nfeval.evidence", "lk_t05", "--set", "judge=smollm2-135m-instruct",
+        [sys.executable, "-m", "nfeval_repro.evidence", "lk_t05", "--set", "judge=smollm2-135m-instruct",
          "--set", "lexical_limit=3"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True)  # its own process group, as a terminal's foreground job

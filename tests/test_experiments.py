@@ -12,10 +12,10 @@ import re
 
 import pytest
 
-from nfeval.artefacts import ARTEFACTS
+from nfeval_repro.artefacts import ARTEFACTS
 from nfeval.paths import NOTEBOOKS
 
-#: claims reads the committed tables only; its code is :mod:`nfeval.claims`
+#: claims reads the committed tables only; its code is :mod:`nfeval_repro.claims`
 NOTEBOOKS_WITH_RUN = sorted({a.notebook for a in ARTEFACTS if a.id != "claims"})
 
 
@@ -24,7 +24,7 @@ def _cells(notebook: str) -> list[dict]:
 
 
 def _run_module(notebook: str) -> str:
-    names = re.findall(r"`(nfeval\.(?:linkage|debateqa)\.experiments\.\w+)\.run`",
+    names = re.findall(r"`(nfeval_repro\.(?:linkage|debateqa)\.\w+)\.run`",
                        "".join(_cells(notebook)[0]["source"]))
     assert len(names) == 1, f"{notebook}: its first cell names no experiment function"
     return names[0]

@@ -17,7 +17,7 @@ import pytest
 
 from nfeval import NfevalError
 from nfeval.data.sample import load_sample
-from nfeval.debateqa.experiments import (
+from nfeval_repro.debateqa import (
     dq_f01,
     dq_f11,
     dq_f12_f13,
@@ -26,10 +26,10 @@ from nfeval.debateqa.experiments import (
     dq_t08_t09,
     dq_t10,
 )
-from nfeval.debateqa.experiments.curation import documents, topics
+from nfeval_repro.debateqa.curation import documents, topics
 from nfeval.models.base import Generation, ModelInfo
-from nfeval.profiles import Profile
-from nfeval.store import close_store
+from nfeval_repro.profiles import Profile
+from nfeval_repro.store import close_store
 
 SAMPLE = load_sample()
 FIRST = sorted(SAMPLE.items)[:3]  # 9001 (voting), 9002 (meat), 9003 (organ donation)

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval.debateqa.experiments import agreement, dq_f02, dq_f03, dq_f04, dq_f05, dq_f07, dq_t02
+from nfeval_repro.debateqa import agreement, dq_f02, dq_f03, dq_f04, dq_f05, dq_f07, dq_t02
 from nfeval.debateqa.pd import DEFAULT_RESTATE
-from nfeval.profiles import get_profile
-from nfeval.results import Experiment
+from nfeval_repro.profiles import get_profile
+from nfeval_repro.tables import Experiment
 
 # --------------------------------------------------------------------------- model-free runs
 
@@ -51,7 +51,7 @@ def test_dq_t02_judge_limit_judges_the_first_questions_and_pairs_on_them(mirror,
     the answers judged (fake scores: no model)."""
     from types import SimpleNamespace
 
-    from nfeval.debateqa.experiments.alignment import SCORE_COLUMNS
+    from nfeval_repro.debateqa.alignment import SCORE_COLUMNS
 
     judged = []
 

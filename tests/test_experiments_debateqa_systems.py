@@ -1,4 +1,4 @@
-"""The DebateQA systems experiments (nfeval.debateqa.experiments.<id>.run for dq_t04-dq_t07,
+"""The DebateQA systems experiments (nfeval_repro.debateqa.<id>.run for dq_t04-dq_t07,
 dq_f08_f09, dq_f10, dq_eq7) and the helpers they share (systems, rag).
 
 Model-free: the scoring is replaced by hand-written scores or a stub, so every
@@ -17,14 +17,14 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval.debateqa.experiments.systems import (collect_systems, length_rows, load_questions,
+from nfeval_repro.debateqa.systems import (collect_systems, length_rows, load_questions,
                                                  metric_signatures, split_systems)
 from nfeval.hashing import sha256_text
 from nfeval.models.base import Generation, LanguageModel, ModelInfo
-from nfeval.results import Experiment
+from nfeval_repro.tables import Experiment
 
 def _experiment(name: str):
-    return importlib.import_module(f"nfeval.debateqa.experiments.{name}")
+    return importlib.import_module(f"nfeval_repro.debateqa.{name}")
 
 
 # --------------------------------------------------------------------------- dq_eq7
@@ -66,7 +66,7 @@ def test_dq_t04_table_means_differences_ranks_lengths_and_validity():
               "m1": [15, 25, 35], "m2": [18, 27, 36]}
     scores = _scores(values)
     systems = {s: {q: "a b c" if s == "m1" else "a" for q in range(3)} for s in values}
-    from nfeval.debateqa.experiments.systems import normalized_rank, system_means
+    from nfeval_repro.debateqa.systems import normalized_rank, system_means
 
     norm = normalized_rank(system_means(scores))
     table = dq_t04._assemble(scores, systems, norm, 3, seed=0)
@@ -205,8 +205,8 @@ def test_collect_systems_loads_through_the_given_loader(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- RAG (dq_t06, dq_t07)
 
 def test_rag_setup_resolves_the_shared_parameters():
-    from nfeval.debateqa.experiments.curation.documents import DOCS_FILE
-    from nfeval.debateqa.experiments.rag import rag_setup
+    from nfeval_repro.debateqa.curation.documents import DOCS_FILE
+    from nfeval_repro.debateqa.rag import rag_setup
 
     setup = rag_setup(profile="embedded", seed=0, limit=2, split="sample", documents="",
                       generators="", chunk_chars=2000, k_docs=7, backbone="", judge="none")
@@ -232,7 +232,7 @@ def _rag_answers(arm: str, arms: tuple[str, ...]) -> pd.DataFrame:
 
 @pytest.mark.parametrize("judge", ["", "j"])
 def test_rag_experiment_scores_every_arm_and_keeps_its_frames(monkeypatch, tmp_path, judge):
-    from nfeval.debateqa.experiments import rag, systems
+    from nfeval_repro.debateqa import rag, systems
 
     def score(systems_, items, split, *, pd_models, judges, progress=True):
         assert set(systems_) == {"g|all", "g|trusted"} and split == "sample"
@@ -275,7 +275,7 @@ def test_rag_experiment_scores_every_arm_and_keeps_its_frames(monkeypatch, tmp_p
 
 
 def test_react_trace_rows_of_one_question():
-    from nfeval.debateqa.experiments.rag import react_trace
+    from nfeval_repro.debateqa.rag import react_trace
 
     step = {"raw": "Thought: look\nAction: Search[x]", "retry": None, "action": "search",
             "query": "x", "default": False, "new": ["d#0", "e#0"]}

@@ -1,4 +1,4 @@
-"""The LINKAGE experiment functions (nfeval.linkage.experiments.<id>.run): each returns the Experiment its notebook writes."""
+"""The LINKAGE experiment functions (nfeval_repro.linkage.<id>.run): each returns the Experiment its notebook writes."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from nfeval.data.loaders import GradedAnswer, GradedQuestion
 
 
 def _experiment(name: str):
-    return importlib.import_module(f"nfeval.linkage.experiments.{name}")
+    return importlib.import_module(f"nfeval_repro.linkage.{name}")
 
 
 def test_lk_t01_counts_the_first_questions(mirror):
-    from nfeval.linkage.experiments import lk_t01
+    from nfeval_repro.linkage import lk_t01
 
     exp = lk_t01.run(limit=3, progress=False)
     assert exp.id == "lk_t01" and list(exp.id_columns) == ["dataset", "statistic"]
@@ -29,7 +29,7 @@ def test_lk_t01_counts_the_first_questions(mirror):
 
 
 def test_lk_t03_t04_names_its_two_artefacts():
-    from nfeval.linkage.experiments import lk_t03_t04
+    from nfeval_repro.linkage import lk_t03_t04
 
     assert lk_t03_t04.SETTINGS == {"lk_t03": ("1gt", "Table 3"), "lk_t04": ("0gt", "Table 4")}
     with pytest.raises(NfevalError, match="lk_t03"):
@@ -71,7 +71,7 @@ def stub(monkeypatch):
 
 
 def test_lk_t06_run_on_a_stub_judge(stub):
-    from nfeval.linkage.experiments import lk_t06
+    from nfeval_repro.linkage import lk_t06
 
     exp = stub(lk_t06).run(limit=2, datasets="trec-dl-nf", patterns="3210,33221100",
                            shots="0,1", max_candidates=3, judge="", progress=False)
@@ -90,7 +90,7 @@ def test_lk_t06_run_on_a_stub_judge(stub):
 
 
 def test_lk_t07_t08_run_on_a_stub_judge(stub):
-    from nfeval.linkage.experiments import lk_t07_t08
+    from nfeval_repro.linkage import lk_t07_t08
 
     exp = stub(lk_t07_t08).run(limit=3, datasets="antique,trec-dl-nf", shots="0,1",
                                max_candidates=3, judge="named-judge", progress=False)
@@ -104,7 +104,7 @@ def test_lk_t07_t08_run_on_a_stub_judge(stub):
 
 
 def test_lk_t09_t10_f02_run_on_a_stub_judge(stub):
-    from nfeval.linkage.experiments import lk_t09_t10_f02
+    from nfeval_repro.linkage import lk_t09_t10_f02
 
     exp = stub(lk_t09_t10_f02).run(limit=2, datasets="trec-dl-nf", seeds="0,1",
                                    max_candidates=3, shots=1, progress=False)

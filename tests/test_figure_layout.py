@@ -1,4 +1,4 @@
-"""Figures a person can read (nfeval.figure_layout): overlapping text and too-tall figures are
+"""Figures a person can read (nfeval_repro.figure_layout): overlapping text and too-tall figures are
 found, a clean figure passes, and every committed figure is at most twice as tall as wide."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from nfeval.figure_layout import FigureLayoutError, check, layout_problems  # noqa: E402
+from nfeval_repro.figure_layout import FigureLayoutError, check, layout_problems  # noqa: E402
 from nfeval.paths import ROOT  # noqa: E402
 
 

@@ -133,12 +133,13 @@ def test_dispute_awareness_cuts_the_answer_not_the_demonstrations(judge):
 def test_the_reference_generator_cuts_the_ground_truth_it_rewrites():
     from nfeval.data.loaders import GradedAnswer, GradedQuestion
     from nfeval.linkage.generated import generate_reference_lists
+    from nfeval.linkage.settings import GenerationSettings
     from nfeval.models import load_model
 
     gen = load_model(SMOL, backend="llama", n_ctx=1024)
     q = GradedQuestion("q", "Why does bread go stale?", [])
     refs = generate_reference_lists(gen, [gen], [q], {"q": GradedAnswer("gt", LONG, 3, 3)},
-                                    golden_tokens=16, degraded_tokens=16, attempts=1,
+                                    generation=GenerationSettings(1, 16, 16),
                                     use_cache=False, progress=False)
     assert refs[0].cut_tokens > 10_000
 

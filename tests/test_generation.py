@@ -9,6 +9,7 @@ import pytest
 
 from nfeval import NfevalError
 from nfeval.debateqa.generation import (
+    Decoding,
     answer_prompt,
     clean_answer,
     generate_answers,
@@ -23,7 +24,7 @@ from nfeval.prompts import (
     system_prompts,
 )
 from nfeval.runcache import RunCache
-from nfeval.debateqa.experiments.systems import (kendall_matrix, load_questions, normalized_rank, pd_validity_rows,
+from nfeval_repro.debateqa.systems import (kendall_matrix, load_questions, normalized_rank, pd_validity_rows,
                             system_ranks, znorm_ranking)
 
 
@@ -83,18 +84,15 @@ def test_generate_answers_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
     m = EchoModel("none")
     qs = {1: "A?", 2: "B?"}
-    df = generate_answers(m, qs, system="S", temperature=0.7, top_p=0.9, max_tokens=9, seed=3,
-                          progress=False)
+    decoding = Decoding(temperature=0.7, top_p=0.9, max_tokens=9, seed=3)
+    df = generate_answers(m, qs, system="S", decoding=decoding, progress=False)
     assert df["answer"].tolist() == ["answer 1", "answer 2"] and len(m.calls) == 2
     assert m.calls[0][1:] == (0.7, 0.9, 9, question_seed(3, 1), ("\nQuestion:",))
-    again = generate_answers(m, qs, system="S", temperature=0.7, top_p=0.9, max_tokens=9,
-                             seed=3, progress=False)
+    again = generate_answers(m, qs, system="S", decoding=decoding, progress=False)
     assert len(m.calls) == 2 and again.equals(df)  # nothing regenerated
-    generate_answers(m, {1: "A?", 3: "C?"}, system="S", temperature=0.7, top_p=0.9,
-                     max_tokens=9, seed=3, progress=False)
+    generate_answers(m, {1: "A?", 3: "C?"}, system="S", decoding=decoding, progress=False)
     assert len(m.calls) == 3  # only the new question
-    generate_answers(m, qs, system="other", temperature=0.7, top_p=0.9, max_tokens=9, seed=3,
-                     progress=False)
+    generate_answers(m, qs, system="other", decoding=decoding, progress=False)
     assert len(m.calls) == 5  # another prompt is another run
     with pytest.raises(NfevalError):
         generate_answers(m, {}, progress=False)
@@ -203,7 +201,7 @@ def test_llama_backend_generates_like_hf_and_stops():
 
 def test_runcache_writes_item_store_records(tmp_path):
     """The commands' cache is the store's file format: one reader for both."""
-    from nfeval.store import read_records
+    from nfeval_repro.store import read_records
 
     c = RunCache("t", {"a": 1}, directory=tmp_path)
     c.put(7, "first", {"v": 1})

@@ -25,7 +25,7 @@ def test_without_a_gpu_it_says_so_and_exits_0():
     assert r.returncode == 0 and "skipped: torch sees no GPU" in r.stdout
 
 
-def test_on_the_cpu_every_kernel_matches_itself_in_float32_and_bf16_is_reported():
+def test_on_the_cpu_every_kernel_matches_itself_in_float32_and_bf16_is_reported(models_extra):
     r = _run("--devices", "cpu")
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [line for line in r.stdout.splitlines() if line.startswith("| qwen2") or
@@ -38,6 +38,6 @@ def test_on_the_cpu_every_kernel_matches_itself_in_float32_and_bf16_is_reported(
     assert "every float32 row within the tolerance" in r.stdout
 
 
-def test_a_tolerance_the_check_cannot_meet_fails_it():
+def test_a_tolerance_the_check_cannot_meet_fails_it(models_extra):
     r = _run("--devices", "cpu", "--dtypes", "bfloat16,float32", "--tol", "-1")
     assert r.returncode == 1 and "outside the tolerance" in r.stdout

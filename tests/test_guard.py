@@ -133,7 +133,7 @@ def test_a_manipulated_candidate_is_flagged_and_the_guard_reaches_the_judge(tmp_
     assert "guard" not in plain.signature.as_string()
 
 
-def test_the_command_line_guard_flag_and_the_flagged_count(tmp_path, monkeypatch, capsys):
+def test_the_command_line_guard_flag_and_the_flagged_count(models_extra, tmp_path, monkeypatch, capsys):
     import nfeval.cli as cli
 
     line = {"id": "q1", "question": "Why?", "candidates": [

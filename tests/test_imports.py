@@ -1,4 +1,5 @@
-"""The package's import structure: the layers point one way and nothing imports in a circle.
+"""The packages' import structure: the library (``nfeval``) never imports the reproduction
+(``nfeval_repro``), the layers point one way and nothing imports in a circle.
 
 Every ``import`` of every module counts, those inside functions too (a local import is still
 a dependency).
@@ -13,6 +14,8 @@ import pytest
 from nfeval.paths import ROOT
 
 SRC = ROOT / "src"
+#: where each package's folder is
+PACKAGES = {"nfeval": SRC / "nfeval", "nfeval_repro": SRC / "repro" / "nfeval_repro"}
 #: The modules everything may use: the package root (its errors), hashing, paths, the
 #: machine's record and ``nfeval.runtime`` (resolving a device, dtype and batch size; it
 #: holds no state: see the test below).
@@ -21,11 +24,12 @@ LEAVES = {"nfeval", "nfeval.hashing", "nfeval.paths", "nfeval.machine", "nfeval.
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for path in sorted((SRC / "nfeval").rglob("*.py")):
-        parts = list(path.relative_to(SRC).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = path
+    for package, folder in PACKAGES.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = [package, *path.relative_to(folder).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
     return out
 
 
@@ -76,6 +80,21 @@ def test_models_and_data_import_nothing_above_them(package):
     assert not bad, bad
 
 
+def test_the_library_never_imports_the_reproduction():
+    bad = sorted((m, d) for m, deps in GRAPH.items() if _under(m, "nfeval") for d in deps
+                 if _under(d, "nfeval_repro"))
+    assert not bad, bad
+    assert any(_under(d, "nfeval") for d in GRAPH["nfeval_repro.store"])  # edges are seen
+
+
+def test_no_import_time_hooks_or_module_global_substitutions_in_the_library():
+    import re
+
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in PACKAGES["nfeval"].rglob("*.py")
+             for m in re.finditer(r"set_wrapper|_SUBSTITUTES|import_module", p.read_text())]
+    assert found == []
+
+
 def test_the_two_papers_packages_do_not_import_each_other():
     bad = sorted((m, d) for m, deps in GRAPH.items() for d in deps
                  if (_under(m, "nfeval.linkage") and _under(d, "nfeval.debateqa"))
@@ -120,7 +139,7 @@ def test_no_import_circle():
 
 
 def test_the_graph_sees_real_edges():  # the test above cannot pass by seeing nothing
-    assert "nfeval.models" in GRAPH["nfeval.store"]
+    assert "nfeval.models.base" in GRAPH["nfeval_repro.store"]
     assert "nfeval.data.loaders" in GRAPH["nfeval.data.draws"]
     counts = defaultdict(int)
     for deps in GRAPH.values():
@@ -133,7 +152,8 @@ def test_the_device_travels_as_an_argument_not_a_global():
     """No module keeps a device or dtype that a profile or command sets for later loads."""
     import re
 
-    offenders = [str(p.relative_to(SRC)) for p in (SRC / "nfeval").rglob("*.py")
+    offenders = [str(p.relative_to(SRC)) for folder in PACKAGES.values()
+                 for p in folder.rglob("*.py")
                  if re.search(r"^\s*global\s+_?(CONFIGURED|RUNTIME|DEVICE|DTYPE)", p.read_text(),
                               re.MULTILINE)]
     assert offenders == []
@@ -144,6 +164,7 @@ def test_the_device_travels_as_an_argument_not_a_global():
 
 def test_a_module_over_500_lines_says_why():
     long = [str(p.relative_to(ROOT)) for p in [*(SRC / "nfeval").rglob("*.py"),
+                                                *PACKAGES["nfeval_repro"].rglob("*.py"),
                                                 *(ROOT / "benchmarks").glob("*.py"),
                                                 *(ROOT / "scripts").glob("*.py")]
             if len(p.read_text().splitlines()) > 500

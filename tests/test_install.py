@@ -3,8 +3,8 @@
 The wheel is built from a copy of the files a source distribution holds,
 installed into a new virtualenv (core dependencies only: pip's cache makes
 this quick), and used from another folder: ``nfeval linkage --method
-rougeL --summary``, the README's Python example, the shipped prompts, paper
-values and DebateQA sample, and the one-line error a model method gives
+rougeL --summary``, the README's Python example, the shipped prompts and
+DebateQA sample, a wheel without the reproduction, and the one-line error a model method gives
 without the ``models`` extra.
 """
 
@@ -17,7 +17,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -53,14 +52,16 @@ def installed(tmp_path_factory):
     venv = tmp / "venv"
     made = _run([sys.executable, "-m", "venv", str(venv)])
     assert made.returncode == 0, made.stderr
+    # nothing of the checkout may be visible to the new virtualenv, its pip included (a
+    # PYTHONPATH into src/ would make pip take the checkout's nfeval as installed)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "NFEVAL_MIRROR", "VIRTUAL_ENV")}
     pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                "--disable-pip-version-check", str(wheel)])
+                "--disable-pip-version-check", str(wheel)], env=env)
     assert pip.returncode == 0, pip.stderr[-3000:]
     work = tmp / "elsewhere"
     work.mkdir()
     shutil.copy2(ROOT / "examples" / "linkage_answers.jsonl", work / "answers.jsonl")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "NFEVAL_MIRROR", "VIRTUAL_ENV")}
     env["NFEVAL_CACHE"] = str(tmp / "cache")
     env["NFEVAL_OFFLINE"] = "1"
     return venv / "bin", work, env
@@ -68,14 +69,30 @@ def installed(tmp_path_factory):
 
 def test_wheel_carries_the_shipped_files_and_no_checkout_paths(installed):
     bin_, work, env = installed
-    code = ("import nfeval.paths as p, nfeval.data.sample as s, nfeval.results as r\n"
+    code = ("import nfeval.paths as p, nfeval.data.sample as s\n"
             "assert not p.IN_CHECKOUT, p.ROOT\n"
             "assert (p.PROMPTS / 'linkage_fewshot.txt').is_file(), p.PROMPTS\n"
-            "print(len(s.load_sample().items), len(r.paper_values('lk_t02')))\n")
+            "print(len(s.load_sample().items))\n"
+            "import nfeval_repro\n")
     out = _run([str(bin_ / "python"), "-c", code], cwd=work, env=env)
-    assert out.returncode == 0, out.stderr[-2000:]
-    n_items, n_rows = map(int, out.stdout.split())
-    assert n_items == 40 and n_rows > 0
+    assert "No module named 'nfeval_repro'" in out.stderr, out.stderr[-2000:]
+    assert int(out.stdout.split()[0]) == 40
+
+
+def test_the_wheel_is_the_library_alone(installed):
+    """No experiment, claims, evidence or item-store module and no tokenizer pack: the
+    reproduction (src/repro) is its own project; the wheel stays under 1 MB."""
+    import zipfile
+
+    wheel = next((installed[0].parent.parent / "dist").glob("nfeval-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n == "nfeval/linkage/judges.py" for n in names)  # the library is there
+    bad = [n for n in names if n.startswith("nfeval_repro") or "/experiments/" in n
+           or re.search(r"nfeval/(claims|evidence|evidence_cost|store|artefacts|readme|"
+                        r"readings|profiles|plots|run_notebook)\.py$", n)
+           or "tokenizers" in n or "paper_values" in n]
+    assert bad == []
+    assert wheel.stat().st_size < 1_000_000, wheel.stat().st_size
 
 
 def test_cli_scores_and_writes_the_summary_outside_the_checkout(installed):

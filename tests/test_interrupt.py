@@ -100,7 +100,7 @@ def env(tmp_path, mirror):
     return {**os.environ, "NFEVAL_CACHE": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
 
 
-def test_sigint_during_linkage_exits_130_and_resumes(tmp_path, env):
+def test_sigint_during_linkage_exits_130_and_resumes(models_extra, tmp_path, env):
     from test_linkage_file import line
 
     answers = tmp_path / "mine.jsonl"

@@ -9,7 +9,7 @@ import pytest
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.linkage.experiments.evaluation import (
+from nfeval_repro.linkage.evaluation import (
     best_worst_accuracy,
     judge_correlations,
     method_scale,
@@ -117,7 +117,7 @@ def _question(qid, grades):
 
 
 def test_judge_sample_first_judgeable_questions_capped():
-    from nfeval.linkage.experiments.evaluation import judge_sample
+    from nfeval_repro.linkage.evaluation import judge_sample
 
     qs = [_question("0", [3, 2, 1, 0, 0]),  # candidates all grade 0: not judgeable
           _question("1", [3, 2, 1, 0, 3, 2, 1, 0, 0, 0]),
@@ -135,13 +135,13 @@ def test_judge_sample_first_judgeable_questions_capped():
     ("release", "pointwise-ref", "drop"), ("2", "linkage", 2.0), (5.0, "pointwise", 5.0),
 ])
 def test_unparsed_policy(value, method, expected):
-    from nfeval.linkage.experiments.evaluation import unparsed_policy
+    from nfeval_repro.linkage.evaluation import unparsed_policy
 
     assert unparsed_policy(value, method) == expected
 
 
 def test_unparsed_policy_rejects_text():
-    from nfeval.linkage.experiments.evaluation import unparsed_policy
+    from nfeval_repro.linkage.evaluation import unparsed_policy
 
     with pytest.raises(NfevalError):
         unparsed_policy("skip", "linkage")

@@ -21,6 +21,7 @@ from nfeval import NfevalError
 from nfeval.cli import main
 from nfeval.linkage import judges as J
 from nfeval.linkage import score_file as SF
+from nfeval.linkage.settings import LinkageSettings
 from nfeval.models.base import Generation, LanguageModel, ModelInfo, normalize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,15 +251,17 @@ def test_sample_mode_keeps_replies_and_flags_unparsed(mirror, cache, tmp_path):
              {"id": "b", "text": "garbled quality=1", "grade": 1},
              {"id": "c", "text": "Poor. quality=0", "grade": 0}]
     lf = SF.parse_linkage_text(line("q", cands=cands))
-    res = SF.score_linkage_file(lf, "linkage", FakeJudge(), mode="sample", progress=False)
+    res = SF.score_linkage_file(lf, LinkageSettings("linkage", mode="sample"), FakeJudge(),
+                                progress=False)
     t = res.table
     assert t["unparsed"].tolist() == [False, True, False]
     assert t["score"].tolist()[0] == -1.0 and math.isnan(t["score"][1])
     assert t["raw"][0].startswith("My verdict: [[1]]") and t["dist"].isna().all()
     assert pd.isna(t["rank"][1]) and t["rank"][2] == 2
     assert res.n_unparsed == 1 and "1 unparsed" in res.summary("x")
-    imputed = SF.score_linkage_file(lf, "linkage", FakeJudge(), mode="sample",
-                                    unparsed="release", progress=False, use_cache=False)
+    imputed = SF.score_linkage_file(lf, LinkageSettings("linkage", mode="sample",
+                                                        unparsed="release"),
+                                    FakeJudge(), progress=False, use_cache=False)
     assert imputed.table["score"][1] == -2.0
 
 
@@ -294,11 +297,13 @@ def test_fewshot_demonstrations_come_from_other_questions(mirror, cache, answers
 
     monkeypatch.setattr(J, "judge_candidates", spy)
     lf = SF.read_linkage_file(answers)
-    res = SF.score_linkage_file(lf, "linkage", FakeJudge(), shots=2, progress=False)
+    res = SF.score_linkage_file(lf, LinkageSettings("linkage", shots=2), FakeJudge(),
+                                progress=False)
     assert all(len(v) == 2 and qid not in v for qid, v in seen.items()) and len(seen) == 3
     assert "variant:prob-2shot" in res.signature.as_string()
     with pytest.raises(NfevalError, match="--shots 3"):
-        SF.score_linkage_file(lf, "linkage", FakeJudge(), shots=3, progress=False)
+        SF.score_linkage_file(lf, LinkageSettings("linkage", shots=3), FakeJudge(),
+                              progress=False)
 
 
 def test_generated_reference_lists_are_made_once(mirror, cache, tmp_path):
@@ -315,8 +320,8 @@ def test_generated_reference_lists_are_made_once(mirror, cache, tmp_path):
                                   progress=False)
     assert writer.calls == calls  # cached
     pd.testing.assert_frame_equal(again.table, t)
-    one = SF.score_linkage_file(lf, "bleu", None, references="1gt", generator=writer,
-                                progress=False)
+    one = SF.score_linkage_file(lf, LinkageSettings("bleu", references="1gt"), None,
+                                generator=writer, progress=False)
     assert one.table["references"].unique().tolist() == ["1gt:3210"]  # only "b" has refs
     assert one.n_questions == 1 and any("ground truth" in s for s in one.skipped)
 
@@ -347,7 +352,7 @@ def test_interrupted_run_resumes_without_recomputing(mirror, cache, answers, mon
 
 # --------------------------------------------------------------------------- the command line
 
-def test_cli_scores_and_prints_the_signature(mirror, cache, answers, fake, tmp_path, capsys,
+def test_cli_scores_and_prints_the_signature(models_extra, mirror, cache, answers, fake, tmp_path, capsys,
                                              monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["linkage", "--answers", str(answers), "--no-progress"]) == 0
@@ -361,7 +366,7 @@ def test_cli_scores_and_prints_the_signature(mirror, cache, answers, fake, tmp_p
     assert list(table.columns) == SF.COLUMNS and len(table) == 12
 
 
-def test_cli_names_bad_lines_and_scores_the_rest(mirror, cache, answers, fake, tmp_path,
+def test_cli_names_bad_lines_and_scores_the_rest(models_extra, mirror, cache, answers, fake, tmp_path,
                                                  capsys):
     answers.write_text(line("q1") + "\n{broken\n" + line("q1") + "\n")
     out = tmp_path / "s.csv"
@@ -373,7 +378,7 @@ def test_cli_names_bad_lines_and_scores_the_rest(mirror, cache, answers, fake, t
     assert pd.read_csv(out)["qid"].unique().tolist() == ["q1"]
 
 
-def test_cli_stdin_and_stdout(mirror, cache, answers, fake, capsys, monkeypatch):
+def test_cli_stdin_and_stdout(models_extra, mirror, cache, answers, fake, capsys, monkeypatch):
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO(answers.read_text()))
@@ -394,7 +399,8 @@ def test_cli_stdin_and_stdout(mirror, cache, answers, fake, capsys, monkeypatch)
     (["--unparsed", "often"], 2, "--unparsed must be"),
     (["--answers", "/no/such/file.jsonl"], 2, "does not exist"),
 ])
-def test_cli_usage_errors_exit_2(mirror, cache, answers, fake, capsys, argv, status, msg):
+def test_cli_usage_errors_exit_2(models_extra, mirror, cache, answers, fake, capsys, argv, status,
+                                 msg):
     args = {"--answers": str(answers)}
     args.update(dict(zip(argv[::2], argv[1::2])))
     assert main(["linkage", *[x for kv in args.items() for x in kv], "--no-progress"]) == status
@@ -402,7 +408,7 @@ def test_cli_usage_errors_exit_2(mirror, cache, answers, fake, capsys, argv, sta
     assert err.startswith("nfeval: error: ") and msg in err
 
 
-def test_cli_nothing_scored_exits_1(mirror, cache, answers, fake, capsys):
+def test_cli_nothing_scored_exits_1(models_extra, mirror, cache, answers, fake, capsys):
     answers.write_text("{broken\n" + line("q1", refs=False) + "\n")
     assert main(["linkage", "--answers", str(answers), "--no-progress"]) == 1
     err = capsys.readouterr().err
@@ -414,7 +420,7 @@ def test_cli_nothing_scored_exits_1(mirror, cache, answers, fake, capsys):
 
 
 @pytest.mark.parametrize("method", ["rouge1", "bleu", "pairwise", "pointwise-ref-graded"])
-def test_cli_every_method_on_the_example(mirror, cache, fake, tmp_path, capsys, method):
+def test_cli_every_method_on_the_example(models_extra, mirror, cache, fake, tmp_path, capsys, method):
     out = tmp_path / "e.csv"
     assert main(["linkage", "--answers", str(EXAMPLE), "--method", method, "--out", str(out),
                  "--no-progress"]) == 0

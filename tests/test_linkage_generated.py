@@ -15,6 +15,7 @@ from nfeval.linkage.generated import (
     parse_degraded,
     parse_generator,
 )
+from nfeval.linkage.settings import GenerationSettings
 from nfeval.models.base import Generation, LanguageModel, ModelInfo
 
 TEMPLATE = ("Make three worse answers.\nExample.\nOutput:\nAnswer1:copy me\nAnswer2:and me\n"
@@ -125,7 +126,8 @@ def test_generate_0gt_retries_and_counts_failures(tmp_path, monkeypatch):
     q = _q()
     gold = ScriptedModel(["", "A fine answer."], "gold")  # first attempt empty, second works
     deg = ScriptedModel(["Answer1:only one", "Answer1:x\nAnswer2:y"], "deg")  # never complete
-    [refs] = generate_reference_lists(gold, [deg], [q], None, seed=0, attempts=2,
+    [refs] = generate_reference_lists(gold, [deg], [q], None, seed=0,
+                                      generation=GenerationSettings(attempts=2),
                                       progress=False, degrade_template=TEMPLATE)
     assert refs.mode == "0gt" and refs.golden == "A fine answer." and refs.golden_attempts == 2
     assert "Reference" not in gold.calls[0][0]
@@ -138,7 +140,8 @@ def test_generate_empty_golden_leaves_no_references(tmp_path, monkeypatch):
     monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
     gold = ScriptedModel(["  "], "gold")
     deg = ScriptedModel(["Answer1:a\nAnswer2:b\nAnswer3:c"], "deg")
-    [refs] = generate_reference_lists(gold, [deg], [_q()], None, attempts=3, progress=False,
+    [refs] = generate_reference_lists(gold, [deg], [_q()], None,
+                                      generation=GenerationSettings(attempts=3), progress=False,
                                       degrade_template=TEMPLATE)
     assert not refs.ok and refs.references() == () and refs.missing == (3, 2, 1, 0)
     assert len(gold.calls) == 3 and deg.calls == []
@@ -150,7 +153,8 @@ def test_several_degraders_pick_per_grade(tmp_path, monkeypatch):
     a = ScriptedModel(["Answer1:a1\nAnswer2:a2\nAnswer3:a3"], "A")
     b = ScriptedModel(["Answer1:b1\nAnswer3:b3"], "B")
     qs = [_q(f"q{i}") for i in range(8)]
-    lists = generate_reference_lists(gold, [a, b], qs, None, attempts=1, progress=False,
+    lists = generate_reference_lists(gold, [a, b], qs, None,
+                                     generation=GenerationSettings(attempts=1), progress=False,
                                      degrade_template=TEMPLATE)
     assert all(r.complete for r in lists)
     assert all(r.degraded[1] == "a2" for r in lists)  # only A wrote grade 1

@@ -6,7 +6,7 @@ import pytest
 from stubs import LengthJudge
 
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.linkage.experiments.table2 import (
+from nfeval_repro.linkage.table2 import (
     FRAME_COLUMNS,
     bleu_pools,
     judged_items,

@@ -1,5 +1,5 @@
 """LINKAGE Table 5 (WebGLM): per-question hits, tie rules, intervals, paired differences and
-the lexical diagnosis (nfeval.linkage.experiments.evaluation, .table5, .table5_scores)."""
+the lexical diagnosis (nfeval_repro.linkage.evaluation, .table5, .table5_scores)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval.linkage.experiments.evaluation import best_worst_accuracy, best_worst_hits
-from nfeval.linkage.experiments import table5 as t5
-from nfeval.linkage.experiments import table5_scores as t5s
+from nfeval_repro.linkage.evaluation import best_worst_accuracy, best_worst_hits
+from nfeval_repro.linkage import table5 as t5
+from nfeval_repro.linkage import table5_scores as t5s
 from nfeval.linkage.lexical import bleu
 from nfeval.metrics.intervals import proportion_interval
 

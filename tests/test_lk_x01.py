@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nfeval.linkage.experiments import lk_x01
+from nfeval_repro.linkage import lk_x01
 from nfeval.metrics import combine
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from nfeval.linkage.experiments import lk_x02
+from nfeval_repro.linkage import lk_x02
 
 
 def _pairs(first_bias: bool) -> pd.DataFrame:

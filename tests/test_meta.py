@@ -99,7 +99,7 @@ def test_bad_inputs_are_named_in_one_line(tmp_path):
         M.read_scores([bad])
 
 
-def test_the_command_on_the_example_file_with_lexical_methods(tmp_path, capsys):
+def test_the_command_on_the_example_file_with_lexical_methods(notebooks_extra, tmp_path, capsys):
     out = tmp_path / "m"
     code = cli.main(["meta", "--answers", str(EXAMPLE), "--methods", "rouge1,rougeL,bleu",
                      "--coefficient", "kendall,spearman", "--summary", str(out) + ".json",

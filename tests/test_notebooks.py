@@ -16,7 +16,7 @@ import pandas as pd
 import papermill as pm
 import pytest
 
-from nfeval.artefacts import ARTEFACTS, by_id
+from nfeval_repro.artefacts import ARTEFACTS, by_id
 from nfeval.paths import NOTEBOOKS, ROOT
 
 #: The smallest parameters of each notebook (the rest: the notebook's defaults).
@@ -93,7 +93,7 @@ def execute(artefact, out_dir, **overrides):
 
 
 def execute_as_make(artefact, out_dir, **overrides):
-    """:func:`execute` by the command ``make`` runs (``python -m nfeval.run_notebook``),
+    """:func:`execute` by the command ``make`` runs (``python -m nfeval_repro.run_notebook``),
     parameters given with ``-p`` as the Makefile gives them."""
     import subprocess
     import sys
@@ -102,7 +102,7 @@ def execute_as_make(artefact, out_dir, **overrides):
     params |= dict(artefact.parameters) | SMALLEST.get(artefact.id, {}) | overrides
     out_dir.mkdir(parents=True, exist_ok=True)
     args = [a for k, v in params.items() for a in ("-p", k, str(v))]
-    subprocess.run([sys.executable, "-m", "nfeval.run_notebook", "--cwd", str(NOTEBOOKS),
+    subprocess.run([sys.executable, "-m", "nfeval_repro.run_notebook", "--cwd", str(NOTEBOOKS),
                     "--no-progress-bar", str(artefact.path), str(out_dir / artefact.executed),
                     *args], check=True, capture_output=True)
     return out_dir / "results" / f"{artefact.id}.csv", out_dir / "results" / f"{artefact.id}.json"
@@ -116,13 +116,13 @@ def run_cells(artefact, out_dir, **overrides):
 
     import matplotlib.pyplot as plt
 
-    from nfeval.store import close_store
+    from nfeval_repro.store import close_store
 
     params = {"profile": "embedded", "seed": 0, "limit": 0, "output_dir": str(out_dir)}
     params |= dict(artefact.parameters) | SMALLEST.get(artefact.id, {}) | overrides
     out_dir.mkdir(parents=True, exist_ok=True)
     # what an IPython namespace holds that the notebooks use: display(), and get_ipython,
-    # by which nfeval.results knows it runs in a notebook (and records its parameters)
+    # by which nfeval_repro.tables knows it runs in a notebook (and records its parameters)
     namespace = {"__name__": "__main__", "display": lambda *args, **kwargs: None,
                  "get_ipython": lambda: None}
     cwd = os.getcwd()

@@ -329,10 +329,12 @@ def test_chat_template(server):
 # ----------------------------------------------------------------- errors
 def test_unreachable_server_message():
     from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.transport import HTTPOptions
 
     port = _free_port()
     with pytest.raises(NfevalError) as ei:
-        OpenAIModel(f"http://127.0.0.1:{port}", max_retries=1, backoff=0.01, timeout=2)
+        OpenAIModel(f"http://127.0.0.1:{port}",
+                    http=HTTPOptions(max_retries=1, backoff=0.01, timeout=2))
     msg = str(ei.value)
     assert f"127.0.0.1:{port}/v1" in msg and "llama_cpp.server" in msg and "vllm serve" in msg
 
@@ -340,12 +342,13 @@ def test_unreachable_server_message():
 @slow
 def test_bad_base_url(server):
     from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.transport import HTTPOptions
 
     with pytest.raises(NfevalError, match="not an http"):
         OpenAIModel("localhost:8000")
     root = server["url"][: -len("/v1")]
     with pytest.raises(NfevalError, match="does not look like an OpenAI-compatible"):
-        OpenAIModel(root + "/nothing-here", max_retries=0)
+        OpenAIModel(root + "/nothing-here", http=HTTPOptions(max_retries=0))
     # a missing /v1 is added
     assert OpenAIModel(root).base_url == server["url"]
 

@@ -1,10 +1,10 @@
-"""Figure helpers (nfeval.plots)."""
+"""Figure helpers (nfeval_repro.plots)."""
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from nfeval.linkage.experiments.tables3_4 import tick_label
-from nfeval.plots import interval_bars, paper_differences, short_names
+from nfeval_repro.linkage.tables3_4 import tick_label
+from nfeval_repro.plots import interval_bars, paper_differences, short_names
 
 
 def test_short_names_are_distinct_and_keep_what_tells_two_sizes_apart():

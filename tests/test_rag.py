@@ -1,5 +1,5 @@
 """RAG retrieval, the ReAct loop and its parser, prompt assembly
-(nfeval.debateqa.experiments.rag, .rag_index, .rag_react).
+(nfeval_repro.debateqa.rag, .rag_index, .rag_react).
 
 Model-free: a bag-of-words "embedder" over a fixed vocabulary stands in for
 MiniLM, and a fake language model returns canned text, so every expected
@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from nfeval import NfevalError
-from nfeval.debateqa.experiments.curation.documents import Document
+from nfeval_repro.debateqa.curation.documents import Document
 from nfeval.data import DebateItem, PartialAnswer
 from nfeval.models.base import Generation, ModelInfo
-from nfeval.debateqa.experiments.rag import (NO_DOCUMENTS, format_chunks, rag_answers,
+from nfeval_repro.debateqa.rag import (NO_DOCUMENTS, format_chunks, rag_answers,
                                              rag_user_prompt)
-from nfeval.debateqa.experiments.rag_index import Chunk, ChunkIndex, Retrieved, chunk_documents
-from nfeval.debateqa.experiments.rag_react import (parse_react_step, react_gather,
+from nfeval_repro.debateqa.rag_index import Chunk, ChunkIndex, Retrieved, chunk_documents
+from nfeval_repro.debateqa.rag_react import (parse_react_step, react_gather,
                                                    react_step_prompt, react_user_prompt)
 
 VOCAB = ["vote", "voting", "mandatory", "nuclear", "energy", "reactor", "school", "uniform",
@@ -361,7 +361,7 @@ def test_minilm_retrieval_on_the_hand_made_collection():
 # --------------------------------------------------------------------------- stored search, tables
 
 def test_search_results_are_stored_and_read_back(tmp_path):
-    from nfeval.store import close_store, use_store
+    from nfeval_repro.store import close_store, use_store
 
     use_store("t_rag", tmp_path)
     try:
@@ -381,7 +381,7 @@ def test_search_results_are_stored_and_read_back(tmp_path):
 
 
 def test_custom_embed_without_a_store_name_is_not_stored(tmp_path):
-    from nfeval.store import close_store, use_store
+    from nfeval_repro.store import close_store, use_store
 
     use_store("t_rag", tmp_path)
     try:
@@ -396,7 +396,7 @@ def test_custom_embed_without_a_store_name_is_not_stored(tmp_path):
 def test_rag_table_rows_and_intervals():
     import pandas as pd
 
-    from nfeval.debateqa.experiments.rag import rag_table
+    from nfeval_repro.debateqa.rag import rag_table
 
     rows, scores = [], []
     for strategy, chunks, trusted, pd_base in (("none", 0, 0, 100.0), ("vanilla", 4, 3, 90.0),

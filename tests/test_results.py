@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval.results import Signature, join_paper, paper_values, write_frame, write_table
+from nfeval_repro.tables import Signature, join_paper, paper_values, write_frame, write_table
 
 
 NONE = "none: exact counts in this test"
@@ -56,7 +56,7 @@ def test_bad_tables(tmp_path, columns, ids, interval, msg):
 def test_dirty_means_a_source_file_changed(tmp_path):
     import subprocess
 
-    from nfeval.results import git_commit
+    from nfeval_repro.tables import git_commit
 
     repo = tmp_path / "r"
     (repo / "src").mkdir(parents=True)
@@ -116,7 +116,7 @@ def test_a_notebook_records_its_parameters_itself(tmp_path):
                                        'output_dir: str = ""  # where results go')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(
-        "import pandas as pd\nfrom nfeval.results import write_table\n"
+        "import pandas as pd\nfrom nfeval_repro.tables import write_table\n"
         "shown: int = 3  # an annotation below the parameters cell is recorded too\n"
         "write_table('t', pd.DataFrame({'method': ['a'], 'ours': [1]}), id_columns=['method'],\n"
         "            interval='none: a test table', parameters={'judge': 'resolved'},\n"

@@ -81,7 +81,7 @@ def test_bad_lines_are_listed_and_valid_ones_scored(files, tiny_gpt2_dir, capsys
     (["--split", "/no/such/questions.jsonl"], "does not exist"),
     (["--model", "no-such-model"], "no-such-model"),
 ])
-def test_clear_errors(files, capsys, argv, msg):
+def test_clear_errors(models_extra, files, capsys, argv, msg):
     q, a = files
     base = {"--answers": str(a), "--split": str(q), "--model": "smollm2-135m-instruct"}
     base.update(dict(zip(argv[::2], argv[1::2])))

@@ -9,7 +9,7 @@ import pytest
 
 from nfeval import NfevalError
 from nfeval.models.base import Generation, LanguageModel, ModelInfo, TokenLogprobs, normalize
-from nfeval.store import (
+from nfeval_repro.store import (
     ItemStore,
     StoredModel,
     active_store,
@@ -193,15 +193,21 @@ def test_read_mode_texts_recomputes_every_number_on_the_committed_texts(tmp_path
         use_store("t_art", tmp_path)
 
 
-def test_use_store_wraps_loaded_models_and_disables_runcache(tmp_path):
+def test_stored_models_keep_their_items_so_a_run_cache_stays_off(tmp_path, monkeypatch):
     from nfeval.runcache import RunCache
+
+    monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path / "cache"))
 
     store = use_store("t_art", tmp_path)
     assert active_store() is store
-    assert isinstance(stored(CountingModel()), StoredModel)
-    cache = RunCache("x", {"a": 1}, None)
+    m = stored(CountingModel())
+    assert isinstance(m, StoredModel) and m.keeps_items
+    cache = RunCache("x", {"a": 1}, None, model=m)
     cache.put(1, "t", {"v": 1})
     assert cache.disabled and not cache.path.exists()
+    plain = CountingModel()  # a model outside the store caches as before
+    assert not plain.keeps_items
+    assert not RunCache("x", {"a": 2}, tmp_path / "runs", model=plain).disabled
     close_store()
     assert not isinstance(stored(CountingModel()), StoredModel)
 
@@ -227,12 +233,12 @@ def test_real_model_is_not_loaded_when_everything_is_stored(tmp_path):
     from nfeval.models import load_model
 
     use_store("t_art", tmp_path)
-    m = load_model("smollm2-135m-instruct")
+    m = stored(load_model("smollm2-135m-instruct"))
     m.label_distribution("Is it? Answer 0 or 1.", ["0", "1"])
     assert m.inner.loaded
     close_store()
     use_store("t_art", tmp_path)
-    m2 = load_model("smollm2-135m-instruct")
+    m2 = stored(load_model("smollm2-135m-instruct"))
     d = m2.label_distribution("Is it? Answer 0 or 1.", ["0", "1"])
     assert not m2.inner.loaded and math.isclose(sum(d.values()), 1.0)
 

@@ -1,8 +1,8 @@
-"""Intervals and stability measures of the DebateQA systems (nfeval.debateqa.experiments.intervals).
+"""Intervals and stability measures of the DebateQA systems (nfeval_repro.debateqa.intervals).
 
 Every case is built so the expected number can be checked by hand: scores are
 small integers laid out per (system, question), with the written answer sets
-named ``written:<set>`` as :func:`nfeval.debateqa.experiments.systems.collect_systems` names them.
+named ``written:<set>`` as :func:`nfeval_repro.debateqa.systems.collect_systems` names them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from nfeval.debateqa.experiments.intervals import (
+from nfeval_repro.debateqa.intervals import (
     answer_correlation,
     cohen_kappa,
     combined_rows,
@@ -234,7 +234,7 @@ def test_the_vectorized_ranking_kendall_equals_the_loop_to_the_last_bit():
     resamples where a system has no answer."""
     import numpy as np
 
-    from nfeval.debateqa.experiments import intervals as di
+    from nfeval_repro.debateqa import intervals as di
 
     rng = np.random.default_rng(1)
     for trial in range(20):
@@ -260,7 +260,7 @@ def test_the_vectorized_pooled_answer_correlation_equals_the_loop_to_the_last_bi
     scores, resamples with fewer than two answers or a constant side)."""
     import numpy as np
 
-    from nfeval.debateqa.experiments import intervals as di
+    from nfeval_repro.debateqa import intervals as di
 
     rng = np.random.default_rng(2)
     for trial in range(60):
@@ -283,7 +283,7 @@ def test_every_vectorized_interval_gives_the_rows_of_the_loop(monkeypatch):
     the same rows with every resample computed one by one: equal to the last bit."""
     import numpy as np
 
-    import nfeval.debateqa.experiments.intervals as di
+    import nfeval_repro.debateqa.intervals as di
 
     rng = np.random.default_rng(4)
     values = {(e, s, q): float(rng.choice([0.0, 0.25, 0.5, 1.0, rng.random()]))

@@ -69,7 +69,7 @@ def test_the_pack_holds_the_files_of_this_machines_conversion(name):
     assert {f: sha256_file(folder / f) for f in man["files"]} == man["files"]
 
 
-def test_models_load_with_no_weight_package_and_no_network(tmp_path):
+def test_models_load_with_no_weight_package_and_no_network(models_extra, tmp_path):
     """Both backends build (tokenizer, template, store key) in a Python where the weight
     packages cannot be imported and the network fails; the weights are asked for only when
     an item must be computed, and then the error says how to install them."""

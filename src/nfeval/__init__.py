@@ -5,34 +5,42 @@ Reproduces two methods and makes them usable on your own answers:
 * DebateQA (EACL 2026): Perspective Diversity (P.D.) and Dispute Awareness (D.A.).
 * LINKAGE (EMNLP 2024): listwise ranking of a candidate among graded references.
 
-Layout (arrows point one way: experiments use kernels, kernels use models,
-models use nothing of the metrics):
+Layout (arrows point one way: the method kernels use the models, the models use
+nothing of the metrics):
 
-* shared infrastructure: ``nfeval.models`` (one language-model interface over
-  transformers, llama.cpp and OpenAI-compatible servers), ``nfeval.data``
-  (the public release files: mirror, cache, checksums), ``nfeval.results``
-  (tables with intervals and signatures), ``nfeval.store`` (committed per-item
-  outputs), ``nfeval.cli`` (the ``nfeval`` command);
-* ``nfeval.metrics``: generic kernels (correlation protocol, intervals, Elo);
-* ``nfeval.debateqa``: P.D., D.A., answer files and answering systems, with
-  the paper's experiments in ``nfeval.debateqa.experiments``;
-* ``nfeval.linkage``: reference lists, lexical baselines, LLM judges,
-  refppl, ``nfeval linkage`` on one's own files, with the paper's experiments
-  in ``nfeval.linkage.experiments``.
+* ``nfeval.models``: one language-model interface over transformers, llama.cpp and
+  OpenAI-compatible servers; ``nfeval.data``: the public release files (mirror, cache,
+  checksums); ``nfeval.metrics``: generic kernels (correlation protocol, intervals, Elo);
+* ``nfeval.debateqa``: P.D., D.A., answer files and answering; ``nfeval.linkage``:
+  reference lists, lexical and embedding baselines, LLM judges, refppl, ``nfeval linkage``
+  on one's own files;
+* the API (``nfeval.linkage.score``, ``nfeval.debateqa.pd`` ..., :func:`meta`), what it
+  returns (:mod:`nfeval.result`), the ``nfeval`` command (:mod:`nfeval.cli`) and
+  ``nfeval compare``.
+
+The papers' reproduction (experiments, claims, the committed item store, notebooks'
+tables) is a separate package beside this one, ``nfeval_repro``, which imports this one;
+this package never imports it.
 """
 
 __version__ = "0.1.0"
 
-#: Subpackages that ``nfeval.<name>`` imports on first use (``import nfeval`` stays light).
-_LAZY = ("linkage", "debateqa", "metrics", "models", "data")
-
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return importlib.import_module(f"nfeval.{name}")
-    raise AttributeError(f"module 'nfeval' has no attribute {name!r}")
+    # each subpackage is imported on first use, so ``import nfeval`` stays light
+    if name == "linkage":
+        import nfeval.linkage as module
+    elif name == "debateqa":
+        import nfeval.debateqa as module
+    elif name == "metrics":
+        import nfeval.metrics as module
+    elif name == "models":
+        import nfeval.models as module
+    elif name == "data":
+        import nfeval.data as module
+    else:
+        raise AttributeError(f"module 'nfeval' has no attribute {name!r}")
+    return module
 
 
 def meta(scores=None, *, answers=None, methods=None, model=None, coefficients=("kendall",),

@@ -4,7 +4,6 @@
     nfeval data fetch NAME [...]    resolve (mirror, cache or download) and verify
     nfeval models list              known model names (embedded and paper)
     nfeval models prepare NAME      assemble/convert an embedded model into the cache
-    nfeval artefacts                the paper artefacts this checkout reproduces
     nfeval pd --answers F --split S --model M      DebateQA Perspective Diversity
     nfeval da --answers F --split S --model M      DebateQA Dispute Awareness
     nfeval linkage --answers F [--method M]        LINKAGE and its baselines
@@ -22,12 +21,16 @@ Why this file is long: every command's arguments and help text are here, so
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from nfeval import NfevalError, __version__
+# names only (no scoring code loads for --help): the methods and the default models
+from nfeval.linkage.methods import METHODS as LINKAGE_METHODS
+from nfeval.linkage.methods import MODES, POSITIONS, REFERENCE_SOURCES, ROUGE_IMPLEMENTATIONS
+from nfeval.models.registry import (DEFAULT_EMBEDDER, DEFAULT_JUDGE, DEFAULT_PD_BACKBONE,
+                                    DEFAULT_REFPPL_LM)
 
 EPILOG = """\
 Environment:
@@ -89,14 +92,6 @@ def _models_prepare(args: argparse.Namespace) -> int:
     for name in names:
         path = minilm_path() if name == "minilm-l6" else prepare(name)
         print(f"{name}: {path}")
-    return 0
-
-
-def _artefacts(args: argparse.Namespace) -> int:
-    from nfeval.artefacts import ARTEFACTS
-
-    for a in ARTEFACTS:
-        print(f"{a.id:<16} {a.paper:<9} {a.target:<28} notebooks/{a.notebook}  ({a.item})")
     return 0
 
 
@@ -280,29 +275,26 @@ def _debateqa_inputs(args: argparse.Namespace):
 
 
 def _pd(args: argparse.Namespace) -> int:
-    from nfeval.debateqa.api import debateqa_result
-    from nfeval.debateqa.scoring import pd_signature, score_pd
+    from nfeval.debateqa.api import score_answers
+    from nfeval.debateqa.scoring import PDSettings
 
+    settings = PDSettings(variant=args.variant, restate=args.restate, seed=args.seed)
     inputs = _debateqa_inputs(args)
     out = args.out or _default_out(inputs.answers_path, "pd", (
-        ("model", args.model, "smollm2-135m-instruct"), ("variant", args.variant, "paper"),
+        ("model", args.model, DEFAULT_PD_BACKBONE), ("variant", args.variant, "paper"),
         ("restate", args.restate and _short_hash(args.restate), None),
         ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
     model = _load(args.model, args)
-    table = score_pd(inputs, model, variant=args.variant, restate=args.restate,
-                     use_cache=not args.no_cache, progress=not args.no_progress)
-    sig = pd_signature(model, variant=args.variant, restate=args.restate, seed=args.seed,
-                       n=int(table["pd"].notna().sum()))
-    result = debateqa_result(inputs, table, "pd", "P.D.", sig, seed=args.seed)
-    where = _write_csv(table, out)
+    result = score_answers(inputs, settings, model, use_cache=not args.no_cache,
+                           progress=not args.no_progress)
+    where = _write_csv(result.table, out)
     return _report(args, result, where)
 
 
 def _da(args: argparse.Namespace) -> int:
-    from nfeval.debateqa.api import debateqa_result
-    from nfeval.debateqa.da import check_template
-    from nfeval.debateqa.scoring import da_signature, score_da
+    from nfeval.debateqa.api import score_answers
+    from nfeval.debateqa.scoring import DASettings
 
     prompt = _prompt_file(args)
     if prompt is not None:
@@ -311,10 +303,11 @@ def _da(args: argparse.Namespace) -> int:
         prompt, alias = braced_slots(prompt)
         if alias:
             _slot_alias_note("#question/#answer", "{question}/{answer}")
-        check_template(prompt, zero_shot=args.zero_shot)
+    settings = DASettings(mode=args.mode, zero_shot=args.zero_shot, prompt=prompt,
+                          guard=args.guard, seed=args.seed)
     inputs = _debateqa_inputs(args)
     out = args.out or _default_out(inputs.answers_path, "da", (
-        ("model", args.judge, "qwen2.5-coder-1.5b-instruct"), ("mode", args.mode, "prob"),
+        ("model", args.judge, DEFAULT_JUDGE), ("mode", args.mode, "prob"),
         ("zero-shot", args.zero_shot, False), ("", _prompt_tag(args), None),
         ("guard", args.guard, False),
         ("seed", args.seed, 0)))
@@ -326,13 +319,9 @@ def _da(args: argparse.Namespace) -> int:
 
         load_prompt(DA_PROMPT)
     judge = _load(args.judge, args)
-    table = score_da(inputs, judge, mode=args.mode, zero_shot=args.zero_shot,
-                     use_cache=not args.no_cache, progress=not args.no_progress,
-                     template=prompt, guard=args.guard)
-    sig = da_signature(judge, mode=args.mode, zero_shot=args.zero_shot, seed=args.seed,
-                       n=int(table["da"].notna().sum()), template=prompt, guard=args.guard)
-    result = debateqa_result(inputs, table, "da", "D.A.", sig, seed=args.seed)
-    where = _write_csv(table, out)
+    result = score_answers(inputs, settings, judge, use_cache=not args.no_cache,
+                           progress=not args.no_progress)
+    where = _write_csv(result.table, out)
     return _report(args, result, where)
 
 
@@ -342,129 +331,69 @@ def _short_hash(text: str) -> str:
     return sha256_text(text)[:8]
 
 
-def _unparsed(value: str) -> str | float:
-    if value in ("drop", "release"):
-        return value
-    try:
-        return float(value)
-    except ValueError:
-        raise NfevalError(f"--unparsed must be drop, release or a number, not {value!r}") from None
+class _LinkageHooks:
+    """What ``nfeval linkage`` does while the library scores (the methods of
+    :class:`nfeval.linkage.score_file.LinkageHooks`, which this module does not import
+    until a command runs): once the file is read, name and check the output file (before
+    any model loads); print notes on stderr; load models with the command's backend
+    options."""
+
+    def __init__(self, args: argparse.Namespace, settings):
+        self.args, self.settings = args, settings
+        self.lf, self.out = None, None
+
+    def read(self, lf) -> None:
+        from nfeval.linkage.file_format import DEFAULT_MODELS
+
+        args, st = self.args, self.settings
+        self.lf = lf
+        self.out = args.out or _default_out(lf.name, st.method, (
+            ("model", args.model, DEFAULT_MODELS.get(st.kind)), ("shots", st.shots, 0),
+            ("mode", st.mode or "prob", "prob"), ("positions", st.positions, "random"),
+            ("references", st.references, "file"), ("", _prompt_tag(args), None),
+            ("guard", st.guard, False), ("rouge", st.rouge, "rouge-score"),
+            ("embedder", st.embedder, None), ("seed", st.seed, 0)))
+        _check_outputs(self.out, args.summary)
+        if st.kind != "lexical":
+            _require_backend(args)
+
+    def note(self, text: str) -> None:
+        print(f"nfeval: {text}", file=sys.stderr)
+
+    def load(self, name: str, backend: str | None = None, *, judge: bool = False):
+        return _load(name, self.args, backend, judge=judge)
 
 
 def _linkage(args: argparse.Namespace) -> int:
     from nfeval.linkage import score_file as SF
-    from nfeval import NothingScored
+    from nfeval.linkage.api import linkage_result
+    from nfeval.linkage.settings import GenerationSettings, LinkageSettings
 
     method = args.method
-    kind = SF.method_kind(method)
-    if kind != "judge":
-        for flag, value, default in (("--mode", args.mode, None), ("--shots", args.shots, 0),
-                                     ("--unparsed", args.unparsed, "drop"),
-                                     ("--positions", args.positions, "random"),
-                                     ("--max-tokens", args.max_tokens, 512),
-                                     ("--guard", args.guard, False)):
-            if value != default:
-                raise NfevalError(f"{flag} is for the LLM judge methods "
-                                  f"({', '.join(SF.JUDGE_METHODS)}), not {method}")
-    if kind == "lexical" and args.model:
-        raise NfevalError(f"method {method} uses no language model: drop --model"
-                          + (" (--embedder names its encoder)" if "bert" in method else ""))
-    if args.embedder and not method.startswith("bertscore"):
-        raise NfevalError("--embedder is for the bertscore methods")
-    if args.shots and method != "linkage":
-        raise NfevalError("--shots (demonstrations) is for method linkage only")
-    if args.shots < 0:
-        raise NfevalError(f"--shots must be >= 0, got {args.shots}")
-    mode = args.mode or "prob"
-    unparsed = _unparsed(args.unparsed)
     prompt = _prompt_file(args)
     if prompt is not None:
-        if kind != "judge":
-            raise NfevalError(f"--prompt is for the LLM judge methods "
-                              f"({', '.join(SF.JUDGE_METHODS)}), not {method}")
-        from nfeval.linkage.prompts import braced_slots, check_template
+        from nfeval.linkage.prompts import braced_slots
 
         prompt, alias = braced_slots(method, prompt)
         if alias:
             _slot_alias_note("#name", "{name}")
-        check_template(method, prompt)
-    if kind == "judge":  # check the settings before anything is loaded
-        from nfeval.linkage.judges import JudgeConfig
-
-        JudgeConfig(method=method, mode=mode, unparsed=unparsed, positions=args.positions,
-                    max_tokens=args.max_tokens)
-        if args.max_tokens < 1:
-            raise NfevalError(f"--max-tokens must be >= 1, got {args.max_tokens}")
-        if args.max_tokens != 512 and mode != "sample":
-            raise NfevalError("--max-tokens bounds generated replies: it is for --mode sample")
-
-    lf = SF.read_linkage_file(args.answers, limit=args.limit)
-    default_model = SF.DEFAULT_MODELS.get(kind)
-    out = args.out or _default_out(lf.name, method, (
-        ("model", args.model, default_model), ("shots", args.shots, 0), ("mode", mode, "prob"),
-        ("positions", args.positions, "random"), ("references", args.references, "file"),
-        ("", _prompt_tag(args), None), ("guard", args.guard, False),
-        ("rouge", args.rouge, "rouge-score"),
-        ("embedder", args.embedder, None), ("seed", args.seed, 0)))
-    _check_outputs(out, args.summary)
-    if kind != "lexical":
-        _require_backend(args)
-    if kind == "judge" and prompt is None:  # the release prompt, before any model loads
-        from nfeval.linkage.prompts import release_template
-
-        release_template(method)
-    for line in lf.skipped:
-        print(f"nfeval: skipped {line}", file=sys.stderr)
-    if not lf.questions:
-        raise NothingScored(f"{lf.name}: no valid question line ({len(lf.skipped)} line(s) "
-                            "skipped)")
-    need, _ = SF.reference_plan(lf, method, args.references, generator=bool(args.generator))
-    generated, gen_name = {}, None
-    if need:
-        from nfeval.linkage.generated import parse_generator
-
-        gspec = parse_generator(args.generator)
-        dspecs = [parse_generator(d) for d in (args.degraders or "").split(",") if d.strip()]
-        golden = _load(gspec.name, args, gspec.backend)
-        degraders = [golden if str(d) == str(gspec) else _load(d.name, args, d.backend)
-                     for d in dspecs] or [golden]
-        gen_name = str(gspec)
-        print(f"nfeval: writing {len(need)} reference list(s) with {gen_name}"
-              + (f" (degraded answers: {', '.join(map(str, dspecs))})" if dspecs else ""),
-              file=sys.stderr)
-        generated = SF.generate_missing(lf, need, golden, degraders, seed=args.seed,
-                                        attempts=args.attempts,
-                                        golden_tokens=args.golden_tokens,
-                                        degraded_tokens=args.degraded_tokens,
-                                        use_cache=not args.no_cache,
-                                        progress=not args.no_progress)
-    splits, sources, skipped = SF.build_splits(lf, method, args.references, generated,
-                                               args.seed)
-    for line in skipped:
-        print(f"nfeval: skipped {line}", file=sys.stderr)
-    if not splits:
-        raise NothingScored(f"{lf.name}: no question can be scored with {method} "
-                            f"({len(lf.skipped) + len(skipped)} left out)")
-    demos = SF.demonstrations_for(lf, splits, sources, args.shots, args.seed)
-    model = None
-    if kind != "lexical":
-        model = _load(args.model or SF.DEFAULT_MODELS[kind], args,
-                      judge=kind == "judge" and mode == "prob")
-    rows, sha = SF.score_splits(
-        splits, {q.qid: q.question for q in lf.questions}, method, model, mode=mode,
-        shots=args.shots, seed=args.seed, unparsed=unparsed, positions=args.positions,
-        embedder=args.embedder, rouge=args.rouge, demonstrations=demos,
-        max_tokens=args.max_tokens, use_cache=not args.no_cache,
-        progress=not args.no_progress, device=args.device, prompt=prompt, guard=args.guard)
-    res = SF.finish(lf, splits, rows, sources, method, model, mode=mode, shots=args.shots,
-                    seed=args.seed, prompt_sha=sha, references=args.references,
-                    generator=gen_name, unparsed=unparsed, positions=args.positions,
-                    embedder=args.embedder, rouge=args.rouge, skipped=skipped,
-                    max_tokens=args.max_tokens, guard=args.guard)
-    from nfeval.linkage.api import linkage_result
-
-    where = _write_csv(res.table, out)
-    return _report(args, linkage_result(res, str(lf.name)), where)
+    settings = LinkageSettings(
+        method, mode=args.mode, shots=args.shots, seed=args.seed, unparsed=args.unparsed,
+        positions=args.positions, max_tokens=args.max_tokens, guard=args.guard, prompt=prompt,
+        references=args.references, rouge=args.rouge, embedder=args.embedder,
+        generation=GenerationSettings(attempts=args.attempts, golden_tokens=args.golden_tokens,
+                                      degraded_tokens=args.degraded_tokens))
+    if settings.kind == "lexical" and args.model:
+        raise NfevalError(f"method {method} uses no language model: drop --model"
+                          + (" (--embedder names its encoder)" if "bert" in method else ""))
+    hooks = _LinkageHooks(args, settings)
+    res = SF.score_linkage_file(
+        args.answers, settings, args.model, generator=args.generator or None,
+        degraders=tuple(d for d in (args.degraders or "").split(",") if d.strip()),
+        use_cache=not args.no_cache, progress=not args.no_progress, device=args.device,
+        limit=args.limit, hooks=hooks)
+    where = _write_csv(res.table, hooks.out)
+    return _report(args, linkage_result(res, str(hooks.lf.name)), where)
 
 
 COMPARE_DESCRIPTION = """\
@@ -645,11 +574,6 @@ def _scoring_arguments(p: argparse.ArgumentParser) -> None:
     _run_arguments(p, "answer")
 
 
-#: nfeval.linkage.score_file.METHODS, spelled out so that `nfeval --help` loads no model code.
-LINKAGE_METHODS = ("linkage", "pointwise", "pointwise-ref", "pointwise-ref-graded", "pairwise",
-                   "refppl", "rouge1", "rouge2", "rougeL", "bleu", "bleu-smoothed", "bertscore",
-                   "bertscore-cls")
-
 EXIT_STATUSES = """\
 Exit status: 0 scored (lines left out are named on stderr and counted in the summary);
 1 nothing scored (every line left out, or no score parsed); 2 usage or input error
@@ -685,7 +609,7 @@ Methods:
   pointwise-ref         0-10 score with the reference list
   pointwise-ref-graded  0-10 score with the reference list and its grades
   pairwise              candidate against each reference, weighted by its grade
-  refppl                reference-recovery perplexity (a base LM, default gemma3-270m)
+  refppl                reference-recovery perplexity (a base LM, default """ + DEFAULT_REFPPL_LM + """)
   rouge1 rouge2 rougeL bleu bertscore bertscore-cls
                         against the release's one ground truth from the list
 The judge methods run in --mode prob (expected value of the label distribution, no
@@ -767,8 +691,6 @@ def build_parser() -> argparse.ArgumentParser:
     prep.add_argument("--all", action="store_true", help="every embedded model")
     prep.set_defaults(func=_models_prepare)
 
-    sub.add_parser("artefacts", help="paper artefacts, notebooks and make targets"
-                   ).set_defaults(func=_artefacts)
 
     raw = argparse.RawDescriptionHelpFormatter
     pd_ = sub.add_parser(
@@ -783,9 +705,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example:\n  nfeval pd --answers examples/debateqa_answers.jsonl --split sample "
                "--model smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(pd_)
-    pd_.add_argument("--model", default="smollm2-135m-instruct",
+    pd_.add_argument("--model", default=DEFAULT_PD_BACKBONE,
                      help="backbone: registry name (nfeval models list), hub id or folder "
-                          "(default smollm2-135m-instruct, the small embedded P.D. backbone)")
+                          f"(default {DEFAULT_PD_BACKBONE}, the small embedded P.D. backbone)")
     pd_.add_argument("--variant", choices=["paper", "official"], default="paper")
     pd_.add_argument("--restate", help='restate instruction for the paper variant '
                                        '(default: "Please restate.")')
@@ -802,10 +724,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example:\n  nfeval da --answers examples/debateqa_answers.jsonl --split sample "
                "--model smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(da_)
-    da_.add_argument("--model", "--judge", dest="judge", default="qwen2.5-coder-1.5b-instruct",
+    da_.add_argument("--model", "--judge", dest="judge", default=DEFAULT_JUDGE,
                      action=_AliasNote,
                      help="the judge model: registry name, hub id or folder (default "
-                          "qwen2.5-coder-1.5b-instruct, the strongest embedded judge); "
+                          f"{DEFAULT_JUDGE}, the strongest embedded judge); "
                           "--judge is an alias")
     da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob")
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
@@ -831,20 +753,20 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--method", default="linkage",
                     choices=LINKAGE_METHODS,
                     help="scoring method (default: linkage)")
-    lk.add_argument("--mode", choices=["prob", "sample"],
+    lk.add_argument("--mode", choices=MODES,
                     help="judge methods: prob (default) or sample")
     lk.add_argument("--shots", type=int, default=0, metavar="N",
                     help="linkage: N demonstrations from the file's other questions (default 0)")
     lk.add_argument("--model",
-                    help="judge model (default qwen2.5-coder-1.5b-instruct) or, for refppl, a "
-                         "base LM (default gemma3-270m): registry name, hub id or folder")
-    lk.add_argument("--references", choices=["file", "1gt", "0gt"], default="file",
+                    help=f"judge model (default {DEFAULT_JUDGE}) or, for refppl, a "
+                         f"base LM (default {DEFAULT_REFPPL_LM}): registry name, hub id or folder")
+    lk.add_argument("--references", choices=REFERENCE_SOURCES, default="file",
                     help="reference lists: the file's (default; a line without any gets a 0GT "
                          "list when --generator is given), 1gt (generated from each line's "
                          "best reference) or 0gt (generated from the question alone)")
     lk.add_argument("--generator", metavar="BACKEND:NAME",
                     help="model that writes missing reference lists, e.g. "
-                         "llama:qwen2.5-coder-1.5b-instruct (hf:, llama: or openai:)")
+                         f"llama:{DEFAULT_JUDGE} (hf:, llama: or openai:)")
     lk.add_argument("--degraders", metavar="BACKEND:NAME,...",
                     help="models that write the degraded answers (default: the generator)")
     lk.add_argument("--golden-tokens", type=int, default=256,
@@ -859,7 +781,7 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--max-tokens", type=int, default=512, metavar="N",
                     help="sample mode: at most N generated tokens a reply (default 512, the "
                          "paper's; generation stops anyway at the ]] of the first label)")
-    lk.add_argument("--positions", choices=["random", "release", "reference-first"],
+    lk.add_argument("--positions", choices=POSITIONS,
                     default="random",
                     help="pairwise: candidate first or second by a seeded coin (default), "
                          "always first (release), or always second (reference-first)")
@@ -876,8 +798,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "so that a candidate cannot talk the judge into a better score; the "
                          "papers' prompts are unchanged and the signature says guard:on. "
                          "Every run flags candidates that address the judge (column flags)")
-    lk.add_argument("--embedder", help="bertscore methods: encoder (default minilm-l6)")
-    lk.add_argument("--rouge", choices=["rouge-score", "release"], default="rouge-score",
+    lk.add_argument("--embedder", help=f"bertscore methods: encoder (default {DEFAULT_EMBEDDER})")
+    lk.add_argument("--rouge", choices=ROUGE_IMPLEMENTATIONS, default="rouge-score",
                     help="ROUGE implementation (default rouge-score; release: the pltrdy "
                          "arithmetic)")
     _model_arguments(lk)
@@ -915,7 +837,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --answers: methods of nfeval linkage --method to run "
                          "(linkage-Nshot: LINKAGE with N demonstrations)")
     mt.add_argument("--model", help="with --answers: the judge of the judge methods (default "
-                                    "qwen2.5-coder-1.5b-instruct)")
+                                    f"{DEFAULT_JUDGE})")
     mt.add_argument("--coefficient", default="kendall", metavar="NAME[,NAME]",
                     help="kendall (default), spearman, pearson, or several comma-separated")
     mt.add_argument("--folds", type=int, default=5,

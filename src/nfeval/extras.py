@@ -15,7 +15,7 @@ from nfeval import NfevalError
 EXTRA_OF = {
     "torch": "models", "transformers": "models", "accelerate": "models",
     "safetensors": "models", "tokenizers": "models", "gguf": "models",
-    "bert_score": "models", "sentence_transformers": "models",
+    "bert_score": "models", "sentence_transformers": "models", "huggingface_hub": "models",
     "llama_cpp": "llama", "httpx": "http", "rouge": "release",
     "papermill": "notebooks", "nbformat": "notebooks", "matplotlib": "notebooks",
     "seaborn": "notebooks", "sklearn": "notebooks", "psutil": "notebooks",

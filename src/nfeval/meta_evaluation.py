@@ -40,7 +40,6 @@ each part would import the others.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,8 +174,8 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
             model_obj = models.get((want, kind))
             if model_obj is None:
                 model_obj = models[(want, kind)] = load(want, kind)
-        res = SF.score_linkage_file(lf, name, model_obj, shots=shots, seed=seed,
-                                    use_cache=use_cache, progress=progress)
+        res = SF.score_linkage_file(lf, SF.LinkageSettings(name, shots=shots, seed=seed),
+                                    model_obj, use_cache=use_cache, progress=progress)
         t = res.table.rename(columns={"candidate_id": "doc_id"})
         frames.append(t.assign(method=label)[["qid", "doc_id", "grade", "score", "method"]])
     return meta_frame(pd.concat(frames, ignore_index=True))

@@ -3,8 +3,7 @@
 ``ROOT`` is the repository checkout; user-level caches live outside it so a
 fresh clone never carries model weights or downloads.
 
-What scoring reads (the project's prompts, the papers' values, the DebateQA
-sample) is found in the checkout when there is one, else inside the
+What scoring reads (the project's prompts, the DebateQA sample) is found in the checkout when there is one, else inside the
 installed package (``nfeval/_data``, copied there when the wheel is built:
 ``setup.py``), so ``pip install`` gives a package that finds its own files.
 """
@@ -19,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: True when this module runs from a repository checkout (``pip install -e`` or PYTHONPATH).
 IN_CHECKOUT = (ROOT / "pyproject.toml").is_file() and (ROOT / "prompts").is_dir()
 #: Folders of the checkout that ship inside the wheel, by their name under ``nfeval/_data``.
-PACKAGE_DATA = {"prompts": "prompts", "paper_values": "data/paper_values",
-                "debateqa_sample": "data/debateqa_sample", "tokenizers": "data/tokenizers"}
+PACKAGE_DATA = {"prompts": "prompts", "debateqa_sample": "data/debateqa_sample"}
+#: The embedded models' tokenizer packs (the reproduction's: a checkout has them, a wheel not)
+TOKENIZER_PACKS = ROOT / "data" / "tokenizers"
 
 
 def package_data(name: str) -> Path:
@@ -34,7 +34,8 @@ NOTEBOOKS = ROOT / "notebooks"
 RESULTS = ROOT / "results"
 FIGURES = ROOT / "figures"
 EXECUTED = RESULTS / "executed"
-PAPER_VALUES = package_data("paper_values")
+#: the papers' values, transcribed from their text (the reproduction's; a checkout has them)
+PAPER_VALUES = ROOT / "data" / "paper_values"
 PROMPTS = package_data("prompts")
 SAMPLE = package_data("debateqa_sample")
 

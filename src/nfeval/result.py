@@ -70,7 +70,7 @@ class Result:
     column: str
     item_unit: str
     score: Interval
-    signature: Any  # nfeval.results.Signature
+    signature: Any  # nfeval.signature.Signature
     correlations: pd.DataFrame | None = None
     skipped: list[str] = field(default_factory=list)
     n_questions: int = 0

@@ -1,6 +1,6 @@
 """The commands' cache: per-item results on disk, so an interrupted run loses nothing.
 
-It is the item store's file (:mod:`nfeval.store`: same records, same reader,
+It is the item store's record file (:mod:`nfeval.itemfile`: same records, same reader,
 same appends), kept in the user's cache folder instead of an artefact's
 ``results/<id>/items/``. A run (for example P.D. of one answers file with
 one model and variant) is one file, ``<cache>/runs/<kind>-<key>.jsonl``,
@@ -10,9 +10,10 @@ file's checksum. Each finished item is appended (flushed and fsynced) under
 the hash of its id and input text, so a rerun reuses an item only where
 that text is unchanged; a line cut short by a crash is ignored.
 
-While a notebook's committed item store is active, a RunCache neither reads
-nor writes: the store already keeps every model output, and a user cache
-from another run must not stand in for items the store should hold.
+A RunCache for a model that keeps its own items (``model.keeps_items``: a
+model answered from a committed item store) neither reads nor writes: the
+store already keeps every model output, and a user cache from another run
+must not stand in for items the store should hold.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Mapping
 
 from nfeval.hashing import sha256_text
 from nfeval.paths import cache_dir
-from nfeval.store import _File, _key, active_store
+from nfeval.itemfile import RecordFile, record_key
 
 
 def run_key(fields: Mapping[str, Any]) -> str:
@@ -31,19 +32,20 @@ def run_key(fields: Mapping[str, Any]) -> str:
 
 
 class RunCache:
-    def __init__(self, kind: str, fields: Mapping[str, Any], directory: Path | None = None):
+    def __init__(self, kind: str, fields: Mapping[str, Any], directory: Path | None = None, *,
+                 model: Any = None):
         self.fields = dict(fields)
-        self.disabled = directory is None and active_store() is not None
+        self.disabled = directory is None and bool(getattr(model, "keeps_items", False))
         folder = Path(directory) if directory else cache_dir() / "runs"
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / f"{kind}-{run_key(self.fields)}.jsonl"
-        self._file = _File(self.path.name, [] if self.disabled else [folder],
-                           None if self.disabled else folder)
+        self._file = RecordFile(self.path.name, [] if self.disabled else [folder],
+                                None if self.disabled else folder)
 
     @staticmethod
     def _item(item_id, text: str) -> str:
         # several texts may share an id (answers of different systems to one question)
-        return _key(str(item_id), sha256_text(text))
+        return record_key(str(item_id), sha256_text(text))
 
     def get(self, item_id, text: str) -> dict | None:
         """The cached result of an item, if it was computed on the same text."""

@@ -1,8 +1,8 @@
 """Where models run: the device, dtype and batch size of a model load, resolved explicitly.
 
 Nothing here is set globally. A profile carries the three
-(:class:`nfeval.profiles.Profile`: ``device``, ``dtype``, ``batch_tokens``)
-and loads models with them (:meth:`~nfeval.profiles.Profile.load`); the
+(:class:`nfeval_repro.profiles.Profile`: ``device``, ``dtype``, ``batch_tokens``)
+and loads models with them (:meth:`~nfeval_repro.profiles.Profile.load`); the
 commands pass ``--device`` / ``--dtype`` / ``--batch-tokens`` to every load
 and encoder. The environment variables ``NFEVAL_DEVICE``, ``NFEVAL_DTYPE``
 and ``NFEVAL_BATCH_TOKENS`` override a profile when it is selected (what

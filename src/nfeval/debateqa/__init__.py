@@ -8,7 +8,7 @@ Kernels and what users call on their own answers:
 * :mod:`.generation` -- collecting answers from models.
 
 The paper's experiments (alignment with human grades, RAG, the curation
-pipeline, answering systems and their intervals, one module per table) are in :mod:`nfeval.debateqa.experiments`; they use
+pipeline, answering systems and their intervals, one module per table) are in :mod:`nfeval_repro.debateqa`; they use
 these kernels, never the other way round.
 
 On answers held in memory: :func:`perspective_diversity` and

@@ -13,7 +13,7 @@ import pandas as pd
 from nfeval import NfevalError
 from nfeval.result import Result, load_model_arg
 
-__all__ = ["debateqa_result", "dispute_awareness", "perspective_diversity"]
+__all__ = ["debateqa_result", "dispute_awareness", "perspective_diversity", "score_answers"]
 
 
 def debateqa_result(inputs, table: pd.DataFrame, column: str, label: str, signature, *,
@@ -26,6 +26,24 @@ def debateqa_result(inputs, table: pd.DataFrame, column: str, label: str, signat
                   score=iv, signature=signature, skipped=list(inputs.skipped),
                   n_questions=len(inputs.answers), source=str(inputs.answers_path),
                   lower_is_better=column == "pd")
+
+
+def score_answers(inputs, settings, model, *, use_cache: bool = True,
+                  progress: bool = True) -> Result:
+    """P.D. (``settings``: a :class:`~nfeval.debateqa.scoring.PDSettings`; ``model``: the
+    backbone) or D.A. (a :class:`~nfeval.debateqa.scoring.DASettings`; the judge) of read
+    answers (:class:`~nfeval.debateqa.scoring.ScoringInput`): the per-answer table, its
+    signature and the mean with its interval. ``nfeval pd|da`` and the API both call it."""
+    from nfeval.debateqa.scoring import (PDSettings, da_signature, pd_signature, score_da,
+                                         score_pd)
+
+    if isinstance(settings, PDSettings):
+        table = score_pd(inputs, model, settings, use_cache=use_cache, progress=progress)
+        sig = pd_signature(model, settings, n=int(table["pd"].notna().sum()))
+        return debateqa_result(inputs, table, "pd", "P.D.", sig, seed=settings.seed)
+    table = score_da(inputs, model, settings, use_cache=use_cache, progress=progress)
+    sig = da_signature(model, settings, n=int(table["da"].notna().sum()))
+    return debateqa_result(inputs, table, "da", "D.A.", sig, seed=settings.seed)
 
 
 def _memory_inputs(answers: Any, ids: Sequence[int] | None, split: str | None,
@@ -99,18 +117,17 @@ def perspective_diversity(answers: Sequence[str] | Mapping[Any, str], *,
     Either ``partial_answers`` (one list of reference texts per answer, the
     question's points of view) or ``split`` ("sample", "test", "dev" or a
     question file; ``answers`` then maps question ids to texts, or comes with
-    ``ids``). ``model``: the backbone LM (default smollm2-135m-instruct), a
-    name or a loaded model.
+    ``ids``). ``model``: the backbone LM (default
+    :data:`~nfeval.models.registry.DEFAULT_PD_BACKBONE`), a name or a loaded model.
+    The settings are checked, as one :class:`~nfeval.debateqa.scoring.PDSettings`, first.
     """
-    from nfeval.debateqa.scoring import pd_signature, score_pd
+    from nfeval.debateqa.scoring import PDSettings
+    from nfeval.models.registry import DEFAULT_PD_BACKBONE
 
+    settings = PDSettings(variant=variant, restate=restate, seed=seed)
     inputs = _memory_inputs(answers, ids, split, None, partial_answers)
-    lm = load_model_arg(model, "smollm2-135m-instruct", backend=backend)
-    table = score_pd(inputs, lm, variant=variant, restate=restate, use_cache=use_cache,
-                     progress=progress)
-    sig = pd_signature(lm, variant=variant, restate=restate, seed=seed,
-                       n=int(table["pd"].notna().sum()))
-    return debateqa_result(inputs, table, "pd", "P.D.", sig, seed=seed)
+    lm = load_model_arg(model, DEFAULT_PD_BACKBONE, backend=backend)
+    return score_answers(inputs, settings, lm, use_cache=use_cache, progress=progress)
 
 
 def dispute_awareness(answers: Sequence[str] | Mapping[Any, str], *,
@@ -123,19 +140,16 @@ def dispute_awareness(answers: Sequence[str] | Mapping[Any, str], *,
 
     Either ``questions`` (one per answer) or ``split`` (as
     :func:`perspective_diversity`). ``model``: the judge (default
-    qwen2.5-coder-1.5b-instruct); ``prompt``: a template of one's own with
-    the ``{question}`` and ``{answer}`` slots (default: the release's few-shot
+    :data:`~nfeval.models.registry.DEFAULT_JUDGE`); ``prompt``: a template of one's own
+    with the ``{question}`` and ``{answer}`` slots (default: the release's few-shot
     template). ``guard``: the judge sees each answer as quoted data (:mod:`nfeval.guard`).
+    The settings are checked, as one :class:`~nfeval.debateqa.scoring.DASettings`, first.
     """
-    from nfeval.debateqa.da import check_template
-    from nfeval.debateqa.scoring import da_signature, score_da
+    from nfeval.debateqa.scoring import DASettings
+    from nfeval.models.registry import DEFAULT_JUDGE
 
-    if prompt is not None:
-        check_template(prompt, zero_shot=zero_shot)
+    settings = DASettings(mode=mode, zero_shot=zero_shot, prompt=prompt, guard=guard,
+                          seed=seed)
     inputs = _memory_inputs(answers, ids, split, questions, None)
-    judge = load_model_arg(model, "qwen2.5-coder-1.5b-instruct", backend=backend)
-    table = score_da(inputs, judge, mode=mode, zero_shot=zero_shot, use_cache=use_cache,
-                     progress=progress, template=prompt, guard=guard)
-    sig = da_signature(judge, mode=mode, zero_shot=zero_shot, seed=seed,
-                       n=int(table["da"].notna().sum()), template=prompt, guard=guard)
-    return debateqa_result(inputs, table, "da", "D.A.", sig, seed=seed)
+    judge = load_model_arg(model, DEFAULT_JUDGE, backend=backend)
+    return score_answers(inputs, settings, judge, use_cache=use_cache, progress=progress)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -51,16 +52,27 @@ def question_seed(seed: int, qid: int) -> int:
     return derived_seed(f"{seed}:{qid}")
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """How answers are sampled: temperature, top-p, the token budget, and the run's seed
+    (each question's own is derived from it, :func:`question_seed`). The default is greedy,
+    256 tokens."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    seed: int = 0
+
+
 def generate_answers(model: LanguageModel, questions: Mapping[int, str] | Iterable, *,
-                     system: str | None = None, suffix: str = "", temperature: float = 0.0,
-                     top_p: float = 1.0, max_tokens: int = 256, seed: int = 0,
-                     use_cache: bool = True, progress: bool = True,
-                     desc: str | None = None) -> pd.DataFrame:
+                     system: str | None = None, suffix: str = "",
+                     decoding: Decoding = Decoding(), use_cache: bool = True,
+                     progress: bool = True, desc: str | None = None) -> pd.DataFrame:
     """Answers of ``model`` to ``questions`` ({id: question} or DebateItems).
 
-    ``system=None`` uses the project's p_basic prompt. Returns one row per
-    question: ``id, answer, n_tokens, finish_reason, raw`` (``raw`` is the
-    generated text before cleaning).
+    ``system=None`` uses the project's p_basic prompt; ``decoding``: how answers are
+    sampled (:class:`Decoding`). Returns one row per question: ``id, answer, n_tokens,
+    finish_reason, raw`` (``raw`` is the generated text before cleaning).
     """
     from tqdm.auto import tqdm
 
@@ -69,12 +81,14 @@ def generate_answers(model: LanguageModel, questions: Mapping[int, str] | Iterab
     if not questions:
         raise NfevalError("generate_answers: no questions given.")
     system = system_prompts()["basic"] if system is None else system
+    temperature, top_p = decoding.temperature, decoding.top_p
+    max_tokens, seed = decoding.max_tokens, decoding.seed
     info = model.info
     cache = RunCache("gen", {
         "model": info.cache_fields(),
         "system": system, "suffix": suffix, "temperature": float(temperature),
         "top_p": float(top_p), "max_tokens": int(max_tokens), "seed": int(seed),
-    }) if use_cache else None
+    }, model=model) if use_cache else None
     rows = []
     bar = tqdm(questions.items(), desc=desc or f"answers ({info.name})", unit="answer",
                disable=not progress)

@@ -1,6 +1,6 @@
 """Perspective Diversity (DebateQA, EACL 2026): the kernel.
 
-What a P.D. change means per token (Equation 7): :mod:`nfeval.debateqa.experiments.eq7`.
+What a P.D. change means per token (Equation 7): :mod:`nfeval_repro.debateqa.eq7`.
 
 What it computes, where it departs from the release and why:
 ``docs/debateqa.md`` (Perspective Diversity).

@@ -37,6 +37,47 @@ from nfeval.runcache import RunCache
 STDIN = "-"
 
 
+@dataclass(frozen=True)
+class PDSettings:
+    """What decides a P.D. score besides the backbone and the answers, built once where a
+    run starts (``nfeval pd``, :func:`nfeval.debateqa.perspective_diversity`): the variant
+    ("paper" or "official"), the paper variant's restate instruction (None: the paper's)
+    and the seed of the interval."""
+
+    variant: str = "paper"
+    restate: str | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from nfeval.debateqa.pd import VARIANTS
+
+        if self.variant not in VARIANTS:
+            raise NfevalError(f"unknown P.D. variant {self.variant!r}; use one of {VARIANTS}")
+
+
+@dataclass(frozen=True)
+class DASettings:
+    """What decides a D.A. score besides the judge and the answers, built once where a run
+    starts (``nfeval da``, :func:`nfeval.debateqa.dispute_awareness`): the mode, D.A.-ZS,
+    a prompt of one's own (checked here: its ``{question}`` and ``{answer}`` slots), the
+    guard and the seed of the interval."""
+
+    mode: str = "prob"
+    zero_shot: bool = False
+    prompt: str | None = field(default=None, repr=False)
+    guard: bool = False
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from nfeval.debateqa.da import DA_MODES, check_template
+
+        if self.mode not in DA_MODES:
+            raise NfevalError(f"Unknown D.A. mode {self.mode!r}; use one of "
+                              f"{', '.join(DA_MODES)}.")
+        if self.prompt is not None:
+            check_template(self.prompt, zero_shot=self.zero_shot)
+
+
 def read_stdin_to_file(suffix: str = ".jsonl") -> Path:
     """Standard input copied into a temporary file (the caller deletes it)."""
     fd, name = tempfile.mkstemp(prefix="nfeval-stdin-", suffix=suffix)
@@ -170,15 +211,16 @@ def _run(inputs: ScoringInput, cache: RunCache | None, score_one: Callable[[int,
     return table
 
 
-def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: str | None = None,
+def score_pd(inputs: ScoringInput, model, settings: PDSettings = PDSettings(), *,
              use_cache: bool = True, progress: bool = True) -> pd.DataFrame:
     """Per-answer P.D. (columns ``id, pd, n_partial, scored_tokens, truncated_tokens, ...``)."""
     from nfeval.debateqa.pd import DEFAULT_RESTATE, pd_score
 
-    restate = DEFAULT_RESTATE if restate is None else restate
+    variant = settings.variant
+    restate = DEFAULT_RESTATE if settings.restate is None else settings.restate
     cache = RunCache("pd", {"model": model.info.cache_fields(), "variant": variant,
                             "restate": restate if variant == "paper" else None,
-                            "questions": inputs.split_sha256}) if use_cache else None
+                            "questions": inputs.split_sha256}, model=model) if use_cache else None
 
     def one(qid: int, text: str) -> dict:
         r = pd_score(model, text, inputs.items[qid].partial_answers, variant=variant,
@@ -191,24 +233,25 @@ def score_pd(inputs: ScoringInput, model, *, variant: str = "paper", restate: st
     return _run(inputs, cache, one, f"P.D. ({variant})", progress)
 
 
-def score_da(inputs: ScoringInput, judge, *, mode: str = "prob", zero_shot: bool = False,
-             use_cache: bool = True, progress: bool = True,
-             template: str | None = None, guard: bool = False) -> pd.DataFrame:
+def score_da(inputs: ScoringInput, judge, settings: DASettings = DASettings(), *,
+             use_cache: bool = True, progress: bool = True) -> pd.DataFrame:
     """Per-answer D.A. (columns ``id, da, label, mode, raw, cut_tokens, flags``); da is NaN
     when unparsed; cut_tokens counts the answer's tokens cut to fit the judge's window.
-    ``template``: a prompt of one's own (default: the release's few-shot template);
-    ``guard``: the judge sees each answer as quoted data (:mod:`nfeval.guard`)."""
+    ``settings.prompt``: a prompt of one's own (default: the release's few-shot template);
+    ``settings.guard``: the judge sees each answer as quoted data (:mod:`nfeval.guard`)."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
     from nfeval.debateqa.da import PROB_CHUNK, da_prob_fitted, da_score
 
+    mode, zero_shot, guard = settings.mode, settings.zero_shot, settings.guard
+    template = settings.prompt
     if template is None:
         template = load_prompt("debateqa/dispute_awareness_fewshot")
     cache = RunCache("da", {"model": judge.info.cache_fields(), "mode": mode, "zero_shot": zero_shot,
                             "kernel": "shared-prefix-tokens" if mode == "prob" else "per-answer",
                             "prompt": sha256_text(template),
                             "questions": inputs.split_sha256,
-                            **({"guard": True} if guard else {})}) if use_cache else None
+                            **({"guard": True} if guard else {})}, model=judge) if use_cache else None
     from nfeval.guard import guard_text
 
     shown = guard_text if guard else (lambda t: t)
@@ -240,31 +283,32 @@ def mean_score(values: pd.Series) -> tuple[float, int]:
     return (float(finite.mean()) if len(finite) else math.nan), int(values.isna().sum())
 
 
-def pd_signature(model, *, variant: str = "paper", restate: str | None = None,
-                 seed: int | None = 0, n: int | None = None):
-    """The :class:`~nfeval.results.Signature` of P.D. scores (prompt: the restate
+def pd_signature(model, settings: PDSettings = PDSettings(), *, n: int | None = None):
+    """The :class:`~nfeval.signature.Signature` of P.D. scores (prompt: the restate
     instruction of the paper variant; the official variant has none)."""
     from nfeval.hashing import sha256_text
     from nfeval.debateqa.pd import DEFAULT_RESTATE
-    from nfeval.results import Signature
+    from nfeval.signature import Signature
 
-    restate = DEFAULT_RESTATE if restate is None else restate
+    variant = settings.variant
+    restate = DEFAULT_RESTATE if settings.restate is None else settings.restate
     info = model.info.as_dict()
     return Signature(metric="perspective_diversity", variant=variant, model=info,
                      dtype=info.get("dtype"),
                      prompt_sha256=sha256_text(restate) if variant == "paper" else None,
-                     seed=seed, n=n)
+                     seed=settings.seed, n=n)
 
 
-def da_signature(judge, *, mode: str = "prob", zero_shot: bool = False,
-                 seed: int | None = 0, n: int | None = None, template: str | None = None,
-                 guard: bool = False):
-    """The :class:`~nfeval.results.Signature` of D.A. scores (prompt: the release's
-    few-shot template, or ``template``)."""
+def da_signature(judge, settings: DASettings = DASettings(), *, n: int | None = None):
+    """The :class:`~nfeval.signature.Signature` of D.A. scores (prompt: the release's
+    few-shot template, or the settings' own)."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
-    from nfeval.results import Signature
+    from nfeval.signature import Signature
 
+    mode, zero_shot, seed, template = (settings.mode, settings.zero_shot, settings.seed,
+                                       settings.prompt)
+    guard = settings.guard
     info = judge.info.as_dict() if judge is not None else None
     return Signature(metric="dispute_awareness",
                      variant=f"{mode}{'-zero-shot' if zero_shot else ''}", model=info,

@@ -2,31 +2,33 @@
 
 ``nfeval.linkage.score(questions, candidates, references, method=...)`` scores
 answers held in memory (:func:`nfeval.linkage.api.linkage_score`).
+
+The names below load on first use, so that importing a light module of the package
+(:mod:`nfeval.linkage.methods`, which the command line's ``--help`` reads) does not
+import the scoring code and its dependencies.
 """
 
-from nfeval.linkage.api import linkage_score as score
+from __future__ import annotations
 
-from nfeval.linkage.lexical import correlation_table, lexical_ground_truth, lexical_scores
-from nfeval.linkage.references import (
-    DEFAULT_PATTERN,
-    ReferenceDraw,
-    ReferenceSplit,
-    sample_all,
-    sample_references,
-    single_reference,
-    usable,
-)
+__all__ = ["score", "correlation_table", "lexical_ground_truth", "lexical_scores",
+           "DEFAULT_PATTERN", "ReferenceDraw", "ReferenceSplit", "sample_all",
+           "sample_references", "single_reference", "usable"]
 
-__all__ = [
-    "score",
-    "DEFAULT_PATTERN",
-    "ReferenceDraw",
-    "ReferenceSplit",
-    "correlation_table",
-    "lexical_ground_truth",
-    "lexical_scores",
-    "sample_all",
-    "sample_references",
-    "single_reference",
-    "usable",
-]
+_REFERENCES = ("DEFAULT_PATTERN", "ReferenceDraw", "ReferenceSplit", "sample_all",
+               "sample_references", "single_reference", "usable")
+
+
+def __getattr__(name: str):
+    if name == "score":
+        from nfeval.linkage.api import linkage_score
+
+        return linkage_score
+    if name in ("correlation_table", "lexical_ground_truth", "lexical_scores"):
+        from nfeval.linkage import lexical
+
+        return getattr(lexical, name)
+    if name in _REFERENCES:
+        from nfeval.linkage import references
+
+        return getattr(references, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nfeval import NfevalError
-from nfeval.result import Result, json_number, load_model_arg
+from nfeval.result import Result, json_number
 
 __all__ = ["linkage_result", "linkage_score"]
 
@@ -67,7 +67,7 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
                   references: Sequence[Sequence[Any]] | None = None, *,
                   grades: Sequence[Sequence[float | None]] | None = None,
                   ids: Sequence[str | int] | None = None, method: str = "linkage",
-                  model: Any = None, mode: str = "prob", shots: int = 0, seed: int = 0,
+                  model: Any = None, mode: str | None = None, shots: int = 0, seed: int = 0,
                   prompt: str | None = None, positions: str = "random",
                   unparsed: str | float = "drop", embedder: str | None = None,
                   rouge: str = "rouge-score", max_tokens: int = 512, backend: str = "hf",
@@ -82,17 +82,22 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
     ``grades[i]`` (optional) are the candidates' human grades; with them the
     result carries the correlation with the grades. ``model``: a registry
     name, hub id, folder or a loaded model (judge methods default to
-    qwen2.5-coder-1.5b-instruct, refppl to gemma3-270m; lexical methods take
-    none). ``prompt``: a judge prompt of one's own, with the method's slots
+    :data:`~nfeval.models.registry.DEFAULT_JUDGE`, refppl to
+    :data:`~nfeval.models.registry.DEFAULT_REFPPL_LM`; lexical methods take none). ``mode``: the judge methods' ``"prob"`` (default) or ``"sample"``. ``prompt``:
+    a judge prompt of one's own, with the method's slots
     (:data:`nfeval.linkage.prompts.REQUIRED_SLOTS`). ``guard``: show the judge each
     candidate as quoted data (:mod:`nfeval.guard`; judge methods). The result's ``flags``
     column names candidates that address the judge. Other arguments as
-    ``nfeval linkage --help`` describes.
+    ``nfeval linkage --help`` describes; the method's settings are checked, as one
+    :class:`~nfeval.linkage.settings.LinkageSettings`, before anything else.
     """
     from nfeval.linkage import score_file as SF
-    from nfeval.linkage.file_format import DEFAULT_MODELS, parse_linkage_text
-    from nfeval.linkage.prompts import check_template
+    from nfeval.linkage.file_format import parse_linkage_text
+    from nfeval.linkage.settings import LinkageSettings
 
+    settings = LinkageSettings(method, mode=mode, shots=shots, seed=seed, unparsed=unparsed,
+                               positions=positions, max_tokens=max_tokens, guard=guard,
+                               prompt=prompt, rouge=rouge, embedder=embedder)
     if isinstance(questions, str) or not isinstance(questions, Sequence):
         raise NfevalError("questions must be a list of question texts")
     n = len(questions)
@@ -102,12 +107,7 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
     _same_length("references", references, n)
     _same_length("grades", grades, n)
     _same_length("ids", ids, n)
-    kind = SF.method_kind(method)
-    if prompt is not None:
-        if kind != "judge":
-            raise NfevalError(f"prompt is for the LLM judge methods, not {method}")
-        check_template(method, prompt)
-    if kind == "lexical" and model is not None:
+    if settings.kind == "lexical" and model is not None:
         raise NfevalError(f"method {method} uses no language model: drop model")
     lines = []
     for i, q in enumerate(questions):
@@ -124,12 +124,6 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
     if problems:
         raise NfevalError(f"{len(problems)} question(s) cannot be scored with {method}: "
                           + "; ".join(problems))
-    scorer = None
-    if kind != "lexical":
-        scorer = load_model_arg(model, DEFAULT_MODELS[kind], backend=backend)
-    res = SF.score_linkage_file(lf, method, scorer, mode=mode, shots=shots, seed=seed,
-                                unparsed=unparsed, positions=positions, embedder=embedder,
-                                rouge=rouge, max_tokens=max_tokens, use_cache=use_cache,
-                                progress=progress, device=device, prompt=prompt,
-                                guard=guard)
+    res = SF.score_linkage_file(lf, settings, model, use_cache=use_cache, progress=progress,
+                                device=device, hooks=SF.LinkageHooks(backend=backend))
     return linkage_result(res, "<memory>")

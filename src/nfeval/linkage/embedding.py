@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from nfeval import NfevalError
+from nfeval.models.registry import DEFAULT_EMBEDDER
 
 __all__ = ["bertscore_f1", "cls_cosine", "resolve_embedder", "resolve_name"]
 
@@ -20,12 +21,13 @@ __all__ = ["bertscore_f1", "cls_cosine", "resolve_embedder", "resolve_name"]
 def resolve_embedder(embedder: str | None) -> tuple[str, str]:
     """(name to record, local path or hub id to load) for an embedder name.
 
-    ``None`` and ``"minilm-l6"`` mean the embedded all-MiniLM-L6-v2.
+    ``None`` and :data:`~nfeval.models.registry.DEFAULT_EMBEDDER` (``"minilm-l6"``) mean
+    the embedded all-MiniLM-L6-v2.
     """
-    if resolve_name(embedder) == "minilm-l6":
+    if resolve_name(embedder) == DEFAULT_EMBEDDER:
         from nfeval.models.registry import minilm_path
 
-        return "minilm-l6", str(minilm_path())
+        return DEFAULT_EMBEDDER, str(minilm_path())
     return str(embedder), str(embedder)
 
 
@@ -125,12 +127,13 @@ def cls_cosine(candidates: Sequence[str], references: Sequence[str], *,
 
 
 def resolve_name(embedder: str | None) -> str:
-    """The name under which an embedder is recorded (``None`` -> ``"minilm-l6"``)."""
-    return "minilm-l6" if embedder in (None, "minilm-l6") else str(embedder)
+    """The name under which an embedder is recorded (``None`` -> ``"minilm-l6"``, the
+    default)."""
+    return DEFAULT_EMBEDDER if embedder in (None, DEFAULT_EMBEDDER) else str(embedder)
 
 
 def _embedder_source(name: str) -> str:
-    if name == "minilm-l6":
+    if name == DEFAULT_EMBEDDER:
         from nfeval.models.registry import get_spec
 
         return get_spec(name).source

@@ -41,14 +41,12 @@ from typing import Any
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
-from nfeval.linkage import judges as J
-from nfeval.linkage import lexical as LX
+from nfeval.linkage.methods import (JUDGE_METHODS, METHODS, REFERENCE_SOURCES,  # noqa: F401
+                                    method_kind)
+from nfeval.models.registry import DEFAULT_JUDGE, DEFAULT_REFPPL_LM
 
-JUDGE_METHODS = J.METHODS
-METHODS = (*JUDGE_METHODS, "refppl", *LX.METHODS)
-REFERENCE_SOURCES = ("file", "1gt", "0gt")
-#: The embedded profile's models (:mod:`nfeval.profiles`): the judge, and refppl's base LM.
-DEFAULT_MODELS = {"judge": "qwen2.5-coder-1.5b-instruct", "refppl": "gemma3-270m"}
+#: The default model of each kind of method: the judge, and refppl's base LM.
+DEFAULT_MODELS = {"judge": DEFAULT_JUDGE, "refppl": DEFAULT_REFPPL_LM}
 #: Columns of the per-candidate table, in order.
 COLUMNS = ["qid", "candidate_id", "method", "score", "rank", "grade", "unparsed", "n_outputs",
            "cut_tokens", "references", "dist", "raw", "detail", "flags"]
@@ -61,17 +59,6 @@ _LABELS = {
     "rougeL": "ROUGE-L F1", "bleu": "BLEU", "bleu-smoothed": "BLEU (smoothed, method1)", "bertscore": "BERTScore F1",
     "bertscore-cls": "BERTScore (release: [CLS] cosine)",
 }
-
-
-def method_kind(method: str) -> str:
-    """``"judge"``, ``"refppl"`` or ``"lexical"``; an unknown method is an error."""
-    if method in JUDGE_METHODS:
-        return "judge"
-    if method == "refppl":
-        return "refppl"
-    if method in LX.METHODS:
-        return "lexical"
-    raise NfevalError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
 
 
 def method_label(method: str, mode: str | None = None, shots: int = 0) -> str:

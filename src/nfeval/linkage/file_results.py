@@ -11,7 +11,8 @@ import pandas as pd
 from nfeval.linkage import judges as J
 from nfeval.linkage import lexical as LX
 from nfeval.linkage.references import ReferenceSplit
-from nfeval.linkage.file_format import COLUMNS, LinkageFile, method_kind, method_label
+from nfeval.linkage.file_format import COLUMNS, LinkageFile
+from nfeval.linkage.settings import LinkageSettings
 
 
 @dataclass
@@ -22,7 +23,7 @@ class LinkageScores:
     method: str
     label: str
     table: pd.DataFrame
-    signature: Any  # nfeval.results.Signature
+    signature: Any  # nfeval.signature.Signature
     correlations: pd.DataFrame | None
     skipped: list[str]
     n_questions: int
@@ -58,26 +59,25 @@ class LinkageScores:
                 f"{self.signature.as_string()}")
 
 
-def _signature(method: str, model, *, mode: str, shots: int, seed: int, n: int,
-               n_questions: int, prompt_sha: str | None, references: str,
-               generator: str | None, unparsed, positions: str, embedder: str | None,
-               rouge: str, max_tokens: int = J.SAMPLING["max_tokens"], guard: bool = False):
-    from nfeval.results import Signature
+def _signature(settings: LinkageSettings, model, *, n: int, n_questions: int,
+               prompt_sha: str | None, generator: str | None):
+    from nfeval.signature import Signature
 
-    refs = references if method != "pointwise" else "none"
+    method, mode, seed = settings.method, settings.mode, settings.seed
+    refs = settings.references if method != "pointwise" else "none"
     if generator and method != "pointwise":
         refs += f"+{generator}"
     extra: dict[str, Any] = {"questions": n_questions, "refs": refs}
-    kind = method_kind(method)
+    kind = settings.kind
     if kind == "judge":
-        extra["unparsed"] = unparsed
-        if mode == "sample" and max_tokens != J.SAMPLING["max_tokens"]:
-            extra["max_tokens"] = max_tokens
+        extra["unparsed"] = settings.unparsed
+        if mode == "sample" and settings.max_tokens != J.SAMPLING["max_tokens"]:
+            extra["max_tokens"] = settings.max_tokens
         if method == "pairwise":
-            extra["positions"] = positions
-        if guard:
+            extra["positions"] = settings.positions
+        if settings.guard:
             extra["guard"] = "on"
-        variant = f"{mode}" + (f"-{shots}shot" if method == "linkage" else "")
+        variant = f"{mode}" + (f"-{settings.shots}shot" if method == "linkage" else "")
         info = model.info.as_dict()
         return Signature(metric=method, variant=variant, model=info, dtype=info.get("dtype"),
                          prompt_sha256=prompt_sha, seed=seed, n=n, extra=extra)
@@ -87,23 +87,22 @@ def _signature(method: str, model, *, mode: str, shots: int, seed: int, n: int,
                          dtype=info.get("dtype"), prompt_sha256=prompt_sha, seed=seed, n=n,
                          extra=extra)
     sig = LX.method_signature(method, pattern="file", seed=seed, n=n, candidates="rest",
-                              rouge=rouge, embedder=embedder)
+                              rouge=settings.rouge, embedder=settings.embedder)
     sig.extra = {**{k: v for k, v in sig.extra.items() if k != "pattern"}, **extra}
     return sig
 
 
 def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
-           sources: dict[str, str], method: str, model, *, mode: str = "prob", shots: int = 0,
-           seed: int = 0, prompt_sha: str | None = None, references: str = "file",
-           generator: str | None = None, unparsed="drop", positions: str = "random",
-           embedder: str | None = None, rouge: str = "rouge-score",
-           skipped: Sequence[str] = (), max_tokens: int = J.SAMPLING["max_tokens"],
-           guard: bool = False) -> LinkageScores:
-    """The table (ranks, grades, list sources), its signature and the correlations."""
+           sources: dict[str, str], settings: LinkageSettings, model, *,
+           prompt_sha: str | None = None, generator: str | None = None,
+           skipped: Sequence[str] = ()) -> LinkageScores:
+    """The table (ranks, grades, list sources), its signature and the correlations.
+    ``generator``: the name of the model that wrote reference lists (None: none was)."""
     from nfeval.metrics.correlation import correlation_rows
 
     from nfeval.guard import flags_text
 
+    method, seed = settings.method, settings.seed
     grades = {(q.qid, c.doc_id): c.grade for q in lf.questions for c in q.candidates}
     texts = {(q.qid, c.doc_id): c.text for q in lf.questions for c in q.candidates}
     df = pd.DataFrame(rows)
@@ -129,10 +128,7 @@ def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
         frame = graded.assign(grade=graded["grade"].astype(float))[["method", "qid", "grade",
                                                                      "score"]]
         corr = correlation_rows(frame, by=["method"], seed=seed)
-    sig = _signature(method, model, mode=mode, shots=shots, seed=seed,
-                     n=int(df["score"].notna().sum()), n_questions=len(splits),
-                     prompt_sha=prompt_sha, references=references, generator=generator,
-                     unparsed=unparsed, positions=positions, embedder=embedder, rouge=rouge,
-                     max_tokens=max_tokens, guard=guard)
-    return LinkageScores(method, method_label(method, mode, shots), df, sig, corr,
+    sig = _signature(settings, model, n=int(df["score"].notna().sum()),
+                     n_questions=len(splits), prompt_sha=prompt_sha, generator=generator)
+    return LinkageScores(method, settings.label, df, sig, corr,
                          list(lf.skipped) + list(skipped), len(splits))

@@ -53,11 +53,12 @@ from typing import Any
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import derived_seed, sha256_text
+from nfeval.linkage.file_format import DEFAULT_MODELS
 from nfeval.linkage.judges import fill_slots
 from nfeval.linkage.references import ReferenceSplit
+from nfeval.linkage.settings import GenerationSettings
 from nfeval.models.base import LanguageModel
 from nfeval.models.window import fit_text
-from nfeval.profiles import PROFILES
 from nfeval.prompts import prompt_text
 from nfeval.runcache import RunCache
 
@@ -111,8 +112,8 @@ def parse_generator(text: str) -> GeneratorSpec:
 #: embedded: the profile's judge model (Qwen2.5-Coder-1.5B; the paper writes references with its
 #: judges' own models), through llama.cpp (fast generation on CPU). paper: Section 4.4's models.
 GENERATORS: dict[str, tuple[GeneratorSpec, tuple[GeneratorSpec, ...]]] = {
-    "embedded": (GeneratorSpec(PROFILES["embedded"].judge, "llama"),
-                 (GeneratorSpec(PROFILES["embedded"].judge, "llama"),)),
+    "embedded": (GeneratorSpec(DEFAULT_MODELS["judge"], "llama"),
+                 (GeneratorSpec(DEFAULT_MODELS["judge"], "llama"),)),
     "paper": (GeneratorSpec("gpt-4-1106-preview", "openai"),
               (GeneratorSpec("mistralai/Mistral-7B-Instruct-v0.2", "hf"),
                GeneratorSpec("gpt-3.5-turbo-16k", "openai"),
@@ -322,9 +323,7 @@ def generate_reference_lists(
     ground_truths: Mapping[str, GradedAnswer] | None = None,
     *,
     seed: int = 0,
-    attempts: int = 2,
-    golden_tokens: int = 256,
-    degraded_tokens: int = 512,
+    generation: GenerationSettings = GenerationSettings(),
     use_cache: bool = True,
     progress: bool = True,
     degrade_template: str | None = None,
@@ -337,8 +336,13 @@ def generate_reference_lists(
     golden one; with several degraders, each grade's reference is drawn
     at random (seeded by ``seed``, question and grade) among the models
     whose output has that grade, as the paper samples from its three lists.
+    ``generation``: the attempts per output and the token budgets
+    (:class:`~nfeval.linkage.settings.GenerationSettings`).
     """
     from tqdm.auto import tqdm
+
+    attempts = generation.attempts
+    golden_tokens, degraded_tokens = generation.golden_tokens, generation.degraded_tokens
 
     if not degraders:
         raise NfevalError("generate_reference_lists needs at least one degrader model.")
@@ -354,10 +358,10 @@ def generate_reference_lists(
     common = {"seed": int(seed), "attempts": int(attempts), **DECODING}
     g_cache = RunCache("linkage-golden", {
         "model": golden_model.info.cache_fields(), "mode": mode, "max_tokens": int(golden_tokens),
-        "prompt_sha256": sha256_text(gold_template), **common}) if use_cache else None
+        "prompt_sha256": sha256_text(gold_template), **common}, model=golden_model) if use_cache else None
     d_caches = [RunCache("linkage-degraded", {
         "model": m.info.cache_fields(), "max_tokens": int(degraded_tokens),
-        "prompt_sha256": sha256_text(degrade_template), **common}) if use_cache else None
+        "prompt_sha256": sha256_text(degrade_template), **common}, model=m) if use_cache else None
         for m in degraders]
     out: list[GeneratedReferences] = []
     for q in tqdm(questions, desc=f"references ({mode})", unit="question", disable=not progress):

@@ -437,7 +437,7 @@ def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
 
         cache = RunCache("linkage-judge", {
             "model": judge.info.cache_fields(),
-            "config": cfg.as_dict(), "shots": shots, **_prompt_fields(cfg, shots)})
+            "config": cfg.as_dict(), "shots": shots, **_prompt_fields(cfg, shots)}, model=judge)
     out: list[QuestionScores] = []
     for s in tqdm(splits, desc=desc or f"LINKAGE judge ({cfg.method}, {cfg.mode})",
                   disable=not progress, unit="question"):

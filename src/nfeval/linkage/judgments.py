@@ -12,11 +12,8 @@ from typing import Any
 
 from nfeval import NfevalError
 from nfeval.hashing import derived_seed
+from nfeval.linkage.methods import POSITIONS
 from nfeval.linkage.prompts import METHODS, MODES, SAMPLING, Answer, GradedAnswer
-
-#: Pairwise positions: a seeded coin per pair (the paper), the candidate always first (the
-#: release's scripts), or always second (with "release", each pair judged in both orders).
-POSITIONS = ("random", "release", "reference-first")
 
 
 @dataclass(frozen=True)

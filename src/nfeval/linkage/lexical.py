@@ -9,20 +9,21 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
+from nfeval.linkage import methods as M
 from nfeval.linkage.embedding import (_embedder_source, bertscore_f1, cls_cosine,
-                                      resolve_embedder, resolve_name)
+                                      resolve_name)
 from nfeval.linkage.references import ReferenceSplit, sample_all
 from nfeval.metrics.correlation import COEFFICIENTS, question_correlations
-from nfeval.results import Signature
+from nfeval.signature import Signature
 
 __all__ = [
     "LEXICAL_METHODS",
@@ -41,12 +42,15 @@ __all__ = [
     "split_scores",
 ]
 
-LEXICAL_METHODS = ("rouge1", "rouge2", "rougeL", "bleu")
-#: ``bleu-smoothed``: for users' own answers (NLTK's smoothing ``method1``), where an
-#: unsmoothed sentence BLEU of a short answer is often a tiny positive number like 1e-155;
-#: the papers' tables use ``bleu``, unsmoothed, as the release does.
-METHODS = LEXICAL_METHODS + ("bleu-smoothed", "bertscore", "bertscore-cls")
+#: The paper's four; ``METHODS`` adds ``bleu-smoothed``, for users' own answers (NLTK's
+#: smoothing ``method1``), where an unsmoothed sentence BLEU of a short answer is often a tiny
+#: positive number like 1e-155 (the papers' tables use ``bleu``, unsmoothed, as the release
+#: does), and the embedding methods. Both lists live in :mod:`nfeval.linkage.methods`.
+LEXICAL_METHODS = M.PAPER_LEXICAL_METHODS
+METHODS = M.LEXICAL_METHODS
 Candidates = Literal["all-but-ground", "rest"]
+#: ``steps(name, inputs, compute) -> values``: where a deterministic step's values are kept
+StepCache = Callable[[str, Sequence[Any], Callable[[list[Any]], list[Any]]], list[Any]]
 RougeImpl = Literal["rouge-score", "release"]
 
 
@@ -237,24 +241,21 @@ def _pairs(splits: Iterable[ReferenceSplit], questions: dict[str, GradedQuestion
 
 
 def lexical_scores(questions: Sequence[GradedQuestion], pattern: str = "33221100",
-                   seed: int = 0, *, methods: Sequence[str] = METHODS,
-                   allow_short: bool = True, candidates: Candidates = "all-but-ground",
-                   rouge: RougeImpl = "rouge-score", embedder: str | None = None,
-                   num_layers: int | None = 6, batch_size: int = 64,
-                   device: str | None = None) -> pd.DataFrame:
+                   seed: int = 0, *, allow_short: bool = True,
+                   candidates: Candidates = "all-but-ground", **scoring) -> pd.DataFrame:
     """Score the candidates of every question against its ground truth.
 
     Returns one row per (candidate, method): ``qid, doc_id, grade, method,
     score``. References are drawn with :func:`~nfeval.linkage.references.sample_all`
     (``allow_short=True`` by default, as the release: a question short of the
-    pattern keeps what it has). Questions that were skipped, or kept no
-    reference at all, are listed in ``df.attrs["skipped"]``; the run's
-    settings are in ``df.attrs`` too.
+    pattern keeps what it has), then scored by :func:`split_scores`, which takes
+    ``scoring`` (``methods``, ``rouge``, ``embedder``, ``num_layers``, ``batch_size``,
+    ``device``, ``steps``); ``candidates`` defaults here to the release's ``"all-but-ground"``.
+    Questions that were skipped, or kept no reference at all, are listed in
+    ``df.attrs["skipped"]``; the run's settings are in ``df.attrs`` too.
     """
     draw = sample_all(questions, pattern, seed, allow_short=allow_short)
-    df = split_scores(draw.splits, questions, methods=methods, candidates=candidates,
-                      rouge=rouge, embedder=embedder, num_layers=num_layers,
-                      batch_size=batch_size, device=device)
+    df = split_scores(draw.splits, questions, candidates=candidates, **scoring)
     df.attrs.update(
         skipped=draw.skipped + [s.qid for s in draw.splits if not s.references],
         n_short=draw.n_short, pattern=pattern, seed=seed, allow_short=allow_short)
@@ -265,18 +266,20 @@ def split_scores(splits: Sequence[ReferenceSplit], questions: Sequence[GradedQue
                  methods: Sequence[str] = METHODS, candidates: Candidates = "rest",
                  rouge: RougeImpl = "rouge-score", embedder: str | None = None,
                  num_layers: int | None = 6, batch_size: int = 64,
-                 device: str | None = None) -> pd.DataFrame:
+                 device: str | None = None, steps: StepCache | None = None) -> pd.DataFrame:
     """:func:`lexical_scores` on given reference splits (rows ``qid, doc_id, grade, method, score``).
 
     With ``candidates="rest"`` (the default here) exactly the splits'
     candidates are scored: the same items an LLM judge saw, so a lexical row
-    and a judge row differ only by the method.
+    and a judge row differ only by the method. ``steps(name, inputs, compute)``, when
+    given, keeps the embedding scores per pair (the reproduction passes its item store's
+    :func:`~nfeval_repro.store.cached_steps`, so a rerun on another CPU ranks the same
+    floats); without it they are computed.
     """
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise NfevalError(f"unknown methods {unknown}; choose from {list(METHODS)}")
-    if rouge not in ("rouge-score", "release"):
-        raise NfevalError(f"rouge must be 'rouge-score' or 'release', not {rouge!r}")
+    M.check_rouge(rouge)
     pairs = _pairs(splits, {q.qid: q for q in questions}, candidates)
     cands = [p.answer.text for p in pairs]
     grounds = [p.ground for p in pairs]
@@ -291,10 +294,7 @@ def split_scores(splits: Sequence[ReferenceSplit], questions: Sequence[GradedQue
         columns["bleu"] = [bleu(c, g) for c, g in zip(cands, grounds)]
     if "bleu-smoothed" in methods:
         columns["bleu-smoothed"] = [bleu_smoothed(c, g) for c, g in zip(cands, grounds)]
-    # The embedding scores are floats of a neural model: kept in the item store
-    # (per pair) so that a rerun on another CPU ranks the same numbers.
-    from nfeval.store import cached_steps
-
+    cached_steps = steps or (lambda _name, inputs, compute: list(compute(list(inputs))))
     name = resolve_name(embedder)
     pair_inputs = [[c, g] for c, g in zip(cands, grounds)]
     if "bertscore" in methods:
@@ -344,7 +344,7 @@ def correlation_table(scores: pd.DataFrame,
 def method_signature(method: str, *, pattern: str, seed: int, n: int,
                      candidates: Candidates = "all-but-ground", rouge: RougeImpl = "rouge-score",
                      embedder: str | None = None, num_layers: int | None = 6) -> Signature:
-    """The :class:`~nfeval.results.Signature` of one method's scores."""
+    """The :class:`~nfeval.signature.Signature` of one method's scores."""
     extra: dict[str, object] = {"pattern": pattern, "candidates": candidates,
                                 "ground": "2nd-top-grade-reference"}
     model = None

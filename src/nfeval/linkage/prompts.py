@@ -18,9 +18,9 @@ from typing import Protocol
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
+from nfeval.linkage.methods import JUDGE_METHODS as METHODS
+from nfeval.linkage.methods import MODES  # noqa: F401 (judgments and judges read it here)
 
-METHODS = ("linkage", "pointwise", "pointwise-ref", "pointwise-ref-graded", "pairwise")
-MODES = ("prob", "sample")
 #: Release prompt (registry name) of each method.
 PROMPTS = {
     "linkage": "linkage/LINKAGE",

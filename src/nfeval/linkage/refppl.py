@@ -100,7 +100,7 @@ def refppl_correlations(model, questions: Sequence, splits: Sequence, *,
     ``questions``: the dataset's :class:`~nfeval.data.loaders.GradedQuestion` list;
     ``splits``: the scored questions' reference splits (references best first,
     graded candidates). Returns the rows of
-    :func:`nfeval.linkage.experiments.evaluation.judge_correlations` (``n_unparsed`` is 0:
+    :func:`nfeval_repro.linkage.evaluation.judge_correlations` (``n_unparsed`` is 0:
     nothing is parsed), with ``truncated_tokens`` and ``scored_tokens`` in
     ``df.attrs``.
     """

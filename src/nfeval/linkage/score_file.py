@@ -38,13 +38,20 @@ the model, the method's settings, the prompts and the question's own
 inputs): a run stopped by Ctrl-C (:class:`nfeval.Interrupted`)
 resumes where it stopped when the same command is run again.
 
+One function runs it all, for the command line and the Python API alike:
+:func:`score_linkage_file` reads the file, plans and writes the missing reference
+lists, builds each question's split and demonstrations, loads the model, scores and
+signs. What it decides with comes in one :class:`~nfeval.linkage.settings.LinkageSettings`;
+what a caller hears along the way (and how models given by name load) is a
+:class:`LinkageHooks`.
+
 Usage::
 
-    from nfeval.linkage.score_file import read_linkage_file, score_linkage_file
-    from nfeval.models import load_model
+    from nfeval.linkage.score_file import score_linkage_file
+    from nfeval.linkage.settings import LinkageSettings
 
-    lf = read_linkage_file("examples/linkage_answers.jsonl")
-    res = score_linkage_file(lf, "linkage", load_model("smollm2-135m-instruct"))
+    res = score_linkage_file("examples/linkage_answers.jsonl",
+                             LinkageSettings("linkage", shots=2), "smollm2-135m-instruct")
     res.table          # one row per candidate: score, rank, distribution, ...
     res.correlations   # Kendall / Spearman / Pearson with the human grades, 95% intervals
     res.signature.as_string()
@@ -53,12 +60,13 @@ Usage::
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
 
 from nfeval import NfevalError
-from nfeval.data.loaders import GradedAnswer, GradedQuestion
+from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval.linkage import judges as J
 from nfeval.linkage import lexical as LX
@@ -67,7 +75,10 @@ from nfeval.linkage.file_format import (COLUMNS, DEFAULT_MODELS, JUDGE_METHODS, 
                                         REFERENCE_SOURCES, FileQuestion, LinkageFile,
                                         method_kind, method_label, needs_references,
                                         parse_linkage_text, read_linkage_file)
+from nfeval.linkage.file_references import (build_splits, demonstrations_for, generate_missing,
+                                            ground_truth, reference_plan)
 from nfeval.linkage.file_results import LinkageScores, finish
+from nfeval.linkage.settings import GenerationSettings, LinkageSettings
 
 __all__ = [
     "COLUMNS",
@@ -76,8 +87,11 @@ __all__ = [
     "METHODS",
     "REFERENCE_SOURCES",
     "FileQuestion",
+    "GenerationSettings",
     "LinkageFile",
+    "LinkageHooks",
     "LinkageScores",
+    "LinkageSettings",
     "build_splits",
     "demonstrations_for",
     "finish",
@@ -92,145 +106,6 @@ __all__ = [
     "score_linkage_file",
     "score_splits",
 ]
-
-
-# --------------------------------------------------------------------------- reference lists
-
-def reference_plan(lf: LinkageFile, method: str, references: str = "file",
-                   generator: bool = False) -> tuple[dict[str, str], list[str]]:
-    """({qid: "1gt" | "0gt"} for the questions whose list must be generated, reasons for
-    the questions that cannot be scored), without generating anything."""
-    if references not in REFERENCE_SOURCES:
-        raise NfevalError(f"references must be one of {', '.join(REFERENCE_SOURCES)}, "
-                          f"got {references!r}")
-    if not needs_references(method):
-        return {}, []
-    if references != "file" and not generator:
-        raise NfevalError(f"--references {references} writes the reference lists with a "
-                          "generator: pass --generator (e.g. llama:qwen2.5-coder-0.5b-instruct)")
-    need: dict[str, str] = {}
-    skipped: list[str] = []
-    for q in lf.questions:
-        if references == "0gt":
-            need[q.qid] = "0gt"
-        elif references == "1gt":
-            if q.references:
-                need[q.qid] = "1gt"
-            else:
-                skipped.append(f"line {q.line}: question {q.qid} has no reference to serve "
-                               "as the one ground truth of --references 1gt")
-        elif not q.references:
-            if generator:
-                need[q.qid] = "0gt"
-            else:
-                skipped.append(f"line {q.line}: question {q.qid} has no references; add some, "
-                               "or pass --generator to write a LINKAGE-0GT list")
-    return need, skipped
-
-
-def ground_truth(q: FileQuestion) -> GradedAnswer:
-    """LINKAGE-1GT's one ground truth: the first reference of the highest grade."""
-    top = max(r.grade for r in q.references)
-    return next(r for r in q.references if r.grade == top)
-
-
-def generate_missing(lf: LinkageFile, need: dict[str, str], golden_model, degraders: Sequence,
-                     *, seed: int = 0, attempts: int = 2, golden_tokens: int = 256,
-                     degraded_tokens: int = 512, use_cache: bool = True,
-                     progress: bool = True) -> dict[str, Any]:
-    """Generated reference lists (:class:`~nfeval.linkage.generated.GeneratedReferences`)
-    of the questions in ``need``, by qid; cached, so a rerun writes nothing again."""
-    from nfeval.linkage.generated import generate_reference_lists
-
-    out: dict[str, Any] = {}
-    by_qid = {q.qid: q for q in lf.questions}
-    for mode in ("1gt", "0gt"):
-        qs = [by_qid[qid] for qid, m in need.items() if m == mode]
-        if not qs:
-            continue
-        gts = {q.qid: ground_truth(q) for q in qs} if mode == "1gt" else None
-        try:
-            lists = generate_reference_lists(
-                golden_model, list(degraders), [q.graded_question() for q in qs], gts,
-                seed=seed, attempts=attempts, golden_tokens=golden_tokens,
-                degraded_tokens=degraded_tokens, use_cache=use_cache, progress=progress)
-        except KeyboardInterrupt:
-            from nfeval import Interrupted
-
-            raise Interrupted("interrupted while writing reference lists; the finished ones "
-                              "are cached" + (": rerun the same command to resume"
-                                              if use_cache else "")) from None
-        out.update({r.qid: r for r in lists})
-    return out
-
-
-def build_splits(lf: LinkageFile, method: str, references: str = "file",
-                 generated: dict[str, Any] | None = None, seed: int = 0
-                 ) -> tuple[list[ReferenceSplit], dict[str, str], list[str]]:
-    """(one split per scorable question, the source of each list by qid, reasons for
-    the questions left out). The split's candidates are the file's, in order."""
-    generated = generated or {}
-    need, skipped = reference_plan(lf, method, references, generator=bool(generated))
-    splits, sources = [], {}
-    for q in lf.questions:
-        if not needs_references(method):
-            splits.append(ReferenceSplit(q.qid, "-", seed, (), q.candidates))
-            sources[q.qid] = "none"
-            continue
-        if q.qid in need:
-            g = generated.get(q.qid)
-            if g is None:
-                skipped.append(f"line {q.line}: question {q.qid}: no reference list was "
-                               "generated")
-                continue
-            if not g.ok:
-                skipped.append(f"line {q.line}: question {q.qid}: the generator wrote no "
-                               "golden answer, so there is no reference list")
-                continue
-            refs = g.references()
-            src = need[q.qid]
-        elif q.references:
-            refs, src = q.references, "file"
-        else:
-            continue  # listed by reference_plan
-        pattern = "".join(str(r.grade) for r in refs)
-        splits.append(ReferenceSplit(q.qid, pattern, seed, tuple(refs), q.candidates))
-        sources[q.qid] = f"{src}:{pattern}"
-    return splits, sources, skipped
-
-
-def demonstrations_for(lf: LinkageFile, splits: Sequence[ReferenceSplit],
-                       sources: dict[str, str], shots: int, seed: int = 0
-                       ) -> dict[str, list[J.Demonstration]]:
-    """``shots`` LINKAGE demonstrations per scored question, drawn from the file's other
-    questions (:func:`~nfeval.linkage.judges.select_demonstrations`).
-
-    A question can serve when its reference list has real grades (given in
-    the file, or a generated list) and some candidate has an integer human
-    grade on that scale; only such candidates are shown, at the rank their
-    grade gives them among the references.
-    """
-    if shots <= 0:
-        return {}
-    graded_refs = {q.qid for q in lf.questions if q.graded_references}
-    pool = []
-    for s in splits:
-        real = s.qid in graded_refs or not sources.get(s.qid, "").startswith("file")
-        cands = tuple(c for c in s.candidates
-                      if isinstance(c.grade, int) and not isinstance(c.grade, bool))
-        if real and s.references and cands:
-            pool.append(ReferenceSplit(s.qid, s.pattern, s.seed, s.references, cands))
-    questions = [q.graded_question() for q in lf.questions]
-    out = {}
-    for s in splits:
-        others = sum(p.qid != s.qid for p in pool)
-        if others < shots:
-            raise NfevalError(
-                f"--shots {shots}: question {s.qid} has only {others} other question(s) that "
-                "can serve as a demonstration (graded references and a candidate with an "
-                "integer grade); lower --shots or add graded questions")
-        out[s.qid] = J.select_demonstrations(s.qid, questions, pool, shots, seed)
-    return out
 
 
 # --------------------------------------------------------------------------- scoring
@@ -265,37 +140,29 @@ def _judge_rows(res: J.QuestionScores, split: ReferenceSplit, mode: str) -> list
 class _Scorer:
     """What scores one question, and the cache fields that name its settings."""
 
-    def __init__(self, method: str, model, *, mode: str, shots: int, seed: int,
-                 unparsed: str | float, positions: str, embedder: str | None, rouge: str,
+    def __init__(self, settings: LinkageSettings, model, *,
                  demonstrations: dict[str, list[J.Demonstration]], questions: dict[str, str],
-                 max_tokens: int = J.SAMPLING["max_tokens"], device: str | None = None,
-                 prompt: str | None = None, guard: bool = False):
-        self.method, self.model, self.mode, self.shots = method, model, mode, shots
+                 device: str | None = None):
+        method, prompt, shots = settings.method, settings.prompt, settings.shots
+        self.method, self.model, self.mode, self.shots = method, model, settings.mode, shots
         self.device = device
-        self.kind = method_kind(method)
+        self.kind = settings.kind
         self.demos = demonstrations
         self.questions = questions
-        self.embedder, self.rouge = embedder, rouge
+        self.embedder, self.rouge = settings.embedder, settings.rouge
         if self.kind == "judge":
-            self.cfg = J.JudgeConfig(method=method, mode=mode, unparsed=unparsed,
-                                     positions=positions, seed=seed, max_tokens=max_tokens,
-                                     guard=guard)
+            self.cfg = settings.judge
             self.templates = {"fewshot": J.load_fewshot_template()} if shots else {}
-            if prompt is not None:  # a judge prompt of one's own
-                from nfeval.linkage.prompts import check_template, template_key
+            if prompt is not None:  # a judge prompt of one's own (checked by the settings)
+                from nfeval.linkage.prompts import template_key
 
-                self.templates[template_key(method)] = check_template(method, prompt)
+                self.templates[template_key(method)] = prompt
             else:
                 prompt = J.release_template(method)
             self.prompt_sha = sha256_text(prompt + (self.templates["fewshot"].sha256
                                                     if shots else ""))
             self.fields = {"model": model.info.cache_fields(), "config": self.cfg.as_dict(),
                            "shots": shots, "prompt": self.prompt_sha}
-        elif prompt is not None:
-            raise NfevalError(f"a judge prompt is for the LLM judge methods, not {method}")
-        elif guard:
-            raise NfevalError(f"--guard is for the LLM judge methods, not {method} (which no "
-                              "text can address)")
         elif self.kind == "refppl":
             from nfeval.linkage.refppl import PROMPT
             from nfeval.prompts import prompt_text
@@ -305,8 +172,8 @@ class _Scorer:
             self.fields = {"model": model.info.cache_fields(), "prompt": self.prompt_sha}
         else:
             self.prompt_sha = None
-            self.fields = {"method": method, "rouge": rouge,
-                           "embedder": LX.resolve_name(embedder),
+            self.fields = {"method": method, "rouge": self.rouge,
+                           "embedder": LX.resolve_name(self.embedder),
                            "versions": [LX._version(p) for p in ("rouge-score", "nltk",
                                                                   "bert-score")]}
 
@@ -347,40 +214,31 @@ class _Scorer:
                 for c, v in zip(s.candidates, df["score"])]
 
 
-def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], method: str,
-                 model=None, *, mode: str = "prob", shots: int = 0, seed: int = 0,
-                 unparsed: str | float = "drop", positions: str = "random",
-                 embedder: str | None = None, rouge: str = "rouge-score",
+def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str],
+                 settings: LinkageSettings, model=None, *,
                  demonstrations: dict[str, list[J.Demonstration]] | None = None,
-                 max_tokens: int = J.SAMPLING["max_tokens"],
-                 use_cache: bool = True, progress: bool = True, device: str | None = None,
-                 prompt: str | None = None, guard: bool = False
+                 use_cache: bool = True, progress: bool = True, device: str | None = None
                  ) -> tuple[list[dict], str | None]:
     """Per-candidate rows of every split, and the prompt checksum of the method.
 
     Each finished question is cached (``use_cache``); on Ctrl-C an
     :class:`nfeval.Interrupted` says how many questions are done.
-    ``questions`` maps qid to the question text; ``max_tokens`` bounds a
-    sampled reply (judge methods, ``sample`` mode; the paper's 512 by default);
-    ``device`` is where the BERTScore methods' encoder runs; ``prompt`` is a
-    judge prompt of one's own (judge methods; default the release's); ``guard`` shows the
-    judge each candidate as quoted data (:mod:`nfeval.guard`).
+    ``questions`` maps qid to the question text; ``settings`` say how to score
+    (:class:`~nfeval.linkage.settings.LinkageSettings`: the method, the judge's mode,
+    prompt and guard, the sampled replies' ``max_tokens``...); ``device`` is where the
+    BERTScore methods' encoder runs.
     """
     from tqdm.auto import tqdm
 
     from nfeval.runcache import RunCache
     from nfeval import Interrupted
 
-    kind = method_kind(method)
+    kind = settings.kind
     if kind != "lexical" and model is None:
-        raise NfevalError(f"method {method!r} needs a model")
-    if shots and method != "linkage":
-        raise NfevalError("--shots (demonstrations) is for method linkage only")
-    scorer = _Scorer(method, model, mode=mode, shots=shots, seed=seed, unparsed=unparsed,
-                     positions=positions, embedder=embedder, rouge=rouge,
-                     demonstrations=demonstrations or {}, questions=questions,
-                     max_tokens=max_tokens, device=device, prompt=prompt, guard=guard)
-    cache = RunCache(f"linkage-file-{kind}", scorer.fields) if use_cache else None
+        raise NfevalError(f"method {settings.method!r} needs a model")
+    scorer = _Scorer(settings, model, demonstrations=demonstrations or {},
+                     questions=questions, device=device)
+    cache = RunCache(f"linkage-file-{kind}", scorer.fields, model=model) if use_cache else None
     rows: list[dict] = []
     todo = []
     for s in splits:
@@ -391,8 +249,8 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
         else:
             todo.append((s, key))
     done = len(splits) - len(todo)
-    bar = tqdm(total=len(splits), initial=done, desc=method_label(method, mode, shots),
-               unit="question", disable=not progress)
+    bar = tqdm(total=len(splits), initial=done, desc=settings.label, unit="question",
+               disable=not progress)
     try:
         for s, key in todo:
             got = scorer.score(s)
@@ -412,42 +270,120 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str], me
     return rows, scorer.prompt_sha
 
 
-def score_linkage_file(lf: LinkageFile, method: str = "linkage", model=None, *,
-                       mode: str = "prob", shots: int = 0, seed: int = 0,
-                       references: str = "file", generator=None, degraders: Sequence = (),
-                       generation: dict[str, Any] | None = None,
-                       unparsed: str | float = "drop", positions: str = "random",
-                       embedder: str | None = None, rouge: str = "rouge-score",
-                       max_tokens: int = J.SAMPLING["max_tokens"],
-                       use_cache: bool = True, progress: bool = True,
-                       device: str | None = None, prompt: str | None = None,
-                       guard: bool = False) -> LinkageScores:
-    """Score a read file (:func:`read_linkage_file`) with one method (module docstring).
+class LinkageHooks:
+    """What :func:`score_linkage_file` tells its caller along the way, and how it loads the
+    models it is given by name. These defaults say nothing and load with
+    :func:`nfeval.models.load_model` (``backend``: the backend of a model named without
+    one); the command line prints, checks its output paths once the file is read, and
+    loads with its backend options."""
 
-    ``model``: the judge (judge methods) or the base LM (``refppl``); None
-    for the lexical methods. ``generator`` / ``degraders``: loaded models
-    that write the reference lists that are needed (``references`` "1gt",
-    "0gt", or lines without references); ``degraders`` defaults to the
-    generator; ``generation`` passes options to
-    :func:`~nfeval.linkage.generated.generate_reference_lists` (``attempts``,
-    ``golden_tokens``, ``degraded_tokens``).
+    def __init__(self, backend: str = "hf"):
+        self.backend = backend
+
+    def read(self, lf: LinkageFile) -> None:
+        """The file is read; nothing is loaded yet."""
+
+    def note(self, text: str) -> None:
+        """A line for the user: a line or question left out, reference lists being written."""
+
+    def load(self, name: str, backend: str | None = None, *, judge: bool = False):
+        """The model ``name`` on ``backend`` (None: :attr:`backend`); ``judge``: the
+        LINKAGE judge that scores label probabilities (the command line picks its dtype)."""
+        from nfeval.result import load_model_arg
+
+        return load_model_arg(None, name, backend=backend or self.backend)
+
+
+def _reference_writers(generator, degraders: Sequence, hooks: LinkageHooks
+                       ) -> tuple[Any, list, str, list[str]]:
+    """(the golden-answer model, the degraded-answer models, the generator's name for the
+    signature, the degraders' names): each given loaded, or as ``BACKEND:NAME`` and loaded
+    here (a degrader named as the generator is the generator)."""
+    from nfeval.linkage.generated import parse_generator
+
+    def name(m) -> str:
+        return str(parse_generator(m)) if isinstance(m, str) else m.info.name
+
+    def load(m):
+        if not isinstance(m, str):
+            return m
+        spec = parse_generator(m)
+        return hooks.load(spec.name, spec.backend)
+
+    golden, gen_name = load(generator), name(generator)
+    models = [golden if d is generator or (isinstance(d, str) and name(d) == gen_name)
+              else load(d) for d in degraders]
+    return golden, models or [golden], gen_name, [name(d) for d in degraders]
+
+
+def _scoring_model(model, settings: LinkageSettings, hooks: LinkageHooks):
+    """The loaded judge (judge methods) or base LM (refppl); None for the lexical methods.
+    ``model``: loaded, a name or a path, or None for the method's default."""
+    kind = settings.kind
+    if kind == "lexical":
+        return None
+    if model is None or isinstance(model, (str, os.PathLike)):
+        return hooks.load(str(model or DEFAULT_MODELS[kind]),
+                          judge=kind == "judge" and settings.mode == "prob")
+    return model
+
+
+def score_linkage_file(source: LinkageFile | str | os.PathLike,
+                       settings: LinkageSettings | str = "linkage", model=None, *,
+                       generator=None, degraders: Sequence = (), use_cache: bool = True,
+                       progress: bool = True, device: str | None = None, limit: int = 0,
+                       hooks: LinkageHooks | None = None) -> LinkageScores:
+    """Score a LINKAGE answers file with one method (module docstring): read it, write the
+    reference lists that are missing, build each question's split and demonstrations,
+    load the model, score and sign.
+
+    ``source``: a read file (:func:`read_linkage_file`, :func:`parse_linkage_text`) or a
+    path ("-": standard input), whose first ``limit`` valid questions are read (0: all).
+    ``settings``: a :class:`~nfeval.linkage.settings.LinkageSettings` (or a method's name:
+    its defaults). ``model``: the judge (judge methods) or the base LM (``refppl``), loaded
+    or a name (None: :data:`DEFAULT_MODELS`); unused by the lexical methods.
+    ``generator`` / ``degraders``: the models that write the reference lists that are
+    needed (``references`` "1gt", "0gt", or lines without references), loaded or as
+    ``BACKEND:NAME``; ``degraders`` defaults to the generator. ``device``: where the
+    BERTScore encoder runs. ``hooks``: what the caller hears, and how named models load
+    (:class:`LinkageHooks`). Raises :class:`nfeval.NothingScored` when no question can
+    be scored.
     """
-    need, _ = reference_plan(lf, method, references, generator=generator is not None)
-    generated = {}
+    from nfeval import NothingScored
+
+    if not isinstance(settings, LinkageSettings):
+        settings = LinkageSettings(settings)
+    hooks = hooks if hooks is not None else LinkageHooks()
+    method = settings.method
+    lf = source if isinstance(source, LinkageFile) else read_linkage_file(source, limit=limit)
+    hooks.read(lf)
+    if settings.kind == "judge" and settings.prompt is None:  # before any model loads
+        J.release_template(method)
+    for line in lf.skipped:
+        hooks.note(f"skipped {line}")
+    if not lf.questions:
+        raise NothingScored(f"{lf.name}: no valid question line ({len(lf.skipped)} line(s) "
+                            "skipped)")
+    need, _ = reference_plan(lf, method, settings.references, generator=generator is not None)
+    generated, gen_name = {}, None
     if need:
-        generated = generate_missing(lf, need, generator, list(degraders) or [generator],
-                                     seed=seed, use_cache=use_cache, progress=progress,
-                                     **(generation or {}))
-    splits, sources, skipped = build_splits(lf, method, references, generated, seed)
-    demos = demonstrations_for(lf, splits, sources, shots, seed) if method == "linkage" else {}
-    rows, sha = score_splits(splits, {q.qid: q.question for q in lf.questions}, method, model,
-                             mode=mode, shots=shots, seed=seed, unparsed=unparsed,
-                             positions=positions, embedder=embedder, rouge=rouge,
-                             demonstrations=demos, max_tokens=max_tokens,
-                             use_cache=use_cache, progress=progress, device=device,
-                             prompt=prompt, guard=guard)
-    gen_name = generator.info.name if generator is not None and need else None
-    return finish(lf, splits, rows, sources, method, model, mode=mode, shots=shots, seed=seed,
-                  prompt_sha=sha, references=references, generator=gen_name,
-                  unparsed=unparsed, positions=positions, embedder=embedder, rouge=rouge,
-                  skipped=skipped, max_tokens=max_tokens, guard=guard)
+        golden, writers, gen_name, names = _reference_writers(generator, degraders, hooks)
+        hooks.note(f"writing {len(need)} reference list(s) with {gen_name}"
+                   + (f" (degraded answers: {', '.join(names)})" if names else ""))
+        generated = generate_missing(lf, need, golden, writers, seed=settings.seed,
+                                     generation=settings.generation, use_cache=use_cache,
+                                     progress=progress)
+    splits, sources, skipped = build_splits(lf, method, settings.references, generated,
+                                            settings.seed)
+    for line in skipped:
+        hooks.note(f"skipped {line}")
+    if not splits:
+        raise NothingScored(f"{lf.name}: no question can be scored with {method} "
+                            f"({len(lf.skipped) + len(skipped)} left out)")
+    demos = demonstrations_for(lf, splits, sources, settings.shots, settings.seed)
+    scorer = _scoring_model(model, settings, hooks)
+    rows, sha = score_splits(splits, {q.qid: q.question for q in lf.questions}, settings,
+                             scorer, demonstrations=demos, use_cache=use_cache,
+                             progress=progress, device=device)
+    return finish(lf, splits, rows, sources, settings, scorer, prompt_sha=sha,
+                  generator=gen_name, skipped=skipped)

@@ -24,26 +24,7 @@ __all__ = [
     "TokenLogprobs",
     "normalize",
     "load_model",
-    "set_wrapper",
-    "wrapped",
 ]
-
-#: What wraps every loaded model (the item store registers itself here when imported:
-#: :mod:`nfeval.store`); the models never import what sits above them.
-_WRAPPER = None
-
-
-def set_wrapper(wrapper) -> None:
-    """Register ``wrapper(model) -> model``, applied to every model :func:`load_model` gives
-    (None: none). :mod:`nfeval.store` registers :func:`nfeval.store.stored`."""
-    global _WRAPPER
-    _WRAPPER = wrapper
-
-
-def wrapped(model: LanguageModel) -> LanguageModel:
-    """``model`` as the registered wrapper gives it (itself when there is none)."""
-    return _WRAPPER(model) if _WRAPPER is not None else model
-
 
 def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageModel:
     """Load a language model.
@@ -54,30 +35,29 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
     ``batch_tokens``...).
 
     backend="openai": ``name_or_path`` is the server's model name; kwargs go to
-    ``nfeval.models.openai_backend.OpenAIModel`` (``base_url`` ...).
+    ``nfeval.models.openai_backend.OpenAIModel`` (``base_url`` ...; the transport's
+    ``timeout``, ``max_retries``, ``api_key``... are gathered into its
+    :class:`~nfeval.models.transport.HTTPOptions`).
 
     backend="openai-chat": a chat model behind ``/v1/chat/completions`` (a
     hosted API, vLLM, llama-cpp-python), e.g. an LLM judge in ``sample`` mode;
     ``name_or_path`` is the model name (``None``: the server's only model);
     kwargs go to ``nfeval.models.chat_backend.ChatModel`` (``base_url``,
-    ``api_key_env``, ``concurrency``, ``assistant_prefill`` ...).
+    ``concurrency``, ``assistant_prefill`` ..., and the transport's ``api_key_env``,
+    ``timeout``... gathered into its :class:`~nfeval.models.transport.HTTPOptions`).
 
     backend="llama": generation only, through llama.cpp on the GGUF file (an
     embedded name or a ``.gguf`` path); kwargs go to ``nfeval.models.
     llama_backend.LlamaCppModel``. 5-8x faster than ``hf`` for answer
     collection on CPU.
 
-    While a notebook's item store is active (:func:`nfeval.store.use_store`),
-    the model comes wrapped in :class:`nfeval.store.StoredModel`: its outputs
-    are read from the committed per-item store where they are stored.
     """
     from nfeval import NfevalError
 
-    stored = wrapped
     if backend == "hf":
         from nfeval.models.hf import HFModel
 
-        return stored(HFModel(name_or_path, **kwargs))
+        return HFModel(name_or_path, **kwargs)
     if backend == "openai":
         try:
             from nfeval.models.openai_backend import OpenAIModel
@@ -86,13 +66,18 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
                 f"The openai backend is not available ({exc}). Fix: use backend='hf' "
                 "or install the project with its HTTP backend."
             ) from exc
-        return stored(OpenAIModel(model=name_or_path, **kwargs))
+        from nfeval.models.openai_backend import HTTP
+        from nfeval.models.transport import http_options
+
+        http = http_options(kwargs, max_retries=HTTP.max_retries)
+        return OpenAIModel(model=name_or_path, http=http, **kwargs)
     if backend == "openai-chat":
         from nfeval.models.chat_backend import ChatModel
+        from nfeval.models.transport import http_options
 
-        return stored(ChatModel(model=name_or_path, **kwargs))
+        return ChatModel(model=name_or_path, http=http_options(kwargs), **kwargs)
     if backend == "llama":
         from nfeval.models.llama_backend import LlamaCppModel
 
-        return stored(LlamaCppModel(name_or_path, **kwargs))
+        return LlamaCppModel(name_or_path, **kwargs)
     raise NfevalError(f"Unknown backend {backend!r}; use 'hf', 'openai', 'openai-chat' or 'llama'.")

@@ -111,6 +111,9 @@ class LanguageModel(ABC):
     #: window (``max_length``): the transformers backend. Metric kernels read
     #: this flag, never probe for the methods.
     token_level: bool = False
+    #: True where the model keeps every output itself (a model answered from an item
+    #: store): a run cache (:class:`nfeval.runcache.RunCache`) then neither reads nor writes.
+    keeps_items: bool = False
 
     # -- scoring -----------------------------------------------------------
     @abstractmethod

@@ -76,11 +76,9 @@ errors, timeouts, 408/409/429 and 5xx, ``Retry-After`` honoured; several
 ``$OPENAI_API_KEY`` or the variable named by ``api_key_env`` and sent only
 as a bearer header, never recorded). :meth:`ChatModel.generate_many` and
 the batch label methods run ``concurrency`` requests at a time and return
-results in input order. :meth:`~ChatModel.generate_many` stores each item
-as it completes: in the active notebook item store
-(:func:`nfeval.store.use_store`; stored items are read, not requested) or,
-for command-line runs, a :class:`nfeval.runcache.RunCache`; a crash loses
-only the requests in flight.
+results in input order. :meth:`~ChatModel.generate_many` keeps each item
+as it completes (in a :class:`nfeval.runcache.RunCache`, or through its
+``on_result`` callback); a crash loses only the requests in flight.
 """
 
 from __future__ import annotations
@@ -88,7 +86,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import threading
 from typing import Any, Callable, Sequence
 
 from nfeval import NfevalError
@@ -101,7 +98,7 @@ from nfeval.models.base import (
     normalize,
 )
 from nfeval.models.transport import (
-    DEFAULT_KEY_ENV,
+    HTTPOptions,
     HTTPStatusError,
     Transport,
     bounded_map,
@@ -148,19 +145,17 @@ class ChatModel(LanguageModel):
         (``"max_tokens"``; newer OpenAI models want ``"max_completion_tokens"``).
     extra_body: fields added to every request (e.g. vLLM's
         ``{"chat_template_kwargs": {...}}``).
-    timeout, max_retries, backoff, max_backoff, max_retry_after, seed: the
-        transport's (:class:`nfeval.models.transport.Transport`).
-    transport: an ``httpx`` transport (tests: ``httpx.MockTransport``).
+    http: the key (``api_key``, ``api_key_env``: default ``OPENAI_API_KEY``), timeouts,
+        retries and client (:class:`nfeval.models.transport.HTTPOptions`; tests pass an
+        ``httpx.MockTransport``). :func:`nfeval.models.load_model` builds it from the
+        keywords it is given (``load_model(None, "openai-chat", base_url=..., timeout=...)``).
     """
 
     def __init__(self, base_url: str | Sequence[str], model: str | None = None, *,
-                 api_key: str | None = None, api_key_env: str | None = DEFAULT_KEY_ENV,
-                 concurrency: int = 4, top_logprobs: int = 20,
-                 assistant_prefill: str = "none", missing_label: str = "error",
-                 max_tokens_param: str = "max_tokens", extra_body: dict | None = None,
-                 timeout: float = 120.0, max_retries: int = 5, backoff: float = 0.5,
-                 max_backoff: float = 30.0, max_retry_after: float = 120.0, seed: int = 0,
-                 transport=None, sleep=None) -> None:
+                 http: HTTPOptions | None = None, concurrency: int = 4,
+                 top_logprobs: int = 20, assistant_prefill: str = "none",
+                 missing_label: str = "error", max_tokens_param: str = "max_tokens",
+                 extra_body: dict | None = None) -> None:
         if assistant_prefill not in PREFILL_MODES:
             raise NfevalError(f"ChatModel: assistant_prefill={assistant_prefill!r} is not one of "
                               f"{PREFILL_MODES}.")
@@ -169,12 +164,7 @@ class ChatModel(LanguageModel):
                               f"{MISSING_LABEL}.")
         if int(top_logprobs) < 1:
             raise NfevalError("ChatModel: top_logprobs must be >= 1.")
-        kw: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
-        self._http = Transport(base_url, api_key=api_key, api_key_env=api_key_env,
-                               timeout=timeout, max_retries=max_retries, backoff=backoff,
-                               max_backoff=max_backoff, max_retry_after=max_retry_after,
-                               seed=seed, transport=transport, who="ChatModel",
-                               unreachable_hint=_START_HINT, **kw)
+        self._http = Transport(base_url, http, who="ChatModel", unreachable_hint=_START_HINT)
         self.base_urls = [display_url(u) for u in self._http.base_urls]
         self.concurrency = max(1, int(concurrency))
         self.top_logprobs = int(top_logprobs)
@@ -182,7 +172,6 @@ class ChatModel(LanguageModel):
         self.missing_label = missing_label
         self.max_tokens_param = str(max_tokens_param)
         self.extra_body = dict(extra_body or {})
-        self._tls = threading.local()
         self.model = model or self._discover_model()
         self.info = ModelInfo(name=self.model, backend="openai-chat",
                               source=",".join(self.base_urls), checksum=None, dtype=None,
@@ -264,14 +253,7 @@ class ChatModel(LanguageModel):
                 self.max_tokens_param: int(max_tokens), "seed": int(seed)}
         if stop:
             body["stop"] = list(stop)
-        held = getattr(self._tls, "store_lock", None)
-        if held is not None:  # see generate_many: no store bookkeeping waits on the network
-            held.release()
-        try:
-            out = self._chat(cp, body)
-        finally:
-            if held is not None:
-                held.acquire()
+        out = self._chat(cp, body)
         ch = out["choices"][0]
         msg = ch.get("message") or {}
         usage = out.get("usage") or {}
@@ -282,16 +264,12 @@ class ChatModel(LanguageModel):
     def generate_many(self, prompts: Sequence[str], *, concurrency: int | None = None,
                       temperature: float = 0.0, top_p: float = 1.0, max_tokens: int = 256,
                       seed: int | Sequence[int] = 0, stop: Sequence[str] = (),
-                      cache=None, on_result: Callable[[int, Generation], None] | None = None,
-                      use_store: bool = True) -> list[Generation]:
+                      cache=None, on_result: Callable[[int, Generation], None] | None = None) -> list[Generation]:
         """:meth:`generate` of every prompt, ``concurrency`` requests at a time, in input order.
 
         ``seed``: one seed for all, or one per prompt. Each item is kept as
         soon as it completes, so a crash loses only the requests in flight:
 
-        * while a notebook item store is active (and ``use_store``), every
-          item goes through it (:class:`nfeval.store.StoredModel`): stored
-          items are read, missing ones requested and appended;
         * ``cache`` (a :class:`nfeval.runcache.RunCache` for command-line
           runs) is read first and each new item is put in it;
         * ``on_result(i, generation)`` sees each item as it completes.
@@ -319,7 +297,9 @@ class ChatModel(LanguageModel):
                     out[i] = Generation(text=rec["text"], finish_reason=rec.get("finish_reason"),
                                         n_tokens=rec.get("n_tokens"), extra={"cached": True})
 
-        gen_one = self._item_generator(dec, use_store)
+
+        def gen_one(p: str, s: int) -> Generation:
+            return self.generate(p, seed=s, **dec)
 
         def done(j: int, g: Generation) -> None:
             i = todo[j]
@@ -333,32 +313,6 @@ class ChatModel(LanguageModel):
 
         bounded_map(lambda i: gen_one(prompts[i], seeds[i]), todo, n, on_result=done)
         return out  # type: ignore[return-value]
-
-    def _item_generator(self, dec: dict, use_store: bool = True
-                        ) -> Callable[[str, int], Generation]:
-        """One item's generate: through the active item store when there is one.
-
-        :class:`nfeval.store.StoredModel` is not written for threads, so its
-        bookkeeping (lookups, appends, counters) runs under one lock, which
-        :meth:`generate` releases while its request is on the network; the
-        requests themselves run concurrently.
-        """
-        from nfeval.models import wrapped
-
-        sm = wrapped(self) if use_store else self
-        if sm is self:  # no item store is active
-            return lambda p, s: self.generate(p, seed=s, **dec)
-        lock = threading.Lock()
-
-        def one(p: str, s: int) -> Generation:
-            with lock:
-                self._tls.store_lock = lock
-                try:
-                    return sm.generate(p, seed=s, **dec)
-                finally:
-                    self._tls.store_lock = None
-
-        return one
 
     # --------------------------------------------------------------- labels
     def _top(self, cp: ChatPrompt, cache: dict) -> dict[str, float]:

@@ -170,7 +170,7 @@ class HFModel(TokenIdScoring, LanguageModel):
 
     The tokenizer and config load at once; the weights load on first use
     (:attr:`model`), so a run whose outputs are all stored
-    (:mod:`nfeval.store`) never loads or converts them.
+    (:mod:`nfeval_repro.store`) never loads or converts them.
 
     Parameters
     ----------
@@ -186,7 +186,7 @@ class HFModel(TokenIdScoring, LanguageModel):
     device: "cpu", "cuda", "cuda:1", "auto"...; where the weights go.
 
     ``dtype``, ``batch_tokens`` and ``device`` are passed by the profile
-    (:meth:`nfeval.profiles.Profile.load`) or the command's ``--device``/``--dtype``/
+    (:meth:`nfeval_repro.profiles.Profile.load`) or the command's ``--device``/``--dtype``/
     ``--batch-tokens``; a load given none uses ``NFEVAL_DEVICE``/``NFEVAL_DTYPE``/
     ``NFEVAL_BATCH_TOKENS``, else the CPU in float32 (:mod:`nfeval.runtime`).
     """

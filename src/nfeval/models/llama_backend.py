@@ -121,7 +121,7 @@ class LlamaCppModel(TokenIdScoring, LanguageModel):
         batch = {"n_threads_batch": threads} if (n_threads or os.environ.get(
             "NFEVAL_LLAMA_THREADS", "").strip()) else {}
         # llama.cpp loads the weights on first use, so a run whose generations are all
-        # stored (nfeval.store) never loads them
+        # stored (nfeval_repro.store) never loads them
         self._llama_args = dict(n_ctx=int(n_ctx), n_threads=threads, seed=0, verbose=False,
                                 **batch)
         self._llm = None

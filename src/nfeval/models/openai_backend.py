@@ -26,7 +26,7 @@ from nfeval.models.base import (
     normalize,
 )
 from nfeval.models.transport import (
-    DEFAULT_KEY_ENV,
+    HTTPOptions,
     HTTPStatusError,
     Transport,
     bounded_map,
@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 ECHO_MODES = ("auto", "openai", "shifted", "none")
 _MISSING = 5.0  # nats charged for a reference top-k token absent from the echo
 _VERIFY_POSITIONS = 2
+#: The completions backend's HTTP options: 3 retries (the transport's default is 5).
+HTTP = HTTPOptions(max_retries=3)
 
 _START_HINT = (
     "Start an OpenAI-compatible server first, e.g. `vllm serve MODEL --port 8000` "
@@ -82,13 +84,14 @@ class OpenAIModel(LanguageModel):
     ----------
     base_url: server address, with or without the trailing ``/v1``.
     model: served model name; ``None`` asks ``/v1/models`` (first entry).
-    api_key: bearer token; default: the environment variable ``api_key_env``
-        (``OPENAI_API_KEY``); none is sent when neither is set. Never stored
-        outside the transport, never logged or recorded.
-    timeout: seconds per HTTP request.
-    max_retries: retries (capped exponential backoff from ``backoff`` seconds,
-        seeded jitter, ``Retry-After`` honoured) on connection errors,
-        timeouts and HTTP 408/409/429/5xx.
+    http: how requests travel (:class:`nfeval.models.transport.HTTPOptions`; default
+        :data:`HTTP`, 3 retries): ``api_key`` (default: the environment variable
+        ``api_key_env``, ``OPENAI_API_KEY``; none is sent when neither is set; never
+        stored outside the transport, never logged or recorded), ``timeout`` (seconds
+        per HTTP request), ``max_retries`` (capped exponential backoff from ``backoff``
+        seconds, seeded jitter, ``Retry-After`` honoured, on connection errors, timeouts
+        and HTTP 408/409/429/5xx). :func:`nfeval.models.load_model` builds it from the
+        keywords it is given.
     echo_logprobs: ``"auto" | "openai" | "shifted" | "none"``.
     chat_template: ``None | "none" | tokenizer folder | .gguf file | registry name``.
     top_logprobs: ``k`` asked for (servers cap it: OpenAI 5, vLLM 20 by default).
@@ -96,7 +99,6 @@ class OpenAIModel(LanguageModel):
         a token outside the top-k.
     max_workers: concurrent requests (results keep their order).
     verify_tol, verify_margin: nats; see :meth:`_verify`.
-    transport: an ``httpx`` transport (tests: ``httpx.MockTransport``).
     """
 
     def __init__(
@@ -104,10 +106,7 @@ class OpenAIModel(LanguageModel):
         base_url: str,
         model: str | None = None,
         *,
-        api_key: str | None = None,
-        timeout: float = 120.0,
-        max_retries: int = 3,
-        backoff: float = 0.5,
+        http: HTTPOptions | None = None,
         echo_logprobs: str = "auto",
         chat_template: str | os.PathLike | None = None,
         top_logprobs: int = 20,
@@ -115,10 +114,6 @@ class OpenAIModel(LanguageModel):
         max_workers: int = 4,
         verify_tol: float = 0.5,
         verify_margin: float = 1.0,
-        api_key_env: str | None = DEFAULT_KEY_ENV,
-        max_backoff: float = 30.0,
-        seed: int = 0,
-        transport=None,
     ) -> None:
         if echo_logprobs not in ECHO_MODES:
             raise NfevalError(
@@ -132,14 +127,11 @@ class OpenAIModel(LanguageModel):
             )
         url = _normalize_base_url(base_url)
         self.base_url = display_url(url)  # shown in messages: no user:password
-        self.timeout = float(timeout)
-        self.max_retries = int(max_retries)
-        self.backoff = float(backoff)
-        self._http = Transport(
-            url, api_key=api_key, api_key_env=api_key_env, timeout=timeout,
-            max_retries=max_retries, backoff=backoff, max_backoff=max_backoff, seed=seed,
-            transport=transport, who="OpenAIModel", unreachable_hint=_START_HINT,
-        )
+        http = http if http is not None else HTTP
+        self.timeout = float(http.timeout)
+        self.max_retries = int(http.max_retries)
+        self.backoff = float(http.backoff)
+        self._http = Transport(url, http, who="OpenAIModel", unreachable_hint=_START_HINT)
         self.echo_logprobs = echo_logprobs
         self.top_logprobs = int(top_logprobs)
         self.max_top_logprobs = max(int(max_top_logprobs), self.top_logprobs)

@@ -171,6 +171,15 @@ _MINILM = ModelSpec(
 )
 
 
+#: The commands' and the API's default models, named once (each is an embedded model above):
+#: the LLM judge (D.A., the LINKAGE judges), the P.D. backbone, the base LM of LINKAGE's
+#: reference perplexity, and the BERTScore encoder.
+DEFAULT_JUDGE = _QWEN_CODER_15.name
+DEFAULT_PD_BACKBONE = _SMOLLM2.name
+DEFAULT_REFPPL_LM = _GEMMA3.name
+DEFAULT_EMBEDDER = _MINILM.name
+
+
 def _hub(hub_id: str, description: str, role: tuple[str, ...], chat: bool = True,
          license: str = "see the model card") -> ModelSpec:
     return ModelSpec(name=hub_id, kind="hub", description=description, hub_id=hub_id,
@@ -342,11 +351,12 @@ def model_dir(name: str) -> Path:
 
 
 def tokenizer_pack(name: str) -> Path | None:
-    """The committed tokenizer pack of an embedded model (``data/tokenizers/<name>``), or
-    None when this installation has none."""
-    from nfeval.paths import package_data
+    """The committed tokenizer pack of an embedded model (a checkout's
+    ``data/tokenizers/<name>``), or None when there is none (an installed wheel: then the
+    GGUF file's own tokenizer is read)."""
+    from nfeval.paths import TOKENIZER_PACKS
 
-    folder = package_data("tokenizers") / name
+    folder = TOKENIZER_PACKS / name
     return folder if (folder / PACK_MANIFEST).is_file() else None
 
 

@@ -46,6 +46,7 @@ import random
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse, urlunparse
 
@@ -129,14 +130,14 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - now)
 
 
-class Transport:
-    """JSON requests to one or several OpenAI-compatible servers (module docstring).
+@dataclass(frozen=True)
+class HTTPOptions:
+    """How the requests of an HTTP backend travel (:class:`Transport`): the key, timeouts,
+    retries, the client. None of it changes a model's numbers, so none of it is in a
+    signature.
 
-    Parameters
-    ----------
-    base_url: server root(s) ending in ``/v1`` (added if missing); a list or
-        a comma-separated string for several replicas.
-    api_key: bearer token; default: the environment variable ``api_key_env``.
+    api_key: bearer token; default: the environment variable ``api_key_env``
+        (never shown: it is left out of the repr).
     api_key_env: where the key is read from (``None``: never from the environment).
     timeout: seconds per request (connect, read, write, pool).
     max_retries: retries after the first attempt (0: none).
@@ -145,32 +146,63 @@ class Transport:
     seed: seeds the jitter.
     transport: an ``httpx`` transport (tests pass ``httpx.MockTransport``).
     sleep: the wait function (tests pass a recorder).
+    max_connections: the client's connection pool.
+    """
+
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str | None = DEFAULT_KEY_ENV
+    timeout: float = 120.0
+    max_retries: int = 5
+    backoff: float = 0.5
+    max_backoff: float = 30.0
+    max_retry_after: float = 120.0
+    seed: int = 0
+    transport: httpx.BaseTransport | None = field(default=None, repr=False, compare=False)
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+    max_connections: int = 64
+
+
+def http_options(kwargs: dict[str, Any], **defaults: Any) -> HTTPOptions:
+    """The :class:`HTTPOptions` among keyword arguments (taken out of ``kwargs``), as one
+    object: how :func:`nfeval.models.load_model` passes the keywords it is given on to an
+    HTTP backend. ``defaults``: the backend's own (a ``None`` given is no value)."""
+    names = {f.name for f in fields(HTTPOptions)}
+    given = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+    return HTTPOptions(**{**defaults, **{k: v for k, v in given.items()
+                                         if v is not None or k == "api_key_env"}})
+
+
+class Transport:
+    """JSON requests to one or several OpenAI-compatible servers (module docstring).
+
+    Parameters
+    ----------
+    base_url: server root(s) ending in ``/v1`` (added if missing); a list or
+        a comma-separated string for several replicas.
+    options: the key, timeouts, retries, client (:class:`HTTPOptions`).
     who: the name used in error messages.
     unreachable_hint: appended to the error when no server answers at all.
     """
 
-    def __init__(self, base_url: str | Sequence[str], *, api_key: str | None = None,
-                 api_key_env: str | None = DEFAULT_KEY_ENV, timeout: float = 120.0,
-                 max_retries: int = 5, backoff: float = 0.5, max_backoff: float = 30.0,
-                 max_retry_after: float = 120.0, seed: int = 0,
-                 transport: httpx.BaseTransport | None = None,
-                 sleep: Callable[[float], None] = time.sleep, who: str = "OpenAIModel",
-                 unreachable_hint: str = "", max_connections: int = 64) -> None:
+    def __init__(self, base_url: str | Sequence[str], options: HTTPOptions | None = None, *,
+                 who: str = "OpenAIModel", unreachable_hint: str = "") -> None:
+        o = options if options is not None else HTTPOptions()
         self.who = who
         self.base_urls = split_base_urls(base_url, who)
+        api_key, api_key_env = o.api_key, o.api_key_env
         if api_key is None and api_key_env:
             api_key = os.environ.get(api_key_env)
         key = api_key
         self.__key = key.strip() if isinstance(key, str) and key.strip() else None
         self.api_key_env = api_key_env
-        self.timeout = float(timeout)
-        self.max_retries = max(0, int(max_retries))
-        self.backoff = float(backoff)
-        self.max_backoff = float(max_backoff)
-        self.max_retry_after = float(max_retry_after)
+        self.timeout = float(o.timeout)
+        self.max_retries = max(0, int(o.max_retries))
+        self.backoff = float(o.backoff)
+        self.max_backoff = float(o.max_backoff)
+        self.max_retry_after = float(o.max_retry_after)
         self.unreachable_hint = unreachable_hint
-        self._sleep = sleep
-        self._rng = random.Random(seed)
+        self._sleep = o.sleep
+        self._rng = random.Random(o.seed)
         self._lock = threading.Lock()
         self._inflight = [0] * len(self.base_urls)
         self._next = 0
@@ -178,9 +210,9 @@ class Transport:
         self.retries: dict[str, int] = {}
         self._client = httpx.Client(
             timeout=httpx.Timeout(self.timeout),
-            transport=transport,
-            limits=httpx.Limits(max_connections=max_connections,
-                                max_keepalive_connections=max_connections),
+            transport=o.transport,
+            limits=httpx.Limits(max_connections=o.max_connections,
+                                max_keepalive_connections=o.max_connections),
             follow_redirects=False,
         )
 

@@ -1,0 +1,245 @@
+"""The artefact catalogue: paper item -> notebook -> outputs. The one list of artefacts.
+
+One entry per notebook. The Makefile's artefact rules are generated from it
+(``python -m nfeval_repro.artefacts --make``, included by the Makefile), so is the
+README's artefact table (``make readme``), and the notebook tests execute
+every entry with its smallest parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nfeval.paths import NOTEBOOKS
+from nfeval.models.registry import DEFAULT_JUDGE
+
+
+@dataclass(frozen=True)
+class Artefact:
+    id: str
+    paper: str  # "linkage" | "debateqa" | "both"
+    item: str  # the paper's table / figure / equation
+    notebook: str  # file name under notebooks/
+    figure: bool = False  # writes figures/<id>.png
+    status: str = ""  # one phrase: where its evidence stands (the README's table)
+    after: tuple[str, ...] = ()  # artefacts whose outputs (or item store) it reads
+    inputs: tuple[str, ...] = ()  # project data it reads: "sample", "docs"
+    #: notebook parameters that make the notebook this artefact (one notebook, two artefacts)
+    parameters: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def path(self):
+        return NOTEBOOKS / self.notebook
+
+    @property
+    def executed(self) -> str:
+        """File name of its executed copy (``results/executed/``)."""
+        return f"{self.id}.ipynb" if self.parameters else self.notebook
+
+    @property
+    def target(self) -> str:
+        return f"results/{self.id}.csv"
+
+
+#: lk_t03 / lk_t04 as committed: the 1.5B model writing the reference lists and judging, at the
+#: `limit` of each artefact's last finished make evidence stage (the notebook's defaults name the
+#: same models through the profile; the catalogue names them so the record does too).
+_LK_T03_T04 = (("judge", DEFAULT_JUDGE),
+               ("generator", "llama:qwen2.5-coder-1.5b-instruct"),
+               ("degraders", "llama:qwen2.5-coder-1.5b-instruct"), ("max_candidates", -1))
+
+ARTEFACTS: tuple[Artefact, ...] = (
+    Artefact("lk_t01", "linkage", "Table 1: dataset statistics (answers per grade)",
+             "lk_t01_dataset_stats.ipynb", figure=True,
+             status="equals the paper: all 12 counts"),
+    Artefact("lk_t02", "linkage", "Table 2: correlation with human grades",
+             "lk_t02_correlations.ipynb", figure=True,
+             status="n = 120 / 53: LINKAGE in the paper's range, beats pairwise; vs pointwise cannot tell"),
+    Artefact("lk_t05", "linkage", "Table 5: WebGLM Acc(best) and Acc(best+worst)",
+             "lk_t05_webglm.ipynb", figure=True,
+             status="n = 100, 1.5B judge: LINKAGE at chance, its lead not reproduced"),
+    Artefact("lk_t09_t10_f02", "linkage", "Tables 9-10, Fig. 2: reference draws",
+             "lk_t09_t10_f02_reference_draws.ipynb", figure=True,
+             status="n = 30: no draw told apart from the first",
+             after=('lk_t02',)),
+    Artefact("lk_f03", "linkage", "Figure 3: case study on one question",
+             "lk_f03_case_study.ipynb", figure=True,
+             status="one question, a case study (no interval)",
+             after=('lk_t02',)),
+    Artefact("dq_eq7", "debateqa", "Equation 7: probability ratio implied by a P.D. change",
+             "dq_eq7_pd_probability_ratio.ipynb", figure=True,
+             status="equals the paper's closed form"),
+    Artefact("dq_t03", "debateqa", "Table 3: D.A. against labels",
+             "dq_t03_da_validity.ipynb", figure=True,
+             status="1.5B judge AUROC 0.865 (n = 160 answers)",
+             inputs=('sample',)),
+    Artefact("dq_t04", "debateqa", "Table 4: P.D. and D.A. of systems",
+             "dq_t04_main_results.ipynb", figure=True,
+             status="n = 16: P.D. orders the written sets",
+             inputs=('sample',)),
+    Artefact("dq_f03", "debateqa", "Figure 3: P.D. ranking stability across backbones",
+             "dq_f03_pd_backbone_stability.ipynb", figure=True,
+             status="n = 40: four backbones; rankings with the 1.5B below the project's 0.8 line",
+             after=('dq_t04',)),
+    Artefact("dq_f04", "debateqa", "Figure 4: P.D. ranking stability across restate prompts",
+             "dq_f04_pd_restate_stability.ipynb", figure=True,
+             status="n = 40: restate prompts rank alike (tau above the project's 0.8 line)",
+             after=('dq_t04',)),
+    Artefact("dq_f05", "debateqa", "Figure 5: D.A. agreement across judges",
+             "dq_f05_da_judge_agreement.ipynb", figure=True,
+             status="n = 16: only the 1.5B judge tracks the rule",
+             after=('dq_t04',)),
+    Artefact("dq_f06", "debateqa", "Figure 6: P.D. vs D.A. over systems",
+             "dq_f06_pd_vs_da.ipynb", figure=True,
+             status="n = 16: cannot tell for real systems",
+             after=('dq_t04',)),
+    Artefact("dq_f07", "debateqa", "Figure 7: ranking by k * Z(P.D.) + Z(D.A.)",
+             "dq_f07_combined_ranking.ipynb", figure=True,
+             status="n = 16: the models overlap",
+             after=('dq_t04',)),
+    Artefact("dq_t05", "debateqa", "Table 5: system prompts",
+             "dq_t05_system_prompts.ipynb", figure=True,
+             status="n = 16: D.A. up under p_detailed for two of three models; P.D. cannot tell",
+             after=('dq_t04',)),
+    Artefact("dq_f08_f09", "debateqa", "Figures 8-9: temperature, top-p",
+             "dq_f08_f09_sampling_sweeps.ipynb", figure=True,
+             status="n = 16: P.D. worse at temperature / top-p 1.0, the paper's opposite",
+             inputs=('sample',)),
+    Artefact("dq_f10", "debateqa", "Figure 10: metrics vs actual answer length",
+             "dq_f10_answer_length.ipynb", figure=True,
+             status="n = 16: answers lengthen, P.D. and D.A. do not follow",
+             inputs=('sample',)),
+    Artefact("lk_t03", "linkage", "Table 3: single ground truth (1GT), generated references",
+             "lk_t03_t04_reference_settings.ipynb", figure=True,
+             parameters=(("artefact", "lk_t03"), ("limit", 40), *_LK_T03_T04),
+             status="n = 40: beats pairwise; vs pointwise with references cannot tell"),
+    Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
+             "lk_t03_t04_reference_settings.ipynb", figure=True,
+             parameters=(("artefact", "lk_t04"), ("limit", 40), *_LK_T03_T04),
+             status="n = 40: pointwise wins on ANTIQUE, TREC-DL-NF cannot tell",
+             after=('lk_t03',)),
+    Artefact("lk_t06", "linkage", "Table 6: reference-list length and grade composition",
+             "lk_t06_reference_composition.ipynb", figure=True,
+             status="n = 30: no pattern beats the default; 3-shot not above 0-shot"),
+    Artefact("lk_t07_t08", "linkage", "Tables 7-8: LINKAGE with n = 0, 1, 3, 5 demonstrations",
+             "lk_t07_t08_fewshot.ipynb", figure=True,
+             status="n = 30: no n-shot above 0-shot; the paper's 1-shot gain not reproduced",
+             after=('lk_t06',)),
+    Artefact("dq_t02", "debateqa", "Table 2: metric alignment with human grades",
+             "dq_t02_metric_alignment.ipynb", figure=True,
+             status="same 1.5B backbone, n = 403-430 / 31-43: behind 2 of 3 on ANTIQUE, beats 2 "
+                    "of 3 on TREC-DL-NF; SmolLM2 P.D.: behind all 3 on ANTIQUE"),
+    Artefact("dq_f02", "debateqa", "Figure 2: pseudo-annotator agreement",
+             "dq_f02_annotator_agreement.ipynb", figure=True,
+             status="pseudo-annotators from the graded releases"),
+    Artefact("dq_t08_t09", "debateqa", "Tables 8-9: question sources before and after dedup",
+             "dq_t08_t09_question_sources.ipynb", figure=True,
+             status="our question sets: exact counts",
+             inputs=('sample',)),
+    Artefact("dq_t10", "debateqa", "Table 10: trusted TLDs and the filter on the collection",
+             "dq_t10_trusted_tlds.ipynb", figure=True,
+             status="our collection: exact counts",
+             inputs=('sample', 'docs')),
+    Artefact("dq_f11", "debateqa", "Figure 11: question-to-chunk cosine similarity",
+             "dq_f11_chunk_similarity.ipynb", figure=True,
+             status="our collection",
+             inputs=('sample', 'docs')),
+    Artefact("dq_f01", "debateqa", "Figure 1: curation pipeline funnel",
+             "dq_f01_curation_pipeline.ipynb", figure=True,
+             status="our collection, one pipeline run",
+             inputs=('sample', 'docs')),
+    Artefact("dq_f12_f13", "debateqa", "Figures 12-13: documents and POVs per question",
+             "dq_f12_f13_docs_povs_per_question.ipynb", figure=True,
+             status="our collection",
+             after=('dq_f01',)),
+    Artefact("dq_t01", "debateqa", "Table 1: one dataset entry (question, POVs, truncated explanations)",
+             "dq_t01_dataset_entry.ipynb",
+             status="one entry of the sample",
+             inputs=('sample',)),
+    Artefact("dq_f14", "debateqa", "Figure 14: topic distribution of the questions (BERTopic)",
+             "dq_f14_topics.ipynb", figure=True,
+             status="the sample's 40 questions",
+             inputs=('sample',)),
+    Artefact("dq_t06", "debateqa", "Table 6: no retrieval vs vanilla RAG vs ReAct (P.D., D.A.)",
+             "dq_t06_rag.ipynb", figure=True,
+             status="n = 16: retrieval shortens answers, lowers D.A.; P.D. mostly cannot tell",
+             after=('dq_t04',),
+             inputs=('docs',)),
+    Artefact("dq_t07", "debateqa", "Table 7: vanilla RAG on all vs trusted-TLD documents",
+             "dq_t07_rag_trusted.ipynb", figure=True,
+             status="n = 16: trusted sources: cannot tell",
+             after=('dq_t06',)),
+    Artefact("lk_x01", "linkage", "beyond the paper: a combined evaluator chosen on some "
+             "questions, judged on others", "lk_x01_combined_evaluator.ipynb", figure=True,
+             status="out of sample: no combination beats the best single method",
+             after=('lk_t02',)),
+    Artefact("lk_x02", "linkage", "beyond the paper: the pairwise judge's position bias (why "
+             "pairwise sits at chance)", "lk_x02_pairwise_position_bias.ipynb", figure=True,
+             status="n = 120 / 53: the judge prefers the first answer in over 9 of 10 pairs",
+             after=('lk_t02',)),
+    Artefact("claims", "both", "The central claims, decided from the tables",
+             "claims.ipynb", figure=True,
+             status="generated from the tables above",
+             after=('lk_t02', 'lk_t03', 'lk_t04', 'lk_t05', 'dq_t02', 'dq_t03', 'dq_f03', 'dq_f04',
+                    'lk_x01')),
+)
+
+
+#: Make variables of the project data an artefact reads (``inputs``).
+INPUTS = {"sample": "$(DQ_SAMPLE)", "docs": "$(DQ_DOCS)"}
+
+
+def make_rules() -> str:
+    """The Makefile's artefact rules: one file target per artefact, after its inputs."""
+    out = ["# Generated from src/repro/nfeval_repro/artefacts.py by `python -m nfeval_repro.artefacts --make`;",
+           "# do not edit.", "",
+           "ARTEFACTS := " + " ".join(a.target for a in ARTEFACTS), ""]
+    for a in ARTEFACTS:
+        deps = [f"notebooks/{a.notebook}", "$(SRC)", *(by_id(d).target for d in a.after),
+                *(INPUTS[i] for i in a.inputs)]
+        label = {"linkage": "LINKAGE", "debateqa": "DebateQA", "both": "Both papers"}[a.paper]
+        args = " ".join(f"-p {k} {v}" for k, v in a.parameters)
+        out += [f"{a.target}: {' '.join(deps)} | $(STAMP) ## {label} {a.item}",
+                f"\t$(call run_notebook,$<,{a.executed},{args})", ""]
+    return "\n".join(out)
+
+
+def readme_table() -> str:
+    """The artefact table of docs/artefacts.md: id (linked to its notebook), paper item,
+    one-phrase status, details (links relative to docs/)."""
+    docs = {"linkage": "results/linkage.md", "debateqa": "results/debateqa.md"}
+    lines = ["| id (notebook) | paper item | status | |", "|---|---|---|---|"]
+    for a in ARTEFACTS:
+        paper = {"linkage": "LINKAGE ", "debateqa": "DebateQA ", "both": ""}[a.paper]
+        more = (f"[reading]({docs[a.paper]}#{a.id})" if a.paper in docs
+                else "[table](claims.md)")
+        lines.append(f"| [`{a.id}`](../notebooks/{a.notebook}) | {paper}{a.item} | {a.status} "
+                     f"| {more} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m nfeval_repro.artefacts", description=__doc__)
+    ap.add_argument("--make", action="store_true", help="print the Makefile's artefact rules")
+    args = ap.parse_args(argv)
+    if args.make:
+        print(make_rules())
+    else:
+        for a in ARTEFACTS:
+            print(f"{a.id:<16} {a.target:<28} notebooks/{a.notebook}  ({a.item})")
+    return 0
+
+
+def by_id(artefact_id: str) -> Artefact:
+    for a in ARTEFACTS:
+        if a.id == artefact_id:
+            return a
+    raise KeyError(artefact_id)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,950 @@
+"""The claims table: does each central claim of the two papers hold in our committed tables?
+
+One row per claim and comparison, read from the committed result tables only
+(nothing is computed from a model): the paper's margin where the paper
+prints one, ours (a paired difference on the same questions, or a value
+against a fixed line), its 95% interval, the n it rests on, the judge, and
+a verdict:
+
+* ``holds`` -- the interval lies wholly on the claim's side of its line
+  (above 0 for "A beats B");
+* ``contradicted`` -- the interval lies wholly on the other side;
+* ``cannot tell at n`` -- the interval straddles the line.
+
+The claims (:data:`CLAIMS`):
+
+* **L1** LINKAGE beats the lexical baselines (LINKAGE Table 2);
+* **L2** LINKAGE (0-shot and few-shot, the variants Table 2 prints) beats pointwise and
+  pairwise judges (Table 2); the pairwise baseline runs the release's protocol (candidate
+  first) where its rows exist, else the seeded coin of positions;
+* **L3** it still does with generated references: 1GT, 0GT (Tables 3-4, both variants) and
+  WebGLM (Table 5);
+* **D1** P.D. aligns with human preference better than Direct-Score, G-Eval
+  and Num-of-POVs (DebateQA Table 2); DELPHI's Table 2 metric (its Comprehensiveness Answer
+  Rate) has a "not computed" row;
+* **D2** DebateQA Table 3's two claims: D.A. beats DELPHI's Acknowledge rule, and the
+  demonstrations matter (D.A. minus D.A.-ZS), beside the judge's AUROC against chance
+  (0.5) on the project's labels;
+* **D3** P.D. rankings are stable across backbones and restate prompts
+  (DebateQA Figures 3-4): Kendall's tau of the model systems' rankings against the
+  project's line 0.8 (the paper states no number), and the within-question Spearman of the
+  model answers' scores against 0;
+* **X** beyond the papers: lk_x01's combinations, chosen on training folds and scored on
+  held-out questions, against the paper's best Table 2 row and paired against the best
+  single method and BERTScore.
+
+A row on fewer than 10 questions reads *too few questions* (no interval on so few can be
+trusted) and is counted apart. A row whose bound nearest its line lies within three Monte
+Carlo spreads of it (:func:`reseed_spread`) reads *borderline*: another resampling seed could
+turn its verdict (the chance of that beyond three spreads is about 0.1%).
+
+The paper's margin of a LINKAGE comparison is the paper's Mistral-7B row
+minus its other row (``paper_margin``; ChatGPT's beside it where printed):
+Mistral is the open judge nearest to ours. DebateQA's Tables 2-3 print no
+numbers in the paper's text, so its rows have none.
+
+Why this file is long: it is the one place where a claim becomes rows, so the generation of
+the comparisons from the papers' tables, the five-seed check that recomputes every source's
+rows from its per-unit file (one short adapter per source) and the table's two renderings
+(the README's summary and markdown, the forest plot) sit beside the claims they serve.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nfeval import NfevalError
+from nfeval.paths import RESULTS
+
+__all__ = ["CLAIMS", "COLUMNS", "SEED_CHECK", "SOURCES", "VERDICTS", "claims_table",
+           "forest_plot", "markdown", "paper_baselines", "recomputed_source", "seed_verdicts",
+           "settled", "signatures", "source_dir", "summary", "verdict"]
+
+VERDICTS = ("holds", "contradicted", "cannot tell at n", "too few questions", "not computed")
+#: Fewer questions than this and a row's interval cannot be trusted (its verdict: too few).
+MIN_QUESTIONS = 10
+COLUMNS = ["claim", "dataset", "comparison", "statistic", "judge", "model_a", "model_b",
+           "paper_margin", "paper_margin_chatgpt", "line", "ours", "ci_low", "ci_high", "n",
+           "unit", "verdict", "source", "note"]
+
+#: What each claim says, in a few words.
+CLAIMS = {
+    "L1": "LINKAGE beats the lexical baselines (LINKAGE Table 2)",
+    "L2": "LINKAGE beats pointwise and pairwise judges (Table 2)",
+    "L3": "LINKAGE still leads with generated references: 1GT, 0GT, WebGLM (Tables 3-5)",
+    "D1": "P.D. aligns with human preference better than Direct-Score, G-Eval, Num-of-POVs "
+          "(DebateQA Table 2)",
+    "D2": "D.A. beats DELPHI's Acknowledge rule and needs its demonstrations (DebateQA Table 3)",
+    "D3": "P.D. rankings are stable across backbones and restate prompts (Figures 3-4)",
+    "X": "Beyond the papers: stronger combinations against the paper's best Table 2 row",
+}
+_NAMES = {"linkage-0shot": "LINKAGE 0-shot", "linkage-fewshot": "LINKAGE 3-shot",
+          "pointwise-noref": "pointwise", "pointwise-ref": "pointwise (refs)",
+          "pairwise": "pairwise", "pairwise-release": "pairwise (candidate first)",
+          "comprehensiveness": "Comprehensiveness Answer Rate (DELPHI)", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",
+          "bleu": "BLEU", "acknowledge": "Acknowledge (DELPHI's rule)",
+          "bertscore": "BERTScore", "linkage": "LINKAGE", "pd": "P.D.",
+          "direct_score": "Direct-Score", "g_eval": "G-Eval", "num_povs": "Num-of-POVs"}
+DATASETS = ("antique", "trec-dl-nf")
+#: The committed tables the claims are read from.
+SOURCES = ("lk_t02", "lk_t03", "lk_t04", "lk_t05", "dq_t02", "dq_t03", "dq_f03", "dq_f04",
+           "lk_x01")
+
+
+def source_dir(output_dir: str | Path | None = None) -> Path:
+    """Where the source tables are: ``<output_dir>/results`` when it holds all of them (a run
+    that wrote its own tables), else the repository's committed ``results/``."""
+    if output_dir:
+        mine = Path(output_dir) / "results"
+        if all((mine / f"{a}.csv").is_file() for a in SOURCES):
+            return mine
+    return RESULTS
+
+
+def signatures(results: str | Path = RESULTS) -> list:
+    """One signature per source table: which table, at which commit, built with which
+    parameters (its judge where it has one)."""
+    from nfeval_repro.tables import Signature
+
+    out = []
+    for a in SOURCES:
+        path = Path(results) / f"{a}.json"
+        rec = json.loads(path.read_text()) if path.is_file() else {}
+        params = rec.get("parameters", {})
+        judge = params.get("judge") or params.get("judges") or ""
+        out.append(Signature(metric="claims/source", variant=a, n=len(rec.get("rows", [])),
+                             extra={"source": a, "source_commit": str(rec.get("commit", ""))[:12],
+                                    "judge": str(judge)}))
+    return out
+
+
+def verdict(ci_low: float, ci_high: float, line: float = 0.0) -> str:
+    """``holds`` when the interval is wholly above ``line`` (the claim's side), ``contradicted``
+    when wholly below it, else ``cannot tell at n``."""
+    if any(not np.isfinite(x) for x in (ci_low, ci_high)):
+        return "cannot tell at n"
+    if ci_low > line:
+        return "holds"
+    if ci_high < line:
+        return "contradicted"
+    return "cannot tell at n"
+
+
+def reseed_spread(ci_low: float, ci_high: float) -> float:
+    """The Monte Carlo standard deviation of a 95% percentile-bootstrap bound (what another
+    resampling seed moves it by), from the interval's width: with the bootstrap distribution
+    about normal, of standard error se = width / 3.92, a percentile bound of B resamples
+    spreads by sqrt(p (1 - p) / B) / phi(z_p) * se (p = 0.025, z_p = 1.96)."""
+    from scipy.stats import norm
+
+    from nfeval.metrics.intervals import N_RESAMPLES
+
+    p = 0.025
+    se = (ci_high - ci_low) / (2 * norm.ppf(1 - p))
+    return float(math.sqrt(p * (1 - p) / N_RESAMPLES) / norm.pdf(norm.ppf(p)) * se)
+
+
+#: A bound closer to its line than this many Monte Carlo spreads makes a row borderline.
+RESEED_SPREADS = 3.0
+
+
+def row_verdict(ci_low: float, ci_high: float, line: float, n: int) -> str:
+    """A row's verdict (:func:`verdict`), *too few questions* under :data:`MIN_QUESTIONS`,
+    and *borderline* where the bound nearest the line lies within :data:`RESEED_SPREADS`
+    Monte Carlo spreads of it (another seed could turn the verdict)."""
+    v = verdict(ci_low, ci_high, line)
+    if 0 < n < MIN_QUESTIONS:
+        return "too few questions"
+    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+        return v
+    near = min(abs(ci_low - line), abs(ci_high - line))
+    spread = reseed_spread(ci_low, ci_high)
+    if spread > 0 and near < RESEED_SPREADS * spread:
+        return (f"borderline: {v} here, a bound {near:.4f} from the line (Monte Carlo spread "
+                f"{spread:.4f})")
+    return v
+
+
+@dataclass
+class _Row:
+    claim: str
+    dataset: str
+    comparison: str
+    statistic: str
+    judge: str
+    ours: float
+    ci_low: float
+    ci_high: float
+    n: int
+    unit: str
+    source: str
+    line: float = 0.0
+    paper_margin: float = math.nan
+    paper_margin_chatgpt: float = math.nan
+    model_a: str = ""  # the model that computed the first side ("" for a model-free metric)
+    model_b: str = ""  # ... and the second side (the line's row: "")
+    note: str = ""  # what the reader must know beside the verdict (a baseline at chance, ...)
+    computed: bool = True  # False: a comparison the paper prints that has no row of ours
+
+    def as_dict(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k != "computed"}
+        d["verdict"] = (row_verdict(self.ci_low, self.ci_high, self.line, self.n)
+                        if self.computed else "not computed")
+        return d
+
+
+class Sources:
+    """The source tables the claims read: the committed ``<results>/<id>.csv`` at resampling
+    seed 0; under another seed, each recomputed from its per-unit file
+    (:func:`recomputed_source`), once. ``tables`` gives some tables outright (an argument,
+    never a global)."""
+
+    def __init__(self, results: str | Path = RESULTS, seed: int = 0,
+                 tables: dict[str, pd.DataFrame] | None = None):
+        self.results, self.seed = Path(results), seed
+        self._tables = dict(tables or {})
+
+    def read(self, artefact: str) -> pd.DataFrame:
+        if artefact not in self._tables:
+            self._tables[artefact] = (_read_csv(self.results, artefact) if self.seed == 0
+                                      else recomputed_source(self.results, artefact, self.seed))
+        return self._tables[artefact]
+
+
+def _read_csv(results: Path, artefact: str) -> pd.DataFrame:
+    path = Path(results) / f"{artefact}.csv"
+    if not path.is_file():
+        raise NfevalError(f"the claims table reads {path}, which is missing: run "
+                          f"`make results/{artefact}.csv` first.")
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+
+
+def _paper(artefact: str) -> pd.DataFrame:
+    from nfeval_repro.tables import paper_values
+
+    return paper_values(artefact)
+
+
+def _paper_value(paper: pd.DataFrame, **where) -> float:
+    sel = paper
+    for k, v in where.items():
+        sel = sel[sel[k].fillna("") == v]
+    return float(sel["paper"].iloc[0]) if len(sel) else math.nan
+
+
+def _short(model: str) -> str:
+    return str(model).replace("qwen2.5-coder-", "qwen-").replace("-instruct", "")
+
+
+def _name(method: str) -> str:
+    return _NAMES.get(method, method)
+
+
+#: The model-free baselines and what computes them ("" : no model).
+_LEXICAL = ("rouge1", "rouge2", "rougeL", "bleu", "bertscore")
+_EMBEDDER = {"bertscore": "minilm-l6"}
+#: DebateQA Table 2's metrics (its text names them; its numbers are not printed in the paper's text): the
+#: Acknowledge phrase rule stands in for DELPHI's metric.
+D1_BASELINES = ("direct_score", "g_eval", "num_povs", "acknowledge")
+
+
+def paper_baselines(artefact: str, *, lexical: bool | None = None) -> dict[str, list[str]]:
+    """Per dataset, every baseline method the paper's table prints (every method that is not a
+    LINKAGE row), in the table's order: the comparisons a claim on that table must show.
+    ``lexical``: only the model-free rows (True), only the judges' (False), or both (None)."""
+    paper = _paper(artefact)
+    out: dict[str, list[str]] = {}
+    for r in paper.itertuples():
+        m = str(r.method)
+        if m.startswith("linkage"):
+            continue
+        if lexical is not None and (m in _LEXICAL) != lexical:
+            continue
+        out.setdefault(str(r.dataset), [])
+        if m not in out[str(r.dataset)]:
+            out[str(r.dataset)].append(m)
+    return out
+
+
+def _chance_note(table: pd.DataFrame, dataset: str, method: str, statistic: str,
+                 stat_col: str = "coefficient", line: float = 0.0) -> str:
+    """"against a baseline at chance (...)" when the baseline's own estimate row has an interval
+    that holds ``line`` (0 for a correlation, 0.5 for an accuracy of a pair), else ""."""
+    sel = table[(table["dataset"] == dataset) & (table["method"] == method)
+                & (table[stat_col] == statistic)]
+    if sel.empty:
+        return ""
+    r = sel.iloc[0]
+    lo, hi = float(r["ci_low"]), float(r["ci_high"])
+    if np.isfinite(lo) and np.isfinite(hi) and lo <= line <= hi:
+        why = ("; why: the judge prefers the first answer slot whatever it holds, lk_x02"
+               if "pairwise" in method else "")
+        return (f"against a baseline at chance ({_name(method)} alone: {float(r['ours']):.3f}, "
+                f"{lo:.3f} to {hi:.3f}, n = {int(r['n_questions'])}{why})")
+    return ""
+
+
+def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
+               others: dict[str, list[str]], paper, estimates: pd.DataFrame | None = None,
+               judge_col: str = "our_judge", statistic: str = "spearman",
+               stat_col: str = "coefficient", paper_stat: str = "coefficient",
+               prefix: str = "", dataset_name: str | None = None) -> list[_Row]:
+    """``a`` minus every baseline of ``others`` (per dataset), from the table's paired rows; a
+    baseline the table has no paired row for is a "not computed" row, never left out."""
+    out = []
+    for dataset, baselines in others.items():
+        for b in baselines:
+            sel = table[(table["dataset"] == dataset) & (table["method"] == f"{a} - {b}")
+                        & (table[stat_col] == statistic)]
+            pb = _PAPER_NAME.get(b, b)
+            margins = [_paper_value(paper, dataset=dataset, method=a, judge=j,
+                                    **{paper_stat: statistic})
+                       - _paper_value(paper, dataset=dataset, method=pb,
+                                      judge=j if pb not in _LEXICAL else "",
+                                      **{paper_stat: statistic})
+                       for j in ("mistral", "chatgpt")]
+            comparison = f"{prefix}{_name(a)} - {_name(b)}"
+            name = dataset_name or dataset
+            if sel.empty:
+                out.append(_Row(claim, name, comparison, statistic, "", math.nan, math.nan,
+                                math.nan, 0, "questions", source, 0.0, *margins,
+                                note=f"not computed: {source} has no paired row "
+                                     f"'{a} - {b}'", computed=False))
+                continue
+            r = sel.iloc[0]
+            judge = str(r.get(judge_col, "") or "")
+            note = ""
+            if estimates is not None and b not in _LEXICAL:
+                line = 0.5 if stat_col == "metric" else 0.0
+                note = _chance_note(estimates, dataset, b, statistic, stat_col, line)
+            out.append(_Row(claim, name, comparison, statistic, judge, float(r["ours"]),
+                            float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
+                            "questions", source, 0.0, *margins, model_a=judge,
+                            model_b=_EMBEDDER.get(b, "" if b in _LEXICAL else judge),
+                            note=note))
+    return out
+
+
+#: A baseline of ours -> the paper's row it stands for (its margin).
+_PAPER_NAME = {"pairwise-release": "pairwise"}
+#: The LINKAGE variants LINKAGE's Tables 2-4 print (0-shot, and few-shot: the bold rows).
+LINKAGE_VARIANTS = ("linkage-0shot", "linkage-fewshot")
+
+
+def _release_pairwise(others: dict[str, list[str]], table: pd.DataFrame, a: str
+                      ) -> dict[str, list[str]]:
+    """The paper's pairwise baseline as the release runs it (candidate first) where the table
+    has its paired row, else the seeded coin of positions."""
+    has = set(table["method"])
+    return {ds: [("pairwise-release" if b == "pairwise" and f"{a} - pairwise-release" in has
+                  else b) for b in bs] for ds, bs in others.items()}
+
+
+def _linkage_table2(src: Sources) -> tuple[list[_Row], str]:
+    t = src.read("lk_t02")
+    paper = _paper("lk_t02")
+    same = t[(t["sample"] == "same items") & (t["mode"] == "prob")]
+    judge = next((j for j in same.loc[same["method"] == "linkage-0shot", "our_judge"]), "")
+    same = same[same["our_judge"].fillna("") == judge]
+    rows = _diff_rows(same, claim="L1", source="lk_t02", a="linkage-0shot",
+                      others=paper_baselines("lk_t02", lexical=True), paper=paper)
+    for a in LINKAGE_VARIANTS:
+        rows += _diff_rows(same, claim="L2", source="lk_t02", a=a,
+                           others=_release_pairwise(paper_baselines("lk_t02", lexical=False),
+                                                    same, a),
+                           paper=paper, estimates=same)
+    return rows, judge
+
+
+def _generated_references(src: Sources) -> list[_Row]:
+    rows = []
+    for artefact, label in (("lk_t03", "1GT"), ("lk_t04", "0GT")):
+        t = src.read(artefact)
+        paired = t[t["references"] == "paired"]
+        estimates = t[t["references"] != "paired"]
+        for a in LINKAGE_VARIANTS:
+            rows += _diff_rows(paired, claim="L3", source=artefact, a=a,
+                               others=_release_pairwise(paper_baselines(artefact), paired, a),
+                               paper=_paper(artefact), estimates=estimates,
+                               prefix=f"{label}: ")
+    t = src.read("lk_t05")
+    t = t[t["ties"].fillna("miss") == "miss"] if "ties" in t.columns else t
+    for metric, label in (("acc_best", "Acc(best)"), ("acc_best_worst", "Acc(best+worst)")):
+        part = _diff_rows(t, claim="L3", source="lk_t05", a="linkage",
+                          others=paper_baselines("lk_t05"), paper=_paper("lk_t05"),
+                          estimates=None, statistic=metric, stat_col="metric",
+                          paper_stat="metric", prefix=f"WebGLM {label}: ")
+        for r in part:  # the paper's margin is Mistral's (Table 5 has no ChatGPT rows)
+            r.paper_margin_chatgpt = math.nan
+        rows += part
+    return rows
+
+
+def _alignment(src: Sources) -> list[_Row]:
+    t = src.read("dq_t02")
+    params = _params(src.results, "dq_t02")
+    judge = str(params["judge"])
+    backbones = [b for b in str(params.get("backbone", "")).split(",") if b]
+    paired = t[(t["kind"] == "paired difference") & (t["coefficient"] == "spearman")]
+    rows = []
+    for backbone in backbones:
+        same = backbone == judge
+        metric = f"pd:{backbone}"
+        if not paired["metric"].str.startswith(metric + " - ").any():
+            metric = "pd"  # a table of one backbone names it "pd"
+        label = "P.D." if same else f"P.D. ({_short(backbone)}, small backbone)"
+        for dataset in DATASETS:
+            for b in D1_BASELINES:
+                sel = paired[(paired["dataset"] == dataset) & (paired["metric"] == f"{metric} - {b}")]
+                model_b = "" if b == "acknowledge" else judge
+                note = ("" if same else "a small, cheap backbone against the judge's metrics "
+                        "(the paper's economy argument), not the same-backbone comparison")
+                if sel.empty or int(sel.iloc[0]["n_questions"]) == 0:
+                    why = (f"dq_t02 has no row '{metric} - {b}'" if sel.empty else
+                           f"no question where both are defined ({_name(b)} gives every answer "
+                           f"of a question the same score on the questions P.D. with "
+                           f"{_short(backbone)} was scored on)")
+                    rows.append(_Row("D1", dataset, f"{label} - {_name(b)}", "spearman", judge,
+                                     math.nan, math.nan, math.nan, 0, "questions", "dq_t02",
+                                     model_a=backbone, model_b=model_b, computed=False,
+                                     note=f"not computed: {why}"))
+                    continue
+                r = sel.iloc[0]
+                if b == "acknowledge":
+                    note = ("DELPHI's phrase rule, which the paper uses on D.A.'s side (Table "
+                            "3); its Table 2 metric is the Comprehensiveness Answer Rate (the "
+                            "row below)")
+                rows.append(_Row("D1", dataset, f"{label} - {_name(b)}", "spearman", judge,
+                                 float(r["ours"]), float(r["ci_low"]), float(r["ci_high"]),
+                                 int(r["n_questions"]), "questions", "dq_t02",
+                                 model_a=backbone, model_b=model_b, note=note))
+            if same:
+                rows.append(_Row(
+                    "D1", dataset, f"{label} - {_name('comprehensiveness')}", "spearman",
+                    judge, math.nan, math.nan, math.nan, 0, "questions", "dq_t02",
+                    model_a=backbone, computed=False,
+                    note="not computed: DebateQA's Table 2 compares P.D. with DELPHI's "
+                         "Comprehensiveness Answer Rate (does an answer hold diverse, opposing "
+                         "views: a binary judgement), whose prompt neither paper nor release "
+                         "gives; Num-of-POVs is the paper's own refinement of it"))
+    return rows
+
+
+#: What D2's AUROC separates: the project's labels, by answer type (share labelled 1).
+D2_LABELS = ("labels: the project's sample (data/debateqa_sample), by answer type: balanced "
+             "answers labelled 1 in 80%, one-sided 25%, off-topic and short 0%")
+
+
+def _da_validity(src: Sources, judge: str) -> list[_Row]:
+    """DebateQA Table 3's two claims, D.A. minus DELPHI's Acknowledge rule and D.A. minus
+    D.A.-ZS (the judge's own zero-shot prompt), then the judge's AUROC against chance."""
+    t = src.read("dq_t03")
+    t = t[t["statistic"] == "auroc"]
+    est = t[(t["kind"] == "estimate") & (t["method"] == "da_prob")]
+    if judge in set(est["judge"]):
+        est = est[est["judge"] == judge]
+    rows = []
+    for _, r in est.iterrows():
+        j = str(r["judge"])
+        for b, label, judge_b, model_b in (
+                ("acknowledge_rule", "D.A. - Acknowledge (DELPHI's rule)", f"{j} - none", ""),
+                ("da_zs_prob", "D.A. - D.A.-ZS (no demonstrations)", j, j)):
+            sel = t[(t["kind"] == "paired difference") & (t["judge"] == judge_b)
+                    & (t["method"] == f"da_prob - {b}")]
+            if sel.empty:
+                rows.append(_Row("D2", "debateqa sample", label, "auroc", j, math.nan,
+                                 math.nan, math.nan, 0, "questions", "dq_t03", model_a=j,
+                                 model_b=model_b, computed=False,
+                                 note=f"not computed: dq_t03 has no paired row of {j}'s "
+                                      f"da_prob - {b}"))
+                continue
+            d = sel.iloc[0]
+            rows.append(_Row("D2", "debateqa sample", label, "auroc", j, float(d["ours"]),
+                             float(d["ci_low"]), float(d["ci_high"]), int(d["n_questions"]),
+                             "questions", "dq_t03", model_a=j, model_b=model_b,
+                             note=D2_LABELS))
+        rows.append(_Row("D2", "debateqa sample", "D.A. AUROC vs chance",
+                         "auroc", j, float(r["ours"]), float(r["ci_low"]),
+                         float(r["ci_high"]), int(r["n_questions"]), "questions", "dq_t03",
+                         0.5, model_a=j, note=D2_LABELS))
+    return rows
+
+
+#: D3's line for "highly consistent" system rankings, the project's (the paper states no
+#: number): Kendall's tau 0.8. Information retrieval reads two system rankings with tau >= 0.9
+#: as equivalent and below 0.8 as noticeably different (Voorhees, "Variations in relevance
+#: judgments and the measurement of retrieval effectiveness", IP&M 2000); "holds" needs the
+#: whole interval above 0.8, and a row below it says the rankings differ on that line, not
+#: that the paper is contradicted.
+RANKING_LINE = 0.8
+
+
+def _stability(src: Sources) -> list[_Row]:
+    """D3 as the paper measures it: Kendall's tau between the rankings of the model systems
+    (the written answer sets left out: their order is built in) by mean P.D., every backbone
+    pair and every restate-prompt pair, against the project's :data:`RANKING_LINE`; then the
+    within-question agreement of the model answers' scores against 0 (above chance, which is
+    not "stable")."""
+    rows = []
+    for artefact, a_col, b_col, what in (("dq_f03", "backbone_a", "backbone_b", "backbones"),
+                                         ("dq_f04", "prompt_a", "prompt_b", "restate prompts")):
+        t = src.read(artefact)
+        rank = t[(t["scope"] == "models") & (t["quantity"] == "ranking_kendall")]
+        for _, r in rank.iterrows():
+            rows.append(_Row("D3", "debateqa sample",
+                             f"{what}: {_short(r[a_col])} vs {_short(r[b_col])}, system ranking",
+                             "system-ranking kendall", "", float(r["ours"]),
+                             float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
+                             "questions", artefact, RANKING_LINE,
+                             model_a=r[a_col] if artefact == "dq_f03" else "",
+                             model_b=r[b_col] if artefact == "dq_f03" else "",
+                             note=f"tau of the {int(r['n_systems'])} model systems' rankings "
+                                  f"(the written sets left out); the project's line "
+                                  f"{RANKING_LINE} (information retrieval's, Voorhees 2000), "
+                                  f"not the paper's: it states no number"))
+        sel = t[(t["scope"] == "models") & (t["quantity"] == "within_question_spearman")]
+        if artefact == "dq_f04":
+            sel = sel[sel[a_col] == "R1"]  # the default prompt against each other one
+        for _, r in sel.iterrows():
+            rows.append(_Row("D3", "debateqa sample",
+                             f"{what}: {_short(r[a_col])} vs {_short(r[b_col])}, within "
+                             "question", "within-question spearman", "", float(r["ours"]),
+                             float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
+                             "questions", artefact,
+                             model_a=r[a_col] if artefact == "dq_f03" else "",
+                             model_b=r[b_col] if artefact == "dq_f03" else "",
+                             note="line 0: above chance, which is not the paper's "
+                                  "'highly consistent'"))
+    return rows
+
+
+def _beyond(src: Sources, judge: str) -> list[_Row]:
+    """X: lk_x01's out-of-sample rows only (a combination chosen or fitted on training folds,
+    scored on held-out questions): each chosen evaluator against the paper's best Table 2 row,
+    and paired against the best single method of the training folds and MiniLM BERTScore;
+    then the transfer rows (chosen on one dataset, scored on the other)."""
+    t = src.read("lk_x01")
+    t = t[t["coefficient"] == "spearman"]
+    judge = str(_params(src.results, "lk_x01").get("judge") or judge)
+    rows = []
+
+    def add(kind, dataset, evaluator, label, line):
+        sel = t[(t["kind"] == kind) & (t["dataset"] == dataset) & (t["evaluator"] == evaluator)]
+        if sel.empty:
+            return
+        r = sel.iloc[0]
+        paper = float(r["paper"]) if "paper" in r and np.isfinite(r["paper"]) else math.nan
+        rows.append(_Row("X", dataset.split(" -> ")[-1] if kind == "transfer difference"
+                         else dataset, label, "spearman", judge, float(r["ours"]),
+                         float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
+                         "questions", "lk_x01", paper if np.isfinite(line) else 0.0,
+                         paper if np.isfinite(line) else math.nan, model_a=judge,
+                         model_b=judge))
+
+    for ds in DATASETS:
+        best = t[(t["kind"] == "out of sample") & (t["dataset"] == ds)]
+        line = float(best["paper"].iloc[0]) if len(best) else math.nan
+        for ev, name in (("rank average", "rank average"), ("linear", "linear combination")):
+            add("out of sample", ds, ev, f"out of sample: {name} vs the paper's best "
+                                         f"({line:.3f})", line)
+        for ev, name in (("rank average - best single", "rank average - best single"),
+                         ("linear - best single", "linear - best single"),
+                         ("linear - bertscore", "linear - BERTScore")):
+            add("out of sample difference", ds, ev, f"out of sample: {name}", math.nan)
+    for a, b in (("antique", "trec-dl-nf"), ("trec-dl-nf", "antique")):
+        for ev in ("rank average - best single", "linear - best single"):
+            add("transfer difference", f"{a} -> {b}", ev, f"chosen on {_DATA_NAMES[a]}: {ev}",
+                math.nan)
+    return rows
+
+
+# --------------------------------------------------------------------------- seed check
+
+#: The resampling seeds a verdict is checked under: the committed tables' own (0) and four more.
+SEED_CHECK = (0, 1, 2, 3, 4)
+
+
+def _frame(results: Path, artefact: str, name: str) -> pd.DataFrame:
+    path = Path(results) / artefact / f"{name}.csv"
+    if not path.is_file():
+        raise NfevalError(f"the claims' seed check reads {path}, which is missing: run "
+                          f"`make results/{artefact}.csv` first.")
+    return pd.read_csv(path, dtype={"qid": str, "doc_id": str, "id": str, "mode": str,
+                                    "our_judge": str, "judge": str},
+                       keep_default_na=False, na_values=[""])
+
+
+def _params(results: Path, artefact: str) -> dict:
+    return json.loads((Path(results) / f"{artefact}.json").read_text())["parameters"]
+
+
+def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataFrame:
+    """The rows of a source table the claims read, recomputed from its committed per-unit
+    file (per-candidate, per-answer or per-system scores) by the artefact's own table code,
+    with resampling seed ``seed``: no model runs. Seed 0 gives the committed table's rows."""
+    results = Path(results)
+    fill = {"mode": "", "our_judge": ""}
+    if artefact == "lk_t02":
+        from nfeval_repro.linkage.table2 import table_rows
+
+        p = _params(results, "lk_t02")
+        frame = _frame(results, artefact, "per_candidate").fillna(fill)
+        frame = frame[frame["sample"] == "same items"]  # the claims' rows (same keys, fewer rows)
+        return table_rows(frame, _paper("lk_t02"), mode=str(p.get("mode") or "prob"),
+                          judge=str(p.get("judge") or ""),
+                          small_judge=str(p.get("small_judge") or ""), seed=seed)
+    if artefact in ("lk_t03", "lk_t04"):
+        from nfeval_repro.linkage.tables3_4 import comparisons
+        from nfeval.metrics.correlation import correlation_rows, paired_rows
+
+        frame = _frame(results, artefact, "per_candidate").fillna(fill)
+        by = ["dataset", "references", "method"]
+        rows = correlation_rows(frame, by=by, seed=seed)
+        setting = "1gt" if artefact == "lk_t03" else "0gt"
+        diffs = paired_rows(frame, comparisons(setting), by=["dataset"], method="method",
+                            seed=seed).assign(references="paired")
+        judge = next(iter(frame["our_judge"].dropna()), "")
+        return pd.concat([rows, diffs], ignore_index=True).assign(our_judge=judge)
+    if artefact == "lk_t05":
+        from nfeval_repro.linkage.table5 import table_rows
+
+        frame = _frame(results, artefact, "per_candidate").fillna(fill)
+        return table_rows(frame, seed=seed)[0]
+    if artefact == "dq_t02":
+        from nfeval_repro.debateqa.alignment import (alignment_differences,
+                                                           alignment_rows, is_pd)
+
+        scores = _frame(results, artefact, "per_answer_scores")
+        human = scores[["dataset", "qid", "doc_id", "elo"]].drop_duplicates(
+            ["dataset", "qid", "doc_id"])
+        rows = alignment_rows(scores, human, seed=seed).assign(kind="estimate")
+        diffs = [alignment_differences(scores, human, reference=m, seed=seed)
+                 for m in dict.fromkeys(scores["metric"]) if is_pd(m)]
+        return pd.concat([rows, *diffs], ignore_index=True).fillna({"kind": "paired difference"})
+    if artefact == "dq_t03":
+        from nfeval_repro.debateqa.tables import da_paired_rows, da_rows
+
+        per = _frame(results, artefact, "per_answer")
+        # D2's rows: the judges' AUROC of da_prob, and da_prob minus the Acknowledge rule and
+        # minus the same judge's da_prob without demonstrations (Table 3's two claims)
+        est = da_rows(per[per["method"] == "da_prob"], by=["judge", "method"], seed=seed,
+                      statistics=("auroc",)).assign(kind="estimate")
+        present = set(zip(per["judge"], per["method"]))
+        judges = [j for j in dict.fromkeys(per["judge"]) if (j, "da_prob") in present]
+        pairs = [((j, "da_prob"), b) for j in judges
+                 for b in (("none", "acknowledge_rule"), (j, "da_zs_prob")) if b in present]
+        diffs = da_paired_rows(per, pairs, by=["judge", "method"], seed=seed,
+                               statistics=("auroc",)).assign(kind="paired difference")
+        return pd.concat([est, diffs], ignore_index=True)
+    if artefact == "lk_x01":
+        from nfeval_repro.linkage import lk_x01
+
+        p = _params(results, "lk_x01")
+        return lk_x01.evaluate(results, seed=seed, fold_seed=int(p.get("seed", 0)),
+                               folds=int(p["folds"]), repeats=int(p["repeats"]),
+                               methods=",".join(p["methods"]), alpha=float(p["alpha"]),
+                               progress=False).table
+    if artefact in ("dq_f03", "dq_f04"):
+        from nfeval_repro.debateqa.intervals import stability_rows
+
+        p = _params(results, artefact)
+        scores = _frame(results, artefact, "scores")
+        a, b = ("backbone_a", "backbone_b") if artefact == "dq_f03" else ("prompt_a", "prompt_b")
+        names = (list(p["backbones"]) if artefact == "dq_f03"
+                 else list(dict.fromkeys(scores.loc[scores["metric"] == "pd", "evaluator"])))
+        return stability_rows(scores, "pd", names, seed=seed,  # D3's two quantities only
+                              quantities=("ranking_kendall", "within_question_spearman")
+                              ).rename(columns={"a": a, "b": b})
+    raise NfevalError(f"no seed check for source {artefact!r}")
+
+
+def _rows(src: Sources) -> pd.DataFrame:
+    rows, judge = _linkage_table2(src)
+    rows += _generated_references(src)
+    rows += _alignment(src)
+    rows += _da_validity(src, judge)
+    rows += _stability(src)
+    rows += _beyond(src, judge)
+    return pd.DataFrame([r.as_dict() for r in rows])
+
+
+def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFrame:
+    """Each claims row's verdict under every resampling seed of ``seeds`` (columns ``seed_0``
+    ...): seed 0 reads the committed tables; the others recompute the source tables from their
+    per-unit files (:func:`recomputed_source`)."""
+    results = Path(results)
+    base = _rows(Sources(results))
+    out = base[["claim", "dataset", "comparison"]].copy()
+    others = [s for s in seeds if s != 0]
+    workers = min(len(others), os.cpu_count() or 1)
+    if workers > 1:  # each seed on a core of its own (a fresh Python each: no forked threads)
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            recomputed = dict(zip(others, pool.map(_seed_rows, [results] * len(others), others)))
+    else:
+        recomputed = {s: _seed_rows(results, s) for s in others}
+    for s in seeds:
+        other = base if s == 0 else recomputed[s]
+        if other[["claim", "dataset", "comparison"]].values.tolist() != \
+                out[["claim", "dataset", "comparison"]].values.tolist():
+            raise NfevalError(f"seed {s}: the recomputed sources give other claims rows")
+        out[f"seed_{s}"] = other["verdict"].to_numpy()
+    return out
+
+
+def _seed_rows(results: Path, seed: int) -> pd.DataFrame:
+    """The claims rows with every source table recomputed under resampling ``seed``."""
+    return _rows(Sources(results, seed))
+
+
+def settled(verdicts: Sequence[str]) -> str:
+    """One label for a row's verdicts over the checked seeds: the verdict when every seed gives
+    it (a seed's own borderline label kept); else ``borderline: holds in 3 of 5 seeds`` (the
+    share of the seeds' majority verdict)."""
+    verdicts = list(verdicts)
+    if len(set(verdicts)) == 1:
+        return verdicts[0]
+    plain = [v.split(": ", 1)[1].split(" here,")[0] if v.startswith("borderline: ") else v
+             for v in verdicts]
+    if len(set(plain)) == 1 and any(v.startswith("borderline: ") for v in verdicts):
+        return verdicts[0] if verdicts[0].startswith("borderline: ") else next(
+            v for v in verdicts if v.startswith("borderline: "))
+    verdicts = plain
+    top = max(dict.fromkeys(verdicts), key=verdicts.count)
+    return f"borderline: {top} in {verdicts.count(top)} of {len(verdicts)} seeds"
+
+
+def claims_table(results: str | Path = RESULTS, *, seed: int = 0,
+                 seeds=SEED_CHECK) -> pd.DataFrame:
+    """Every claim's rows from the tables under ``results`` (module doc): at resampling
+    ``seed`` 0 the committed tables, at another seed each source recomputed under it
+    (:class:`Sources`); each verdict checked under the resampling ``seeds``
+    (:func:`seed_verdicts`; ``()`` skips the check)."""
+    results = Path(results)
+    if seeds:
+        checked = seed_verdicts(results, seeds)
+        cols = [c for c in checked.columns if c.startswith("seed_")]
+        labels = [settled(v) for v in checked[cols].itertuples(index=False)]
+    df = _rows(Sources(results, seed))
+    if seeds:
+        df["verdict"] = labels
+    order = {c: i for i, c in enumerate(CLAIMS)}
+    df = df.sort_values("claim", key=lambda c: c.map(order), kind="stable")
+    return df.reset_index(drop=True)[COLUMNS]
+
+
+_COLOURS = {"holds": "#2a7d2a", "contradicted": "#b22222", "cannot tell at n": "#555555",
+            "borderline": "#e08a00", "too few questions": "#9a9a9a"}
+#: The forest plot's panels: rows of one measure share an axis.
+_MEASURES = (
+    ("paired Spearman", "mean per-question Spearman, A minus B (paired, same questions)"),
+    ("paired accuracy", "Acc, LINKAGE minus the baseline (paired, same questions)"),
+    ("auroc", "AUROC of the D.A. judge against the labels"),
+    ("ranking tau", "Kendall's tau between two rankings of the systems"),
+    ("within-question", "mean within-question Spearman of two scorers"),
+    ("spearman vs line", "mean per-question Spearman, against the paper's best row"),
+)
+
+
+def _measure(row) -> str:
+    stat = str(row["statistic"])
+    if stat.startswith("acc_"):
+        return "paired accuracy"
+    if stat == "auroc":
+        return "auroc"
+    if stat == "system-ranking kendall":
+        return "ranking tau"
+    if stat == "within-question spearman":
+        return "within-question"
+    return ("spearman vs line" if row["claim"] == "X" and float(row["line"]) != 0.0
+            else "paired Spearman")
+
+
+def _colour(v: str) -> str:
+    return _COLOURS["borderline" if str(v).startswith("borderline") else v] \
+        if not str(v).startswith("not computed") else "#bbbbbb"
+
+
+def _panels(table: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """The forest plot's panels in claim order: one per claim and measure (a claim whose rows
+    are on two scales, X's values against the paper's best row and its differences, gets
+    two), each ``(title, x label, rows)``."""
+    out = []
+    measures = table.apply(_measure, axis=1)
+    for claim in CLAIMS:
+        for kind, xlabel in _MEASURES:
+            part = table[(table["claim"] == claim) & (measures == kind)]
+            if claim == "X" and kind == "paired Spearman":
+                xlabel = "Spearman, A minus B (paired, held-out questions)"
+            if len(part):
+                out.append((f"{claim}: {CLAIMS[claim]}", xlabel, part))
+    return out
+
+
+def forest_plot(table: pd.DataFrame):
+    """Every comparison as a point with its 95% interval: one titled panel per claim and
+    measure, each on its own axis, in two columns (the L claims left, the D and X claims
+    right) so the figure stays wider than half its height; the row's line (0, chance, the
+    project's 0.8 for rankings, the paper's best row) as a black tick, the paper's margin as a
+    red diamond; a legend says what the colours mean."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    panels = _panels(table)
+    cols = [[p for p in panels if p[0].startswith("L")],
+            [p for p in panels if not p[0].startswith("L")]]
+    cols = [c for c in cols if c]
+    row_h, pad = 0.2, 0.75
+    heights = [sum(len(p[2]) * row_h + pad for p in c) for c in cols]
+    fig = plt.figure(figsize=(9.0 * len(cols), max(heights) + 1.4))
+    subs = np.atleast_1d(fig.subfigures(1, len(cols)))
+    for sub, col, h in zip(subs, cols, heights):
+        axes = sub.subplots(len(col), 1, squeeze=False,
+                            gridspec_kw={"height_ratios": [len(p[2]) * row_h + pad
+                                                           for p in col]})[:, 0]
+        for ax, (title, xlabel, part) in zip(axes, col):
+            y = list(range(len(part)))[::-1]
+            for yi, (_, r) in zip(y, part.iterrows()):
+                c = _colour(r["verdict"])
+                if np.isfinite(r["ours"]):
+                    ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.4)
+                    ax.plot(r["ours"], yi, "o", color=c, ms=3.5)
+                else:
+                    ax.text(r["line"], yi, "  not computed", va="center", fontsize=5.5, color=c)
+                ax.plot([r["line"]] * 2, [yi - 0.35, yi + 0.35], color="black", lw=0.9)
+                if np.isfinite(r["paper_margin"]):
+                    ax.plot(r["paper_margin"], yi, "D", color="#d62728", ms=3.5, mfc="none")
+            labels = [f"{str(r.dataset).replace('debateqa sample', 'sample')}: "
+                      f"{str(r.comparison).replace(' - ', ' minus ')} (n={r.n})"
+                      for r in part.itertuples()]
+            ax.set_yticks(y, labels, fontsize=5.5)
+            ax.set_ylim(-0.7, len(part) - 0.3)
+            ax.set_title(title, fontsize=7, loc="left")
+            ax.set_xlabel(xlabel, fontsize=6.5, labelpad=1)
+            ax.tick_params(axis="x", labelsize=6, pad=1)
+            ax.grid(axis="x", color="#eeeeee", lw=0.6)
+        sub.subplots_adjust(left=0.5, right=0.98, top=1 - 0.9 / (max(heights) + 1.4),
+                            bottom=0.3 / (max(heights) + 1.4), hspace=0.9 * pad / (h / len(col)))
+    handles = [Line2D([], [], color=_COLOURS[v], marker="o", lw=1.6, label=v)
+               for v in ("holds", "contradicted", "cannot tell at n", "borderline",
+                         "too few questions")]
+    handles += [Line2D([], [], color="black", lw=1, label="the row's line"),
+                Line2D([], [], color="#d62728", marker="D", mfc="none", lw=0,
+                       label="the paper's margin (DebateQA prints none)")]
+    fig.legend(handles=handles, loc="upper center", ncol=7, fontsize=6.5, frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
+    fig.suptitle("The papers' central claims in our committed tables: ours with its 95% "
+                 "interval (n: questions)", fontsize=9, y=1.0 - 0.28 / (max(heights) + 1.4))
+    return fig
+
+
+def _fmt(x, digits: int = 3) -> str:
+    return "" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.{digits}f}"
+
+
+def _models(r) -> str:
+    a = _short(r.model_a) if isinstance(r.model_a, str) and r.model_a else ""
+    b = _short(r.model_b) if isinstance(r.model_b, str) and r.model_b else ""
+    a, b = a.replace("qwen-", ""), b.replace("qwen-", "")
+    if not a:
+        return "-"
+    if a == b:
+        return a
+    return f"{a} vs {b or 'no model'}"
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The claims table as the README shows it (one line per row): ``models`` names the model
+    that computed each side (one name: both sides the same model)."""
+    lines = ["| claim | data | comparison | models | paper | ours (95% CI) | n | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        data = str(r.dataset).replace("debateqa sample", "sample")
+        v = str(r.verdict)
+        if isinstance(r.note, str) and r.note.startswith("against a baseline at chance"):
+            v += " (against a baseline at chance)"
+        ours = ("" if v == "not computed" else
+                f"{_fmt(r.ours)} ({_fmt(r.ci_low)} to {_fmt(r.ci_high)})")
+        lines.append(f"| {r.claim} | {data} | {r.comparison} | {_models(r)} | "
+                     f"{_fmt(r.paper_margin)} | {ours} | {r.n} | {v} |")
+    return "\n".join(lines) + "\n"
+
+
+_DATA_NAMES = {"antique": "ANTIQUE", "trec-dl-nf": "TREC-DL-NF", "webglm": "WebGLM",
+               "debateqa sample": "the DebateQA sample"}
+
+
+def _variant(comparison: str) -> str:
+    """Which LINKAGE variant a comparison is of ("0-shot", "few-shot"; "" for others)."""
+    c = str(comparison).split(": ")[-1]
+    return ("few-shot" if c.startswith("LINKAGE 3-shot")
+            else "0-shot" if c.startswith("LINKAGE 0-shot") else "")
+
+
+def _counts(sel: pd.DataFrame) -> str:
+    """How many rows of ``sel`` hold (those against a baseline at chance apart), cannot be
+    told, are contradicted, borderline, on too few questions, or not computed, with their n."""
+    v = sel["verdict"].astype(str)
+    chance = sel["note"].fillna("").astype(str).str.startswith("against a baseline at chance")
+    counts = [(int(((v == "holds") & ~chance).sum()), "hold"),
+              (int(((v == "holds") & chance).sum()), "hold against a baseline at chance "
+                                                     "(not counted as holds)"),
+              (int((v == "contradicted").sum()), "contradicted"),
+              (int((v == "cannot tell at n").sum()), "cannot tell"),
+              (int(v.str.startswith("borderline").sum()), "borderline (another resampling "
+                                                          "seed could turn it)"),
+              (int((v == "too few questions").sum()), "too few questions (under "
+                                                      f"{MIN_QUESTIONS}: not counted)"),
+              (int((v == "not computed").sum()), "not computed")]
+    said = ", ".join(f"{k} {w}" for k, w in counts if k)
+    ns = sorted({int(n) for n, vv in zip(sel["n"], v)
+                 if vv not in ("not computed", "too few questions")})
+    n = (f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}") if ns else ""
+    return said + (f"; {n}" if n else "")
+
+
+def summary(table: pd.DataFrame) -> str:
+    """One plain line per claim and dataset: how many of its comparisons hold, cannot be told,
+    are contradicted, are borderline or were not computed, with the n they rest on; L2 and L3
+    count each LINKAGE variant in words; X names what each hold is measured against."""
+    lines = []
+    for claim in CLAIMS:
+        part = table[table["claim"] == claim]
+        by = {"D1": "model_a", "D3": "statistic"}.get(claim)
+        groups = dict.fromkeys(zip(part["dataset"], part[by] if by else [""] * len(part)))
+        for k, (dataset, sub) in enumerate(groups):
+            sel = part[part["dataset"] == dataset]
+            if by:
+                sel = sel[sel[by] == sub]
+            what = {"D1": f", P.D. with {_short(sub)}", "D3": f", {sub}"}.get(claim, "")
+            said_claim = f" ({CLAIMS[claim].split(' (')[0]})" if k == 0 else ""
+            head = (f"- **{claim}** on {_DATA_NAMES.get(dataset, dataset)}{what}{said_claim}: "
+                    f"{len(sel)} comparison{'s' if len(sel) != 1 else ''}")
+            variants = [x for x in ("0-shot", "few-shot")
+                        if (sel["comparison"].map(_variant) == x).any()]
+            if claim in ("L2", "L3") and len(variants) > 1:
+                parts = [f"{x}: {_counts(sel[sel['comparison'].map(_variant) == x])}"
+                         for x in variants]
+                rest = sel[sel["comparison"].map(_variant) == ""]
+                if len(rest):
+                    parts.append(f"other: {_counts(rest)}")
+                lines.append(f"{head}; " + "; ".join(parts) + ".")
+                continue
+            text = _counts(sel)
+            if claim == "X":
+                held = [str(c) for c, v in zip(sel["comparison"], sel["verdict"])
+                        if str(v) == "holds"]
+                if held:
+                    text += "; holds: " + "; ".join(held)
+            lines.append(f"{head}: {text}.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,54 @@
+"""dq_f07: DebateQA Figure 7, ranking the systems by k * Z(P.D.) + Z(D.A.).
+
+The systems of dq_t04 (its stored answers and scores), P.D. from the profile's first
+backbone (negated before z-normalization: lower is better) and D.A. (``prob``) from the
+named judge; per system and coefficient k the combined score with a cluster bootstrap
+over questions, and the rank it implies
+(:func:`nfeval_repro.debateqa.intervals.combined_rows`).
+"""
+
+from __future__ import annotations
+
+from nfeval_repro.debateqa.agreement import answer_systems, pd_and_da
+from nfeval_repro.debateqa.intervals import combined_rows
+from nfeval_repro.profiles import get_profile, model_list
+from nfeval_repro.tables import Experiment
+from nfeval.models.registry import DEFAULT_JUDGE
+
+__all__ = ["run"]
+
+ID = "dq_f07"
+NOTES = ("quantity combined = k * Z(-P.D.) + Z(D.A.) of the system means (z over the "
+         "systems) with a 95% cluster bootstrap interval over questions; quantity "
+         "rank = its rank (1 = best), exact, no interval (NaN bounds). Paper values "
+         "not printed in the paper's text.")
+
+
+def parse_ks(ks: str) -> list[float]:
+    """A notebook's comma-separated coefficients k, as floats."""
+    return [float(k) for k in ks.split(",") if k.strip()]
+
+
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
+        max_tokens: int = 256, generators: str = "", backbone: str = "",
+        judge: str = DEFAULT_JUDGE, ks: str = "0,0.25,0.5,1,2,4,8",
+        progress: bool = True) -> Experiment:
+    """Figure 7 (parameters: the notebook's). ``extra``: ``ks`` (the coefficients, as
+    floats) and ``n_questions``."""
+    prof = get_profile(profile)
+    bb_name = model_list(backbone, prof.pd_backbones)[0]
+    judge_name = model_list(judge, prof.da_judges)[0]
+    k_values = parse_ks(ks)
+    gen_names, items, systems = answer_systems(prof, split=split, limit=limit, seed=seed,
+                                               generators=generators, max_tokens=max_tokens,
+                                               progress=progress)
+    scores, signatures = pd_and_da(prof, systems, items, split, bb_name, judge_name,
+                                   seed=seed, progress=progress)
+    table = combined_rows(scores, k_values, pd_evaluator=bb_name, da_evaluator=judge_name,
+                          seed=seed)
+    return Experiment(
+        id=ID, table=table, id_columns=["system", "k", "quantity"], interval="questions",
+        signatures=signatures,
+        parameters=dict(generators=list(gen_names), backbone=bb_name, judge=judge_name,
+                        ks=k_values),
+        notes=NOTES, extra={"ks": k_values, "n_questions": len(items)})

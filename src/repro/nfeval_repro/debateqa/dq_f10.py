@@ -1,0 +1,84 @@
+"""dq_f10 -- DebateQA Figure 10: metrics against the actual answer length.
+
+Every generator is asked to "answer in about N tokens" (the project's
+instruction, ``prompts/answer_length_instruction.txt``, after the question;
+p_basic; a budget of 2N tokens) for each target N; the answers are scored
+with P.D. and D.A., and their actual length is the number of tokens the
+answering model generated. The table holds the mean of each per generator and
+target (bootstrap over questions) and, for the paper's "longer scores better",
+each target minus the shortest on the same questions (paired bootstrap). The
+paper's values are not printed in the paper's text.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from nfeval_repro.debateqa.intervals import mean_and_difference_rows
+from nfeval_repro.debateqa.systems import (load_questions, metric_signatures,
+                                                 score_systems, split_systems)
+from nfeval.debateqa.generation import Decoding, generate_answers
+from nfeval_repro.profiles import get_profile, model_list
+from nfeval.prompts import length_instruction
+from nfeval_repro.tables import Experiment
+from nfeval.models.registry import DEFAULT_JUDGE
+
+__all__ = ["run"]
+
+ID = "dq_f10"
+NOTES = ("metric actual_tokens = tokens generated (answering model's tokenizer). "
+         "quantity mean: mean over questions with a 95% bootstrap interval over "
+         "questions; quantity difference: target_tokens 'N - S', the target N minus "
+         "the shortest target S for the same generator and metric, paired bootstrap "
+         "over questions. Length prompt is the project's; paper values not printed in the paper's text.")
+
+
+def _length_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:
+    """Means per generator, target and metric, then each target minus the shortest."""
+    by = ["generator", "target_tokens", "metric"]
+    targets = sorted(scores["target_tokens"].unique())
+    return mean_and_difference_rows(scores, by, column="target_tokens", seed=seed,
+                                    pairs=[(n, targets[0]) for n in targets[1:]])
+
+
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
+        generators: str = "", backbone: str = "", judge: str = DEFAULT_JUDGE,
+        lengths: str = "50,100,200,400", progress: bool = True) -> Experiment:
+    """Answer ``limit`` questions (drawn with ``seed``) with every generator at every
+    target length (``lengths``, comma-separated tokens), score the answers and assemble
+    Figure 10's table (``generators`` empty: the profile's first two).
+
+    Frame ``scores``: every answer's P.D., D.A. and ``actual_tokens`` with its
+    ``generator`` and ``target_tokens``. ``extra``: ``items`` and ``scores``.
+    """
+    prof = get_profile(profile)
+    gen_names = model_list(generators, prof.generators[:2])
+    bb_name = model_list(backbone, prof.pd_backbones)[0]
+    judge_name = model_list(judge, prof.da_judges)[0]
+    targets = [int(n) for n in lengths.split(",") if n.strip()]
+    items = load_questions(split, limit, seed=seed)
+    systems, tokens = {}, []
+    for g in gen_names:
+        lm = prof.load(g, backend=prof.generator_backend)
+        for n in targets:
+            df = generate_answers(lm, items, suffix=length_instruction(n),
+                                  decoding=Decoding(max_tokens=2 * n, seed=seed),
+                                  progress=progress)
+            systems[f"{g}|{n}"] = dict(zip(df["id"].astype(int), df["answer"]))
+            tokens.append(df.assign(system=f"{g}|{n}", metric="actual_tokens", evaluator="-")
+                          .rename(columns={"n_tokens": "score"})[
+                              ["system", "id", "metric", "evaluator", "score"]])
+        del lm
+    pd_models, judges = {bb_name: prof.load(bb_name)}, {judge_name: prof.load(judge_name)}
+    scores = score_systems(systems, items, split, pd_models=pd_models, judges=judges,
+                           progress=progress)
+    long = split_systems(pd.concat([scores, *tokens], ignore_index=True),
+                         ["generator", "target_tokens"])
+    long["target_tokens"] = long["target_tokens"].astype(int)
+    return Experiment(
+        ID, _length_table(long, seed=seed),
+        id_columns=["generator", "target_tokens", "metric", "quantity"], interval="questions",
+        signatures=metric_signatures(pd_models, judges, seed=seed, n=len(items)),
+        parameters=dict(generators=list(gen_names), backbone=bb_name, judge=judge_name,
+                        lengths=targets),
+        notes=NOTES, frames={"scores": long}, extra={"items": items, "scores": long})

@@ -1,0 +1,71 @@
+"""dq_t05 -- DebateQA Table 5: do richer system prompts give better answers?
+
+Every generator answers under each of the project's three system prompts
+(p_basic, p_comprehensive, p_detailed: ``prompts/answer_system_prompts.txt``;
+the paper's Table 17 is not printed in the paper's text); the answers are scored with P.D.
+(one backbone) and D.A. (one judge), and their length counted in words. The
+table holds the mean per generator, prompt and metric (bootstrap over
+questions) and each richer prompt minus p_basic for the same generator
+(paired bootstrap over questions). Table 5's numbers are not printed in the paper's text.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from nfeval_repro.debateqa.intervals import mean_and_difference_rows
+from nfeval_repro.debateqa.systems import (collect_systems, length_rows, load_questions,
+                                                 metric_signatures, score_systems,
+                                                 split_systems)
+from nfeval.hashing import sha256_text
+from nfeval_repro.profiles import get_profile, model_list
+from nfeval.prompts import system_prompts
+from nfeval_repro.tables import Experiment
+from nfeval.models.registry import DEFAULT_JUDGE
+
+__all__ = ["run"]
+
+ID = "dq_t05"
+NOTES = ("quantity mean: mean over questions with a 95% bootstrap interval over "
+         "questions; quantity difference: prompt minus basic for the same generator, "
+         "paired bootstrap over questions. System prompts are the project's "
+         "(prompts/answer_system_prompts.txt); Table 5's numbers are not printed in the paper's text.")
+
+
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
+        max_tokens: int = 256, generators: str = "", backbone: str = "",
+        judge: str = DEFAULT_JUDGE, progress: bool = True) -> Experiment:
+    """Answer ``limit`` questions (drawn with ``seed``) with every generator under every
+    system prompt, score them and assemble Table 5.
+
+    Frame ``scores``: every answer's P.D., D.A. and length with its ``generator`` and
+    ``prompt``. ``extra``: ``items``, ``prompts`` ({name: text}) and ``scores``.
+    """
+    prof = get_profile(profile)
+    gen_names = model_list(generators, prof.generators)
+    bb_name = model_list(backbone, prof.pd_backbones)[0]
+    judge_name = model_list(judge, prof.da_judges)[0]
+    items = load_questions(split, limit, seed=seed)
+    prompts = system_prompts()
+    systems = {}
+    for pname, text in prompts.items():
+        got = collect_systems(items, gen_names, backend=prof.generator_backend, split=split,
+                              written=False, system=text, max_tokens=max_tokens, seed=seed,
+                              progress=progress, load=prof.load)
+        systems.update({f"{g}|{pname}": a for g, a in got.items()})
+    pd_models, judges = {bb_name: prof.load(bb_name)}, {judge_name: prof.load(judge_name)}
+    scores = score_systems(systems, items, split, pd_models=pd_models, judges=judges,
+                           progress=progress)
+    long = split_systems(pd.concat([scores, length_rows(systems, "length_words")],
+                                   ignore_index=True), ["generator", "prompt"])
+    by = ["generator", "prompt", "metric"]
+    table = mean_and_difference_rows(long, by, column="prompt", seed=seed,
+                                     pairs=[(p, "basic") for p in prompts if p != "basic"])
+    return Experiment(
+        ID, table, id_columns=["generator", "prompt", "metric", "quantity"],
+        interval="questions",
+        signatures=metric_signatures(pd_models, judges, seed=seed, n=len(items)),
+        parameters=dict(generators=list(gen_names), backbone=bb_name, judge=judge_name,
+                        prompt_sha256={k: sha256_text(v) for k, v in prompts.items()}),
+        notes=NOTES, frames={"scores": long},
+        extra={"items": items, "prompts": prompts, "scores": long})

@@ -1,0 +1,675 @@
+"""``make evidence``: the judge artefacts at the sizes that decide the papers' claims.
+
+Runs the evidence notebooks at the evidence sizes, one after another, each in stages of growing
+size (a stage is a notebook run whose parameters are given below; its questions are a seeded
+random sample that grows by extension, so a later stage reuses every item of the earlier ones).
+Each stage writes the artefact's table, so an interrupted run leaves the tables of its last
+finished stage. The claims' artefacts run their stages in rounds (every claim's first stage,
+then every claim's second, ...), so each claim gets a first verdict before any of them grows;
+the DebateQA analyses and the LINKAGE ablations follow. Each stage is logged in
+``results/evidence/stages.csv`` when it first starts (the store's items and seconds then) and
+when it finishes (wall seconds of the run that finished it; items computed and their seconds
+since its first start, so a stage that spans several killed and resumed runs counts all of them;
+machine, commit): the run's real cost, the stages a rerun skips, and the rates from which the
+driver projects, before it starts, what each remaining stage will take (the larger of the wall
+and item seconds per question of the artefact's last logged stage times the questions the stage
+adds; a stage of an artefact with none logged yet is listed as not projected). A notebook's own
+defaults are the size of its committed tables, which ``make reproduce`` rebuilds from the store
+in minutes. Every model output goes to the committed item store as it is computed
+(:mod:`nfeval_repro.store`), so the run is resumable item by item: kill it, start it again, and
+nothing stored is recomputed. Each notebook streams its progress bars (with their ETA) to the
+terminal; before each one the driver prints what the store already holds.
+
+    python -m nfeval_repro.evidence                 # every evidence artefact, in order
+    python -m nfeval_repro.evidence lk_t02 dq_t03   # some of them
+    python -m nfeval_repro.evidence --list          # the plan, its order and projected cost
+    python -m nfeval_repro.evidence lk_t05 --set judge=smollm2-135m-instruct   # other parameters, not logged
+
+Ctrl-C ends the run within seconds: the notebook's kernel runs in a session of its own (so a
+terminal's SIGINT never reaches it), and the driver ends it and every process under it, keeps
+every finished item (each is on disk once computed; a line cut short is ignored when read),
+says how to resume and exits with status 130.
+
+What the whole plan costs on this machine (projected from a small probe), and how far
+items recomputed here are from the committed ones, are :mod:`nfeval_repro.evidence_cost`'s
+(``python -m nfeval_repro.evidence_cost --measure DIR`` / ``--agree DIR``).
+
+``NFEVAL_STORE=<folder>`` with ``NFEVAL_STORE_READ=own`` recomputes every item into that folder
+instead of reading the committed ones (a full rerun on another machine, to compare);
+``NFEVAL_STORE_READ=texts`` recomputes every number but reads the committed generated texts.
+
+Why this file is long: the plan (its stages and their order), the stage log and the
+projection it allows, the store check that decides a logged stage is still done, and the
+interruptible driver are one program a user runs for hours; split, each part would import
+the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from nfeval.paths import NOTEBOOKS, RESULTS, ROOT
+from nfeval_repro.store import display_path
+from nfeval.models.registry import DEFAULT_JUDGE
+
+#: The judge of every LINKAGE judge row and every D.A. / judge-metric row of the evidence run.
+JUDGE = DEFAULT_JUDGE
+_J = {"judge": JUDGE}
+#: lk_t03 / lk_t04: references written by the judge's own model, as the paper does.
+_GEN = {**_J, "generator": f"llama:{JUDGE}", "degraders": f"llama:{JUDGE}", "max_candidates": -1}
+#: dq_t02's P.D. backbones: the judge's model (D1's same-backbone comparison), then SmolLM2-135M.
+_PD2 = f"{JUDGE},smollm2-135m-instruct"
+#: dq_f03's backbones with the judge's model (section 1's same-backbone P.D.) as the fourth.
+_F03_BACKBONES = f"smollm2-135m-instruct,gemma3-270m,qwen2.5-coder-0.5b-instruct,{JUDGE}"
+#: The ablations: lk_t02's first judged questions and its 8 candidates (its judgments reused).
+_ABL = {**_J, "limit": 30, "max_candidates": -1}
+
+#: lk_t02's every-candidate stages: the claim-deciding judge rows (LINKAGE 0-shot and
+#: few-shot, pointwise with and without references, pairwise with the candidate first as the
+#: release runs it) on every candidate of the judged questions, one dataset at a time; the
+#: small judge and the sampled decoding stay on the 8-candidate stages.
+EVERY_ROWS = "linkage-0shot,pointwise-ref,pointwise-noref,linkage-fewshot,pairwise-release"
+_EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sample_limit": 0}
+#: Mean candidates per judged question when every candidate is judged (lk_t02's draw, seed 0:
+#: 5,273 candidates of the 53 TREC-DL-NF questions, 2,379 of the first 120 ANTIQUE ones),
+#: against the 8-candidate stages' 8: what the projection scales an 8-candidate stage's rate by.
+CANDIDATES = {"antique": 19.8, "trec-dl-nf": 99.5}
+
+#: Parameter stages of each artefact (default: one run at the notebook's defaults).
+STAGES: dict[str, tuple[dict, ...]] = {
+    # the 1.5B judge's five rows: ANTIQUE grows 30 -> 60 -> 120 questions (TREC-DL-NF: its 53
+    # judgeable questions are reached at the second stage; most of their items are stored);
+    # then every candidate: TREC-DL-NF's 53 questions (about 100 candidates each: the largest
+    # gain per item), ANTIQUE's 120, then 240 ANTIQUE questions
+    "lk_t02": ({"limit": 30}, {"limit": 60}, {"limit": 120},
+               {"limit": 0, "datasets": "trec-dl-nf", **_EVERY},
+               {"limit": 120, "datasets": "antique", **_EVERY},
+               {"limit": 240, "datasets": "antique", **_EVERY}),
+    "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
+    "lk_t03": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
+    "lk_t04": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
+    # the judge's metrics (40 questions, then all); then P.D. on the judge's own backbone (the
+    # paper's same-backbone comparison) beside SmolLM2-135M's, 40 questions, then all
+    "dq_t02": ({"limit": 40, **_J}, {"limit": 0, "judge_limit": 0, **_J},
+               {"limit": 0, "judge_limit": 0, "pd_judge_limit": 40, "backbone": _PD2, **_J},
+               {"limit": 0, "judge_limit": 0, "pd_judge_limit": 0, "backbone": _PD2, **_J}),
+    # D.A. with both judges; then the 1.5B judge's D.A.-ZS (the paper's second Table 3 claim)
+    "dq_t03": ({}, {"later_methods": "da_prob,da_zs_prob"}),
+    "dq_t04": ({"limit": 16},),
+    # D3 (the paper's "highly consistent" rankings) on all 40 sample questions: the three small
+    # backbones and the five restate prompts, then the 1.5B judge's model as a fourth backbone
+    "dq_f03": ({"limit": 16}, {"limit": 40}, {"limit": 40, "backbones": _F03_BACKBONES}),
+    "dq_f04": ({"limit": 16}, {"limit": 40}),
+    "dq_f05": ({"limit": 16},),
+    "dq_t05": ({"limit": 16},),
+    "dq_t06": ({"limit": 16},),
+    "dq_t07": ({"limit": 16},),
+    "dq_f08_f09": ({"limit": 16},),
+    "dq_f10": ({"limit": 16},),
+    "lk_t06": (_ABL,),
+    "lk_t07_t08": (_ABL,),
+    "lk_t09_t10_f02": (_ABL,),
+}
+
+#: (artefact, what its evidence run computes), in the order they run: the claims' tables
+#: first (L1-L2, L3, D1), then the DebateQA analyses, then the LINKAGE ablations.
+PLAN: tuple[tuple[str, str], ...] = (
+    ("lk_t02", "LINKAGE Table 2: the 1.5B judge's 5 rows + refppl on all 53 TREC-DL-NF and 120 "
+               "ANTIQUE questions x 8 candidates, in stages of 30/60/120 questions per dataset; "
+               "the 0.5B judge's rows on the same items and both decodings on 10+10 questions "
+               "(stored); then the claim-deciding rows (LINKAGE 0-shot and few-shot, pointwise "
+               "with and without references, pairwise with the candidate first) on every "
+               "candidate: TREC-DL-NF's 53 questions, then 120 and 240 ANTIQUE ones"),
+    ("lk_t05", "LINKAGE Table 5: the 1.5B judge's rows on all 100 WebGLM questions (40, then 100)"),
+    ("lk_t03", "LINKAGE Table 3 (1GT): references written by the 1.5B model, its judge rows, 40 "
+               "questions per dataset x 8 candidates (20, then 40)"),
+    ("lk_t04", "LINKAGE Table 4 (0GT): as lk_t03 with references from the question alone"),
+    ("dq_t02", "DebateQA Table 2: the 1.5B judge's metrics on every usable ANTIQUE and "
+               "TREC-DL-NF question (40, then all); then P.D. with the 1.5B model as backbone "
+               "(the paper's same-backbone comparison), 40 questions, then all"),
+    ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
+    ("dq_t04", "DebateQA Table 4: answers and scores (P.D. two backbones, D.A. two judges) of "
+               "16 sample questions"),
+    ("dq_f03", "DebateQA Figure 3: P.D. with three backbones (16, then all 40 sample questions), "
+               "then the 1.5B model as a fourth"),
+    ("dq_f04", "DebateQA Figure 4: P.D. with five restate prompts (16, then all 40 sample "
+               "questions)"),
+    ("dq_f05", "DebateQA Figure 5: D.A. with four judges"),
+    ("dq_t05", "DebateQA Table 5: three system prompts, 16 questions"),
+    ("dq_t06", "DebateQA Table 6: no retrieval, vanilla RAG, ReAct, 16 questions"),
+    ("dq_t07", "DebateQA Table 7: RAG on all vs trusted documents, 16 questions"),
+    ("dq_f08_f09", "DebateQA Figures 8-9: temperature and top-p sweeps, 16 questions"),
+    ("dq_f10", "DebateQA Figure 10: answer length, 16 questions"),
+    ("lk_t06", "LINKAGE Table 6: four reference patterns, 0- and 3-shot, 30 questions per "
+               "dataset x 8 candidates, the 1.5B judge"),
+    ("lk_t07_t08", "LINKAGE Tables 7-8: 0/1/3/5 demonstrations, 30 questions per dataset"),
+    ("lk_t09_t10_f02", "LINKAGE Tables 9-10, Figure 2: three reference draws, 30 questions per "
+                       "dataset"),
+)
+
+
+#: The artefacts of the central claims' tables. Their stages run in rounds (every claim's
+#: first stage, then every claim's second, ...), so each claim gets a first verdict with the
+#: 1.5B judge before any of them grows; the DebateQA analyses and the LINKAGE ablations follow.
+CLAIMS = ("lk_t02", "lk_t05", "lk_t03", "lk_t04", "dq_t02", "dq_t03")
+
+#: Questions per dataset an artefact can reach (``limit`` 0 or above them reaches them all):
+#: lk_t02's judgeable questions (its drawn ANTIQUE ones, TREC-DL-NF's), which lk_t03/lk_t04 and
+#: the ablations take their first questions from; WebGLM's; dq_t02's usable ones; the DebateQA
+#: sample's. Used only to project a stage's cost from a finished one (questions it adds).
+REACH: dict[str, tuple[int, ...]] = {
+    "lk_t02": (345, 53), "lk_t03": (120, 53), "lk_t04": (120, 53), "lk_t06": (120, 53),
+    "lk_t07_t08": (120, 53), "lk_t09_t10_f02": (120, 53), "lk_t05": (100,),
+    "dq_t02": (430, 43), "dq_t03": (40,), "dq_t04": (40,), "dq_f03": (40,), "dq_f04": (40,),
+    "dq_f05": (40,), "dq_t05": (40,), "dq_t06": (40,), "dq_t07": (40,), "dq_f08_f09": (40,),
+    "dq_f10": (40,),
+}
+
+#: The stage log: a row when a stage first starts (``finished`` empty; ``stored_*``: the
+#: artefact's items and their recorded seconds in the store then) and one when it finishes
+#: (wall seconds of the run that finished it; items and item seconds since the first start):
+#: what the run cost, and the rates the next run's projection is made from.
+LOG = Path("evidence") / "stages.csv"  # under results/: a run log, not an artefact's table
+LOG_FIELDS = ("finished", "artefact", "stage", "questions", "wall_s", "items_computed",
+              "item_s", "machine", "commit", "started", "stored_items", "stored_s")
+
+
+def schedule(ids: Sequence[str], stages: dict[str, tuple[dict, ...]] | None = None
+             ) -> list[tuple[str, dict]]:
+    """The order of the run's steps ``(artefact, stage)``: the claims' artefacts (:data:`CLAIMS`)
+    stage by stage in rounds, then every other artefact's stages in plan order."""
+    stages = STAGES if stages is None else stages
+    order = {a: i for i, (a, _) in enumerate(PLAN)}
+    steps = []
+    for a in ids:
+        for r, stage in enumerate(stages.get(a, ({},))):
+            claim = a in CLAIMS
+            steps.append(((0, r, order.get(a, len(order))) if claim else
+                          (1, order.get(a, len(order)), r), a, stage))
+    return [(a, stage) for _, a, stage in sorted(steps, key=lambda s: s[0])]
+
+
+#: The datasets of a two-dataset artefact's :data:`REACH`, in its order.
+REACH_DATASETS = ("antique", "trec-dl-nf")
+
+
+def questions(artefact: str, stage: dict) -> int | None:
+    """Questions a stage covers across its datasets (``None``: unknown); a stage that names
+    ``datasets`` covers those alone."""
+    reach = REACH.get(artefact)
+    limit = stage.get("limit")
+    if reach is None or not isinstance(limit, int) or limit < 0:
+        return None
+    if stage.get("datasets") and len(reach) == len(REACH_DATASETS):
+        chosen = set(str(stage["datasets"]).split(","))
+        reach = tuple(n for n, d in zip(reach, REACH_DATASETS) if d in chosen)
+    return sum(n if limit == 0 else min(limit, n) for n in reach)
+
+
+def _every(stage: dict) -> bool:
+    """Whether a stage judges every candidate (``max_candidates`` 0)."""
+    return stage.get("max_candidates") == 0
+
+
+def _candidate_factor(stage: dict) -> float:
+    """How many times a stage's questions cost more than an 8-candidate stage's: the mean
+    candidates per question of its datasets over 8 when it judges every candidate."""
+    if stage.get("max_candidates") != 0:
+        return 1.0
+    names = [d for d in str(stage.get("datasets") or ",".join(REACH_DATASETS)).split(",")
+             if d in CANDIDATES]
+    return max(CANDIDATES[d] for d in names) / 8.0 if names else 1.0
+
+
+def _stage_text(stage: dict) -> str:
+    import json
+
+    return json.dumps(stage, sort_keys=True)
+
+
+def read_log(path: Path) -> list[dict]:
+    """The rows of a stage log (:data:`LOG_FIELDS`); none when it does not exist."""
+    if not Path(path).is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def cost_table(log: Sequence[dict]) -> str:
+    """The stage log as a markdown table, one row per finished stage in the log's order, then
+    the totals per CPU (docs/reproduce.md's generated block ``stages``, :mod:`nfeval_repro.readme`);
+    :data:`JUDGE` is written ``1.5B``. A stage only started (running, or killed and not resumed
+    yet) has no cost yet: left out."""
+    import json
+
+    done = [r for r in log if r["finished"]]
+    if not done:
+        return "No stage has finished yet.\n"
+    lines = ["| finished (UTC) | artefact | settings | questions | items | item-hours "
+             "| wall h | CPU | commit |", "|---|---|---|--:|--:|--:|--:|---|---|"]
+    per_cpu: dict[str, float] = {}
+    for r in done:
+        settings = " ".join(f"{k}={v}" for k, v in json.loads(r["stage"]).items()
+                            ).replace(JUDGE, "1.5B")
+        hours = float(r["item_s"] or 0) / 3600
+        per_cpu[r["machine"]] = per_cpu.get(r["machine"], 0.0) + hours
+        lines.append(f"| {r['finished'].replace('T', ' ')} | {r['artefact']} | "
+                     f"`{settings or 'defaults'}` | {r['questions'] or '-'} | "
+                     f"{int(r['items_computed'] or 0):,} | {hours:.2f} | "
+                     f"{float(r['wall_s'] or 0) / 3600:.2f} | `{r['machine']}` | "
+                     f"`{r['commit'][:10]}` |")
+    items = sum(int(r["items_computed"] or 0) for r in done)
+    cpus = "; ".join(f"`{m}` {h:.1f}" for m, h in per_cpu.items())
+    lines.append(f"\nIn all, {len(done)} finished stages: {items:,} items in "
+                 f"{sum(per_cpu.values()):.1f} item-hours (per CPU: {cpus}). "
+                 f"1.5B: `{JUDGE}`.")
+    return "\n".join(lines) + "\n"
+
+
+def _append_log(path: Path, row: dict) -> None:
+    """Append a row; a log written with fewer columns is rewritten with all of them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as fh:  # the header only, not the whole log
+        fh.seek(0)
+        same = fh.readline().strip() == ",".join(LOG_FIELDS)
+    old = [] if same else read_log(path)
+    with open(path, "a" if same else "w", newline="", encoding="utf-8") as fh:
+        out = csv.DictWriter(fh, fieldnames=LOG_FIELDS, restval="")
+        if not same:
+            out.writeheader()
+            out.writerows(old)
+        out.writerow(row)
+
+
+def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[dict]:
+    """Per step: ``done`` (the log holds it finished), or its projected wall seconds: the wall
+    or item seconds (the larger) per question of the artefact's last finished stage times the
+    questions the step adds to the largest finished one (``None``: no stage of the artefact
+    finished yet, or its size unknown). Stages that judge every candidate
+    (``max_candidates`` 0) are projected apart: their questions are counted against the
+    earlier every-candidate stages of the same datasets, at the 8-candidate rate times
+    :func:`_candidate_factor`. Rows of stages only started are left out."""
+    finished: dict[str, list[dict]] = {}
+    for row in log:
+        if row["finished"] and not _every(json_loads(row["stage"])):
+            finished.setdefault(row["artefact"], []).append(row)
+    logged = {(r["artefact"], r["stage"]) for r in log if r["finished"]}
+    every: dict[tuple[str, str], int] = {}  # (artefact, datasets) -> questions reached
+    rows = []
+    for a, stage in steps:
+        mine = finished.get(a, [])
+        done = (a, _stage_text(stage)) in logged
+        q = questions(a, stage)
+        per = reached = None
+        # a stage rerun from a store that already held its items says nothing about a rate
+        sized = [r for r in mine if r.get("questions") not in ("", None)
+                 and float(r.get("items_computed") or 0) > 0]
+        if sized:
+            last = sized[-1]
+            before = [int(r["questions"]) for r in sized[:-1]]
+            added = int(last["questions"]) - max(before, default=0)
+            cost = max(float(last["wall_s"]), float(last.get("item_s") or 0))
+            per = cost / added if added > 0 else None
+            reached = max(int(r["questions"]) for r in sized)
+        if _every(stage):
+            key = (a, str(stage.get("datasets") or ""))
+            reached = every.get(key, 0)
+            if q is not None:
+                every[key] = max(reached, q)
+            per = None if per is None else per * _candidate_factor(stage)
+        projected = None
+        if not done and per is not None and q is not None:
+            projected = per * max(q - reached, 0)
+        rows.append({"artefact": a, "stage": stage, "questions": q, "done": done,
+                     "projected_s": projected})
+        if projected is not None and not _every(stage):  # the artefact's next step starts here
+            finished.setdefault(a, []).append({"artefact": a, "stage": _stage_text(stage),
+                                               "questions": str(q), "wall_s": str(projected),
+                                               "items_computed": "1"})
+    return rows
+
+
+def json_loads(text: str) -> dict:
+    """A stage's parameters from its log text ({} when it is not JSON)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
+    """Print the plan's steps with what each is projected to take (:func:`projection`)."""
+    rows = projection(steps, read_log(log_path))
+    todo = [r for r in rows if not r["done"]]
+    known = sum(r["projected_s"] for r in todo if r["projected_s"] is not None)
+    unknown = [r for r in todo if r["projected_s"] is None]
+    print(f"the plan: {len(rows)} steps, {len(rows) - len(todo)} logged as done in "
+          f"{display_path(log_path)}", flush=True)
+    for i, r in enumerate(rows, 1):
+        what = ("done" if r["done"] else "not projected: no finished stage of it logged yet"
+                if r["projected_s"] is None else f"projected {r['projected_s'] / 3600:.1f} h")
+        q = f"{r['questions']} questions" if r["questions"] is not None else "size unknown"
+        print(f"  {i:>2}. {r['artefact']:<15} {_stage_text(r['stage']):<58} {q:<14} {what}")
+    print(f"projected: {known / 3600:.1f} h of wall time for the {len(todo) - len(unknown)} "
+          f"projected steps (wall or item seconds, the larger, per question of each artefact's "
+          f"last finished stage, on the machine that logged it), plus {len(unknown)} steps not "
+          f"projected yet (each artefact's first stage measures its rate; `make evidence-cost` projects the items "
+          f"the store already holds)", flush=True)
+
+
+#: The probe of ``--measure``: the smallest stage of each artefact that computes every kind of
+#: item its plan does (sizes grow by extension, so a probe's items are the plan's first ones).
+PROBE: dict[str, dict] = {
+    "lk_t02": {"limit": 1, "sample_limit": 1, "lexical_limit": 1},
+    "dq_t03": {"limit": 2},
+    "lk_t05": {"limit": 3, "lexical_limit": 3, **_J},
+    "lk_t03": {"limit": 1, **_GEN},
+    "lk_t04": {"limit": 1, **_GEN},
+    "dq_t02": {"limit": 2, **_J},
+    "dq_t04": {"limit": 1},
+    "dq_f03": {"limit": 1},
+    "dq_f04": {"limit": 1},
+    "dq_f05": {"limit": 1},
+    "dq_t05": {"limit": 1},
+    "dq_t06": {"limit": 1},
+    "dq_t07": {"limit": 1},
+    "dq_f08_f09": {"limit": 1},
+    "dq_f10": {"limit": 1},
+    "lk_t06": {**_ABL, "limit": 1},
+    "lk_t07_t08": {**_ABL, "limit": 1},
+    "lk_t09_t10_f02": {**_ABL, "limit": 1},
+}
+
+#: The wall time ``make evidence`` is planned to fit (seconds on 2 cores).
+BUDGET_S = 6 * 3600
+
+
+def _stored_items(artefact: str) -> int:
+    import os
+
+    folder = Path(os.environ.get("NFEVAL_STORE") or RESULTS) / artefact / "items"
+    return sum(sum(1 for _ in p.open(encoding="utf-8")) for p in folder.glob("*.jsonl"))
+
+
+def stop_on_interrupt(target: str = "evidence", module: str = "nfeval_repro.evidence") -> None:
+    """Make Ctrl-C (SIGINT) end the run within seconds (module doc): every process under this
+    one (the notebook's kernel, in a session of its own) is ended, then this one says how to
+    resume (``make <target>`` or ``python -m <module>``) and exits 130."""
+    import os
+    import signal
+
+    def handler(signum, frame):  # noqa: ARG001
+        import psutil
+
+        kids = psutil.Process().children(recursive=True)
+        for p in kids:
+            try:
+                p.terminate()
+            except psutil.NoSuchProcess:
+                pass
+        _, alive = psutil.wait_procs(kids, timeout=3)
+        for p in alive:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+        args = " ".join(sys.argv[1:])
+        print(f"\ninterrupted: every finished item is stored (results/<id>/items/); run the same "
+              f"command again to resume (make {target}{' IDS=...' if args else ''}, or "
+              f"python -m {module} {args})".rstrip(), file=sys.stderr, flush=True)
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, handler)
+
+
+def run(ids: Sequence[str], output_dir: Path = ROOT,
+        stages: dict[str, tuple[dict, ...]] | None = None,
+        overrides: dict | None = None) -> dict[str, float]:
+    """Run the plan's stages of ``ids`` (or the given ``stages``) in :func:`schedule`'s order,
+    with their tables written under ``output_dir``; ``overrides`` are notebook parameters given
+    to every stage. Each stage of the plan is appended to ``<output_dir>/results/evidence/stages.csv``
+    when it starts and finishes (wall and item seconds, machine, commit); an ``overrides`` run
+    (``--set``) is no stage of the plan and is not logged. The seconds each artefact took."""
+    import datetime
+    import os
+
+    import papermill as pm
+
+    from nfeval_repro.artefacts import by_id
+    from nfeval.machine import machine_tag
+    from nfeval_repro.tables import git_commit
+
+    steps = schedule(ids, stages)
+    results = Path(output_dir) / RESULTS.relative_to(ROOT)
+    out_dir = results / "executed"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log_path = results / LOG
+    store = Path(os.environ.get("NFEVAL_STORE") or RESULTS)
+    done = {(r["artefact"], r["stage"]): r for r in read_log(log_path) if r["finished"]}
+    started = time.time()
+    took: dict[str, float] = {}
+    failed: dict[str, str] = {}
+    for i, (artefact, stage) in enumerate(steps, 1):
+        art = by_id(artefact)
+        params = {**dict(art.parameters), **stage, **(overrides or {})}
+        logged = None if overrides else done.get((artefact, _stage_text(stage)))
+        if logged is not None:
+            missing = missing_items(store, artefact, logged)
+            if missing is None:
+                print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: logged as done without the "
+                      f"count of items it left in the store (`python -m nfeval_repro.evidence "
+                      f"--backfill` records it): running it again, from the store", flush=True)
+            elif not missing:
+                print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: done (logged in "
+                      f"{display_path(log_path)}, its items in the store), skipped", flush=True)
+                continue
+            else:
+                print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: logged as done, but the "
+                      f"store holds {missing} fewer of {artefact}'s items than when it "
+                      f"finished: computing what is missing", flush=True)
+        if artefact in failed:
+            print(f"\n== [{i}/{len(steps)}] {artefact} {stage}: skipped, an earlier stage of "
+                  f"{artefact} failed", flush=True)
+            continue
+        print(f"\n== [{i}/{len(steps)}] {artefact} {stage or 'at its defaults'}: "
+              f"{dict(PLAN).get(artefact, art.item)}\n   {_stored_items(artefact)} items stored; "
+              f"{time.time() - started:.0f} s elapsed", flush=True)
+        before = read_items(store, artefact).get(artefact, {})
+        text, q = _stage_text({**stage, **(overrides or {})}), questions(artefact, params)
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+        first = None if overrides else _first_start(read_log(log_path), artefact, text)
+        if first is None:  # a stage's first start: the store then is what its cost counts from
+            first = {"artefact": artefact, "stage": text, "finished": "", "started": now,
+                     "questions": "" if q is None else q, "machine": machine_tag(),
+                     "commit": git_commit(), **_totals(before)}
+            if not overrides:  # a --set run is no stage of the plan: the plan's log leaves it out
+                _append_log(log_path, first)
+        else:
+            print(f"   resumed: first started {first['started']}", flush=True)
+        t = time.time()
+        try:
+            pm.execute_notebook(str(art.path), str(out_dir / art.executed),
+                                parameters={"output_dir": str(output_dir), **params},
+                                cwd=str(NOTEBOOKS), kernel_name="python3", log_output=True,
+                                progress_bar=False, stdout_file=sys.stdout,
+                                stderr_file=sys.stderr)
+        except Exception as exc:  # noqa: BLE001 -- one failed notebook must not end an hours-long run
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
+            failed[artefact] = f"{stage}: {first}"
+            print(f"!! {artefact} {stage} failed after {time.time() - t:.0f} s: {first}\n"
+                  f"   its items so far are stored; the executed notebook is "
+                  f"{display_path(out_dir / art.executed)}; the run goes on with the other "
+                  f"artefacts", file=sys.stderr, flush=True)
+            continue
+        wall = time.time() - t
+        after = read_items(store, artefact).get(artefact, {})
+        took[artefact] = took.get(artefact, 0.0) + wall
+        end = _totals(after)
+        items = end["stored_items"] - int(first["stored_items"])
+        secs = end["stored_s"] - float(first["stored_s"])
+        if not overrides:
+            _append_log(log_path, {
+                "finished": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+                "artefact": artefact, "stage": text, "questions": "" if q is None else q,
+                "wall_s": round(wall, 1), "items_computed": items, "item_s": round(secs, 1),
+                "machine": machine_tag(), "commit": git_commit(), "started": first["started"],
+                **end})
+        where = "not logged (--set)" if overrides else f"logged in {display_path(log_path)}"
+        print(f"== {artefact} {stage}: {wall:.0f} s, {items} items computed since "
+              f"{first['started']} ({secs / 3600:.2f} item-hours), {_stored_items(artefact)} "
+              f"items stored; {where}", flush=True)
+    print(f"\nevidence run: {time.time() - started:.0f} s", flush=True)
+    if failed:
+        raise StagesFailed(failed)
+    return took
+
+
+def missing_items(store: Path, artefact: str, logged: dict) -> int | None:
+    """How many fewer items the store holds for ``artefact`` than when the logged stage
+    finished (``stored_items`` of its finish row; 0 when it holds them all): a fast count of
+    the store's keys, so a stage whose items were deleted is not taken as done. ``None``: the
+    row has no count (a log written before the column; :func:`backfill` records one)."""
+    try:
+        then = int(float(logged.get("stored_items")))
+    except (TypeError, ValueError):
+        return None
+    now = _totals(read_items(store, artefact).get(artefact, {}))["stored_items"]
+    return max(then - now, 0)
+
+
+def backfill(log_path: Path, store: Path) -> int:
+    """Give every finish row of the log without ``stored_items`` the store's count of its
+    artefact now (an upper bound of the count then: the store only grows), so the next run
+    can tell a deleted item (:func:`missing_items`); returns the rows filled."""
+    rows = read_log(log_path)
+    filled = 0
+    for r in rows:
+        if r["finished"] and not str(r.get("stored_items") or "").strip():
+            r.update({k: str(v) for k, v in
+                      _totals(read_items(store, r["artefact"]).get(r["artefact"], {})).items()})
+            filled += 1
+    if filled:
+        with open(log_path, "w", newline="", encoding="utf-8") as fh:
+            out = csv.DictWriter(fh, fieldnames=LOG_FIELDS, restval="")
+            out.writeheader()
+            out.writerows(rows)
+    return filled
+
+
+def read_items(folder: Path, artefact: str = "*"
+               ) -> dict[str, dict[str, dict[str, tuple[str, float]]]]:
+    """``{artefact: {store file: {key: (machine class, seconds)}}}`` of a results folder
+    (``<folder>/<artefact>/items/*.jsonl``; every artefact, or the one named); lines cut
+    short by a kill are skipped."""
+    from nfeval_repro.store import read_records
+
+    out: dict[str, dict[str, dict[str, tuple[str, float]]]] = {}
+    for path in sorted(Path(folder).glob(f"{artefact}/items/*.jsonl")):
+        entries = out.setdefault(path.parent.parent.name, {}).setdefault(path.name, {})
+        for rec in read_records(path):
+            entries.setdefault(rec["k"], (str(rec.get("m", "?")), float(rec.get("s") or 0.0)))
+    return out
+
+
+def _totals(items: dict[str, dict[str, tuple[str, float]]]) -> dict:
+    """The item count and recorded seconds of one artefact's :func:`read_items`."""
+    return {"stored_items": sum(len(ent) for ent in items.values()),
+            "stored_s": round(sum(s for ent in items.values() for _, s in ent.values()), 1)}
+
+
+def _first_start(log: Sequence[dict], artefact: str, stage: str) -> dict | None:
+    """The start row of a stage begun and not finished since (a resumed stage), else None."""
+    first = None
+    for r in log:
+        if (r["artefact"], r["stage"]) == (artefact, stage):
+            first = None if r["finished"] else (first or r)
+    return first
+
+
+class StagesFailed(RuntimeError):
+    """Some stages' notebooks failed (the others ran): ``{artefact: what failed}``."""
+
+    def __init__(self, failed: dict[str, str]):
+        self.failed = failed
+        super().__init__("; ".join(f"{a} {what}" for a, what in failed.items()))
+
+
+def split_ids(ids: Sequence[str]) -> list[str]:
+    """Artefact ids as given, spaces or commas between them (``IDS=dq_f03,dq_f04``)."""
+    return [a for arg in ids for a in arg.split(",") if a.strip()]
+
+
+def unknown_ids(ids: Sequence[str], prog: str) -> bool:
+    """Whether an id is not an artefact of the plan (``prog`` says which on stderr)."""
+    known = [a for a, _ in PLAN]
+    if bad := [a for a in ids if a not in known]:
+        print(f"{prog}: unknown artefact(s) {bad}; the plan has {known}", file=sys.stderr)
+    return bool(bad)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nfeval_repro.evidence", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("ids", nargs="*", help="artefact ids, space- or comma-separated "
+                        "(default: the whole plan)")
+    parser.add_argument("--list", action="store_true",
+                        help="print the plan, its steps in order and their projected cost, and "
+                             "exit")
+    parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                        help="a notebook parameter given to every stage (repeatable), e.g. "
+                             "--set judge=smollm2-135m-instruct; numbers are read as numbers; "
+                             "such a run is no stage of the plan and the stage log skips it")
+    parser.add_argument("--backfill", action="store_true",
+                        help="record the store's item count on every finished stage of the log "
+                             "that has none (logs written before the column), and exit")
+    args = parser.parse_args(argv)
+    args.ids = split_ids(args.ids)
+    if args.backfill:
+        import os
+
+        n = backfill(RESULTS / LOG, Path(os.environ.get("NFEVAL_STORE") or RESULTS))
+        print(f"{n} finished stage(s) given the store's item count in {display_path(RESULTS / LOG)}")
+        return 0
+    known = [a for a, _ in PLAN]
+    overrides = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            print(f"nfeval_repro.evidence: --set takes KEY=VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        try:
+            overrides[key.strip()] = int(value)
+        except ValueError:
+            overrides[key.strip()] = value
+    if args.list:
+        for a, what in PLAN:
+            print(f"{a:<8} {_stored_items(a):>7} items stored  {what}")
+        print_projection(schedule(args.ids or known), RESULTS / LOG)
+        return 0
+    if unknown_ids(args.ids, "nfeval_repro.evidence"):
+        return 2
+    stop_on_interrupt()
+    try:
+        ids = args.ids or known
+        if not overrides:
+            print_projection(schedule(ids), RESULTS / LOG)
+        run(ids, overrides=overrides)
+        return 0
+    except StagesFailed as exc:
+        print(f"nfeval_repro.evidence: {len(exc.failed)} artefact(s) failed, the rest ran:",
+              file=sys.stderr)
+        for a, what in exc.failed.items():
+            print(f"  {a} {what}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""lk_t02, LINKAGE Table 2: every evaluator's correlation with human grades.
+
+The notebook ``lk_t02_correlations.ipynb`` calls :func:`run`. Every row is
+computed from one long per-candidate frame
+(:mod:`nfeval_repro.linkage.table2`): the automatic metrics on all
+items (the paper's protocol), the judge rows, ``refppl`` and the automatic
+metrics on lk_t02's judged items (:func:`~nfeval_repro.linkage.table2.
+judged_items`), both decodings on the mode subset, and a smaller judge on the
+same items; :func:`~nfeval_repro.linkage.table2.table_rows` turns it
+into per-question coefficients averaged over questions with 95% intervals,
+paired differences and the paper's figures.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+from nfeval.metrics.intervals import N_RESAMPLES
+from nfeval.data import load_linkage
+from nfeval import NfevalError
+from nfeval_repro.linkage.table2 import (DEFAULT_JUDGE_ROWS, JUDGE_ROWS, automatic_frames,
+                                               bleu_pools,
+                                               judge_frame, judged_items, mode_subset_frames,
+                                               same_items_frames, small_judge_frames, table_rows)
+from nfeval_repro.profiles import get_profile
+from nfeval_repro.tables import Experiment, paper_values
+
+__all__ = ["run"]
+
+ID = "lk_t02"
+DATASETS = ("antique", "trec-dl-nf")
+
+
+def _step(progress: bool, started: float, what: str) -> None:
+    if progress:
+        print(f"{what} in {time.time() - started:.0f} s")
+
+
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candidates: int = -1,
+        judge: str = "", small_judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
+        unparsed: str = "drop", shots: int = 3, sample_limit: int = 10,
+        sample_backend: str = "llama", sample_tokens: int = 512, lexical_limit: int = 0,
+        candidates: str = "all-but-ground", rouge: str = "rouge-score", refppl_lm: str = "",
+        datasets: str = "", judge_rows: str = "", progress: bool = True) -> Experiment:
+    """Table 2 on the first ``limit`` judged questions per dataset (0: all judgeable).
+
+    ``datasets`` (comma-separated; empty: both) and ``judge_rows`` (names of
+    :data:`~nfeval_repro.linkage.table2.JUDGE_ROWS`, comma-separated; empty: the five
+    default rows) narrow a run, as ``make evidence``'s every-candidate stages do (one dataset
+    at a time, the claim-deciding rows); the small judge scores the same rows.
+
+    ``extra``: ``items`` (dataset -> lk_t02's judged items), ``bleu_pools`` (what the
+    ANTIQUE BLEU rows measure, :func:`~nfeval_repro.linkage.table2.bleu_pools`)
+    and ``datasets``.
+    """
+    prof = get_profile(profile)
+    judge_name = judge or prof.judge
+    mode = judge_mode or prof.judge_mode
+    k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
+    embedder = prof.embedder if profile == "paper" else None  # embedded: the registry's MiniLM
+    num_layers = 6 if profile == "embedded" else None
+    names = _names(datasets, DATASETS, "dataset")
+    rows = _names(judge_rows, DEFAULT_JUDGE_ROWS, "judge row", known=JUDGE_ROWS)
+    limits = {name: max(limit, 0) for name in names}
+    questions = {name: load_linkage(name) for name in names}
+    items = {name: judged_items(questions[name], name, seed=seed, limit=limits[name],
+                                max_candidates=k) for name in names}
+    if progress:
+        for name in names:
+            s = items[name]
+            print(f"{name}: {len(questions[name])} questions, {s.n_unjudgeable} without a "
+                  f"coefficient under any draw; judging {len(s.judged)} with "
+                  f"{sum(len(x.candidates) for x in s.judged)} candidates (at most {k or 'all'} "
+                  "each)")
+        print("judge", judge_name, mode)
+
+    # the automatic metrics on all items (the paper's protocol)
+    t = time.time()
+    frames, signatures = automatic_frames(questions, seed=seed, lexical_limit=lexical_limit,
+                                          candidates=candidates, rouge=rouge, embedder=embedder,
+                                          num_layers=num_layers, device=prof.device)
+    _step(progress, t, "automatic metrics on all items")
+    # what the ANTIQUE BLEU rows measure (shown, not written)
+    pools = None
+    if "antique" in questions:
+        qs = questions["antique"][:lexical_limit] if lexical_limit else questions["antique"]
+        pools = bleu_pools(qs, seed=seed).round(3)
+
+    # the LLM judges on the same items
+    t = time.time()
+    model = prof.load(judge_name)
+    for name in names:
+        part, sigs = judge_frame(model, questions[name], items[name], dataset=name,
+                                 rows=rows, mode=mode, seed=seed, shots=shots,
+                                 unparsed=unparsed, progress=progress)
+        frames.append(part)
+        signatures += sigs
+    _step(progress, t, f"judge rows ({model.info.name}, {model.info.dtype})")
+
+    # refppl and the automatic metrics on the same items
+    t = time.time()
+    lm_name = refppl_lm or prof.refppl_lm
+    lm = prof.load(lm_name)
+    parts, sigs, counts = same_items_frames(lm, questions, items, seed=seed, max_candidates=k,
+                                            embedder=embedder, num_layers=num_layers,
+                                            device=prof.device, progress=progress)
+    frames += parts
+    signatures += sigs
+    if progress:
+        for name, c in counts.items():
+            print(f"{name}: {c['scored_tokens']} reference tokens scored, "
+                  f"{c['truncated_tokens']} cut by the window")
+    _step(progress, t, "refppl and the automatic metrics on the same items")
+
+    # both decodings on the mode subset (the small judge, sampled)
+    if sample_limit and mode == "prob" and small_judge:
+        t = time.time()
+        sampler = prof.load(small_judge, backend=sample_backend,
+                            **({"reuse_prefix": True} if sample_backend == "llama" else {}))
+        parts, sigs = mode_subset_frames(sampler, questions, items, frames,
+                                         sample_limit=sample_limit, seed=seed, shots=shots,
+                                         max_tokens=sample_tokens,
+                                         unparsed=unparsed, progress=progress)
+        frames += parts
+        signatures += sigs
+        _step(progress, t, f"sampling judge on the mode subset ({sampler.info.name}, "
+                           f"{sampler.info.backend})")
+
+    # the small judge on the same items
+    if small_judge and profile == "embedded":
+        t = time.time()
+        small_model = prof.load(small_judge)
+        parts, sigs = small_judge_frames(small_model, questions, items, rows=rows,
+                                         mode=mode, seed=seed, shots=shots, unparsed=unparsed,
+                                         progress=progress)
+        frames += parts
+        signatures += sigs
+        _step(progress, t, "small judge")
+
+    frame = pd.concat(frames, ignore_index=True)
+    table = table_rows(frame, paper_values(ID), mode=mode, judge=judge_name,
+                       small_judge=small_judge if profile == "embedded" else "", seed=seed)
+    return Experiment(
+        ID, table,
+        id_columns=["dataset", "sample", "mode", "method", "judge", "our_judge", "coefficient"],
+        interval="questions", signatures=signatures,
+        parameters=dict(limits=limits, max_candidates=k, judge=judge_name, judge_mode=mode,
+                        small_judge=small_judge, refppl_lm=lm_name),
+        notes="ours: mean over questions of the per-question coefficient, 95% percentile "
+              f"bootstrap interval over questions ({N_RESAMPLES:,} resamples, seeded). method 'A - B': "
+              "paired difference on the questions where both are defined. The paper's rows "
+              "(judge: mistral, chatgpt) are on all candidates of all questions; our judge "
+              "rows on the same-items sample (our_judge); sample 'small judge': a smaller judge on "
+              "the same items, and its differences from the judge.",
+        frames={"per_candidate": frame},
+        extra={"items": items, "bleu_pools": pools, "datasets": names})
+
+
+def _names(text: str, default, what: str, known=None) -> list[str]:
+    """A comma-separated selection of ``default`` (or of ``known``); empty: ``default``."""
+    known = list(default if known is None else known)
+    names = [x.strip() for x in text.split(",") if x.strip()] or list(default)
+    if bad := [x for x in names if x not in known]:
+        raise NfevalError(f"unknown {what}(s) {bad}; choose from {known}")
+    return names

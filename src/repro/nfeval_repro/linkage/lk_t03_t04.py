@@ -1,0 +1,99 @@
+"""lk_t03 and lk_t04, LINKAGE Tables 3 and 4: reference lists written by an LLM (1GT, 0GT).
+
+The notebook ``lk_t03_t04_reference_settings.ipynb`` calls :func:`run` with
+``artefact`` "lk_t03" (Table 3: the golden answer is written from one
+ground truth, a highest-grade answer that is not a candidate) or "lk_t04"
+(Table 4: from the question alone). Both judge lk_t02's judged items with
+the generated list (:func:`nfeval_repro.linkage.tables3_4.
+generated_references_table`) beside lk_t02's own rows on the same
+candidates; every row is a per-question coefficient averaged over questions
+with its 95% interval, the comparisons paired on the same questions.
+"""
+
+from __future__ import annotations
+
+from nfeval import NfevalError
+from nfeval.data import load_linkage
+from nfeval_repro.linkage.table2 import judged_items
+from nfeval_repro.linkage.tables3_4 import generated_references_table
+from nfeval.linkage.generated import GENERATORS, parse_generator
+from nfeval_repro.profiles import get_profile
+from nfeval_repro.tables import Experiment, paper_values
+
+__all__ = ["run"]
+
+#: artefact -> (reference setting of :mod:`~nfeval_repro.linkage.tables3_4`, paper table)
+SETTINGS: dict[str, tuple[str, str]] = {"lk_t03": ("1gt", "Table 3"),
+                                        "lk_t04": ("0gt", "Table 4")}
+
+
+def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, limit: int = -1,
+        datasets: str = "antique,trec-dl-nf", max_candidates: int = -1, shots: int = 3,
+        generator: str = "", degraders: str = "", golden_tokens: int = 160,
+        degraded_tokens: int = 320, attempts: int = 2, openai_base_url: str = "",
+        judge: str = "", judge_mode: str = "",
+        unparsed: str = "drop", progress: bool = True) -> Experiment:
+    """Table 3 (``artefact`` "lk_t03") or Table 4 ("lk_t04") on the first ``limit`` of
+    lk_t02's judged questions per dataset (-1: 2 embedded, all paper).
+
+    ``extra``: ``setting`` ("1gt" or "0gt") and ``paper_table`` ("Table 3" or "Table 4"),
+    ``questions`` (dataset -> questions), ``items`` (lk_t02's judged items), ``run`` (the
+    :class:`~nfeval_repro.linkage.tables3_4.GeneratedTable`: the generated lists,
+    the 1GT ground truths, the timings), ``datasets`` and the golden and degraded
+    answers' writers (``generator``, ``degraders``).
+    """
+    if artefact not in SETTINGS:
+        raise NfevalError(f"artefact must be one of {sorted(SETTINGS)}, got {artefact!r}.")
+    setting, paper_table = SETTINGS[artefact]
+    prof = get_profile(profile)
+    judge_name = judge or prof.judge
+    mode = judge_mode or prof.judge_mode
+    dataset_list = [d.strip() for d in datasets.split(",") if d.strip()]
+    k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
+    n = limit if limit >= 0 else (2 if profile == "embedded" else 0)
+    gold_spec = parse_generator(generator) if generator else GENERATORS[profile][0]
+    deg_specs = ([parse_generator(d) for d in degraders.split(",") if d.strip()] if degraders
+                 else list(GENERATORS[profile][1]))
+    loaded = {str(spec): prof.load(spec.name, backend=spec.backend,
+                                   **({"base_url": openai_base_url}
+                                      if spec.backend == "openai" else {}))
+              for spec in [gold_spec, *deg_specs]}
+    questions = {name: load_linkage(name) for name in dataset_list}
+    items = {name: judged_items(questions[name], name, seed=seed, limit=n, max_candidates=k)
+             for name in dataset_list}
+    model = prof.load(judge_name)
+    if progress:
+        print(f"golden answers: {gold_spec}; degraded answers: {', '.join(map(str, deg_specs))}; "
+              f"judge {judge_name} ({mode})")
+
+    result = generated_references_table(
+        setting, questions, items, golden=loaded[str(gold_spec)],
+        degraders=[loaded[str(s)] for s in deg_specs], judge=model, paper=paper_values(artefact),
+        mode=mode, seed=seed, shots=shots, unparsed=unparsed, attempts=attempts,
+        golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=progress)
+    if progress:
+        for name, lists in result.lists.items():
+            print(f"{name}: {len(items[name].judged)} of lk_t02's judged questions, "
+                  f"{sum(len(s.candidates) for s in items[name].judged)} candidates (at most "
+                  f"{k or 'all'} each): {sum(r.ok for r in lists)} with a golden answer, "
+                  f"{sum(r.complete for r in lists)} complete lists, "
+                  f"{sum(r.degraded_failures for r in lists)} of "
+                  f"{sum(r.degraded_outputs for r in lists)} degraded outputs unparsed")
+    return Experiment(
+        artefact, result.table,
+        id_columns=["dataset", "references", "method", "judge", "coefficient"],
+        interval="questions", signatures=result.signatures,
+        parameters=dict(questions_per_dataset=n, max_candidates=k, generator=str(gold_spec),
+                        degraders=[str(s) for s in deg_specs], judge=judge_name,
+                        judge_mode=mode),
+        notes="ours: mean over questions of the per-question coefficient, 95% percentile "
+              "bootstrap interval over questions, on lk_t02's judged questions and candidates. "
+              "method 'A - B': paired over the questions where both are defined (a_mean, b_mean: "
+              f"the two means there). Paper: {paper_table}'s x100 figures / 100, on all "
+              "candidates; our value sits beside both paper judges (mistral, chatgpt), "
+              "our_judge names ours. pointwise-noref and the '-human' rows are lk_t02's "
+              "judgments.",
+        frames={"references": result.references, "per_candidate": result.frame},
+        extra={"setting": setting, "paper_table": paper_table, "questions": questions,
+               "items": items, "run": result, "datasets": dataset_list,
+               "generator": str(gold_spec), "degraders": [str(s) for s in deg_specs]})

@@ -1,0 +1,101 @@
+"""lk_t07_t08, LINKAGE Tables 7-8: the number of demonstrations (n-shot).
+
+The notebook ``lk_t07_t08_fewshot.ipynb`` calls :func:`run`. LINKAGE judges
+lk_t02's judged items (questions, candidates and its reference list of the
+dataset's pattern) with each number of demonstrations from lk_t02's pool
+(:mod:`nfeval_repro.linkage.tables6_8`), so n = 0 and 3 are lk_t02's
+judgments; every row is a per-question coefficient averaged over questions
+with its 95% interval, n-shot minus 0-shot paired on the same questions.
+Table 7 is TREC-DL-NF (``3210``), Table 8 ANTIQUE (``33221100``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+from nfeval.data import load_linkage
+from nfeval_repro.linkage.settings import judge_setting, with_paper
+from nfeval_repro.linkage.table2 import judged_items
+from nfeval_repro.linkage.tables6_8 import shot_pairs
+from nfeval.linkage.references import DEFAULT_PATTERN
+from nfeval.metrics.correlation import correlation_rows, paired_rows
+from nfeval_repro.profiles import get_profile
+from nfeval_repro.tables import Experiment, paper_values
+
+__all__ = ["run"]
+
+ID = "lk_t07_t08"
+COLUMNS = ["dataset", "kind", "pattern", "shots", "coefficient", "ours", "ci_low", "ci_high",
+           "n_questions", "paper", "judge", "gap", "paper_in_ci", "our_judge", "paper_table",
+           "n_skipped_undefined", "n_candidates", "n_unparsed", "sd", "a_mean", "b_mean"]
+
+
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 30,
+        datasets: str = "antique,trec-dl-nf", shots: str = "0,1,3,5", max_candidates: int = -1,
+        judge: str = "", judge_mode: str = "",
+        unparsed: str = "drop", progress: bool = True) -> Experiment:
+    """Tables 7-8 on the first ``limit`` of lk_t02's judged questions per dataset (-1: 2
+    embedded, all paper). ``extra``: ``timings`` (seconds per setting), the parsed
+    ``datasets`` and ``shots`` lists."""
+    prof = get_profile(profile)
+    judge_name = judge or prof.judge
+    mode = judge_mode or prof.judge_mode
+    dataset_list = [d.strip() for d in datasets.split(",") if d.strip()]
+    shot_list = [int(s) for s in shots.split(",") if s.strip()]
+    k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
+    n = limit if limit >= 0 else (2 if profile == "embedded" else 0)
+    questions = {name: load_linkage(name) for name in dataset_list}
+    items = {name: judged_items(questions[name], name, seed=seed, limit=n, max_candidates=k)
+             for name in dataset_list}
+    if progress:
+        for name in dataset_list:
+            print(f"{name} ({DEFAULT_PATTERN[name]}): {len(items[name].judged)} of lk_t02's "
+                  f"judged questions, {sum(len(s.candidates) for s in items[name].judged)} "
+                  f"candidates (at most {k or 'all'} each)")
+        print(f"judge {judge_name} ({mode}); shots {shot_list}")
+
+    model = prof.load(judge_name)
+    frames, signatures, timings = [], [], []
+    for name in dataset_list:
+        for n_shots in shot_list:
+            t, cpu = time.time(), time.process_time()
+            part, sig = judge_setting(model, questions[name], items[name].judged,
+                                      method="linkage", mode=mode, seed=seed, shots=n_shots,
+                                      unparsed=unparsed, demonstration_splits=items[name].splits,
+                                      ids={"dataset": name, "pattern": DEFAULT_PATTERN[name],
+                                           "shots": n_shots}, progress=progress)
+            frames.append(part)
+            signatures.append(sig)
+            timings.append({"dataset": name, "shots": n_shots, "lk_t02": n_shots in (0, 3),
+                            "candidates": len(part), "seconds": round(time.time() - t, 1),
+                            "cpu_seconds": round(time.process_time() - cpu, 1)})
+
+    frame = pd.concat(frames, ignore_index=True)
+    by = ["dataset", "pattern", "shots"]
+    rows = correlation_rows(frame, by=by, seed=seed)
+    rows = rows.merge(frame.groupby(by, sort=False)["unparsed"].sum().rename("n_unparsed")
+                      .reset_index(), on=by)
+    rows = with_paper(rows, paper_values(ID), on=["dataset", "shots", "coefficient"],
+                      judge="mistral")
+    diffs = paired_rows(frame, shot_pairs(shot_list), by=["dataset", "pattern"], method="shots",
+                        seed=seed)
+    table = pd.concat([rows, diffs], ignore_index=True).assign(our_judge=judge_name)
+    table["judge"] = table["judge"].fillna("")
+    table["kind"] = ["difference" if " - " in str(s) else "mean" for s in table["shots"]]
+    table["paper_table"] = table["dataset"].map({"trec-dl-nf": "Table 7", "antique": "Table 8"})
+    return Experiment(
+        ID, table[COLUMNS], id_columns=["dataset", "kind", "pattern", "shots", "coefficient"],
+        interval="questions", signatures=signatures,
+        parameters=dict(questions_per_dataset=n, max_candidates=k, judge=judge_name,
+                        judge_mode=mode),
+        notes="ours: mean over questions of the per-question coefficient, 95% percentile "
+              "bootstrap interval over questions. Items: lk_t02's judged questions, candidates "
+              "and lists (n = 0 and 3 are lk_t02's judgments). kind 'difference': shots "
+              "'n - 0', paired over the questions where both are defined (a_mean, b_mean: the "
+              "two means there). Table 7 is TREC-DL-NF (3210), Table 8 ANTIQUE (33221100); "
+              "paper: Mistral-7B on all candidates; ours: our_judge. Few-shot prompt: the "
+              "project's.",
+        frames={"per_candidate": frame},
+        extra={"timings": pd.DataFrame(timings), "datasets": dataset_list, "shots": shot_list})

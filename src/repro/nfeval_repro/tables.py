@@ -1,0 +1,283 @@
+"""Writing results: long-form tables with signatures, paper values, figures.
+
+Every artefact writes ``results/<id>.csv`` (long form: identifier columns,
+then ``ours``, its 95% interval ``ci_low``/``ci_high`` and the number of
+resampled units ``n_<unit>`` (``n_questions``, ``n_answers``...), then
+``paper`` where the paper gives the figure, then bookkeeping columns) and
+``results/<id>.json`` (the same rows, the signatures of every metric that
+produced them, the notebook parameters, the machine class and the wall
+time; no absolute path). A table whose numbers are not estimates (counts,
+a closed form) says so in ``interval`` instead of carrying an interval.
+Figures go to ``figures/<id>.png``.
+
+A signature (after sacrebleu's) is the string that lets a number be
+regenerated exactly: metric, variant, model with its source and checksum,
+dtype, prompt checksum, seed, n, package version and git commit.
+
+Paper values are never typed into notebooks: they are transcribed once from
+the paper text into ``data/paper_values/<id>.csv`` and joined here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from decimal import ROUND_HALF_UP, Decimal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from nfeval import NfevalError, __version__
+from nfeval.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
+from nfeval.signature import SOURCE_PATHS, Signature, git_commit  # noqa: F401 (re-exported)
+
+FLOAT_FORMAT = "%.6g"
+
+
+def paper_values(artefact_id: str, directory: Path = PAPER_VALUES) -> pd.DataFrame:
+    """The paper's figures for an artefact, as transcribed in ``data/paper_values/<id>.csv``."""
+    path = Path(directory) / f"{artefact_id}.csv"
+    if not path.exists():
+        raise NfevalError(f"no paper values for {artefact_id!r}: expected {path}")
+    return pd.read_csv(path, comment="#")
+
+
+def join_paper(ours: pd.DataFrame, paper: pd.DataFrame, on: Sequence[str]) -> pd.DataFrame:
+    """Left-join the paper's ``paper`` column onto our table by identifier columns.
+
+    Every paper row must find its match in ours: a paper figure with nothing
+    of ours beside it is a bug in the notebook (or in the transcription).
+    """
+    paper = paper.copy()
+    for col in on:  # a transcribed whole number (-2) keys a float column of ours (-2.0, -2.5)
+        if (pd.api.types.is_numeric_dtype(paper[col]) and pd.api.types.is_float_dtype(ours[col])
+                and not pd.api.types.is_float_dtype(paper[col])):
+            paper[col] = paper[col].astype(ours[col].dtype)
+    keys = paper[list(on)].merge(ours[list(on)], on=list(on), how="left", indicator=True)
+    orphans = keys[keys["_merge"] == "left_only"]
+    if len(orphans):
+        raise NfevalError(
+            "paper values without a row of ours: " + orphans[list(on)].to_string(index=False)
+        )
+    return ours.merge(paper[list(on) + ["paper"]], on=list(on), how="left")
+
+
+def round_half_up(value: float, decimals: int) -> float:
+    """Round as papers print numbers (6.45 -> 6.5), not to even as ``round`` does.
+
+    Uses the shortest decimal representation of ``value`` (``repr``), so
+    a mean of exactly 3225 / 500 = 6.45 rounds up.
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return math.nan
+    quantum = Decimal(1).scaleb(-decimals)
+    return float(Decimal(repr(float(value))).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalar
+        return _clean(value.item())
+    return value
+
+
+INTERVAL_COLUMNS = ("ci_low", "ci_high")
+
+
+def _relative(value: Any) -> Any:
+    """A path-like parameter as the repository sees it: '' for the root, else relative."""
+    if not isinstance(value, str) or not value.startswith("/"):
+        return value
+    try:
+        rel = Path(value).resolve().relative_to(ROOT)
+        return "" if str(rel) == "." else str(rel)
+    except ValueError:
+        return "<outside the repository>"
+
+
+def write_table(
+    artefact_id: str,
+    table: pd.DataFrame,
+    *,
+    id_columns: Sequence[str],
+    interval: str,
+    signatures: Sequence[Signature] = (),
+    parameters: Mapping[str, Any] | None = None,
+    output_dir: str | Path | None = None,
+    started: float | None = None,
+    notes: str = "",
+) -> tuple[Path, Path]:
+    """Write ``results/<id>.csv`` and ``results/<id>.json``; return both paths.
+
+    ``interval`` names the unit the 95% intervals resample (``"questions"``,
+    ``"answers"``...): the table must then have ``ci_low``, ``ci_high`` and
+    ``n_<unit>``. For a table of exact figures (counts, a closed form) it is
+    ``"none: <why>"`` instead.
+
+    Columns are ordered: ``id_columns``, ``ours``, ``ci_low``, ``ci_high``,
+    ``n_<unit>``, ``paper`` (if present), then the rest in their given order.
+    Rows keep their given order. The CSV holds no timestamps, so the same
+    inputs give a byte-identical file. Absolute paths among ``parameters``
+    are written relative to the repository.
+
+    Called from a notebook, the JSON records the notebook's parameters itself
+    (:func:`notebook_parameters`: every annotated name of its parameters cell,
+    with the value it has now, papermill's injections included);
+    ``parameters`` adds what the notebook resolved from them (the judge a
+    profile picked, a size that ``-1`` stood for) and wins where a name is in
+    both.
+    """
+    if "ours" not in table.columns:
+        raise NfevalError(f"{artefact_id}: a results table needs an 'ours' column")
+    missing = [c for c in id_columns if c not in table.columns]
+    if missing:
+        raise NfevalError(f"{artefact_id}: identifier columns {missing} not in the table")
+    if interval.startswith("none"):
+        if not interval.startswith("none: ") or len(interval) < 10:
+            raise NfevalError(f"{artefact_id}: interval='none: <why>' must say why the table "
+                              "has no intervals")
+        head = list(id_columns) + ["ours"]
+    else:
+        unit_col = f"n_{interval}"
+        lacking = [c for c in (*INTERVAL_COLUMNS, unit_col) if c not in table.columns]
+        if lacking:
+            raise NfevalError(f"{artefact_id}: interval over {interval!r} needs the columns "
+                              f"{lacking}")
+        head = list(id_columns) + ["ours", *INTERVAL_COLUMNS, unit_col]
+    head += ["paper"] if "paper" in table.columns else []
+    rest = [c for c in table.columns if c not in head]
+    table = table[head + rest].reset_index(drop=True)
+
+    results = results_dir(output_dir)
+    csv_path = results / f"{artefact_id}.csv"
+    json_path = results / f"{artefact_id}.json"
+    _atomic_write(csv_path, table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
+
+    from nfeval.machine import machine_record
+    from nfeval_repro.store import active_store
+
+    store = active_store()
+    record = {
+        "id": artefact_id,
+        "columns": list(table.columns),
+        "id_columns": list(id_columns),
+        "interval": interval,
+        "rows": [{k: _clean(v) for k, v in row.items()} for row in table.to_dict("records")],
+        "signatures": [s.as_dict() for s in signatures],
+        "parameters": {k: _relative(v) for k, v in
+                       {**notebook_parameters(depth=2), **dict(parameters or {})}.items()},
+        "nfeval_version": __version__,
+        "commit": git_commit(),
+        **machine_record(),
+        "store": ({"items_read": store.hits, "items_computed": store.misses}
+                  if store is not None else None),
+        "wall_time_s": round(time.time() - started, 2) if started else None,
+        "notes": notes,
+    }
+    _atomic_write(json_path, json.dumps(record, indent=2, sort_keys=False, default=str) + "\n")
+    return csv_path, json_path
+
+
+#: Notebook parameters that say where outputs go, not what they are: never recorded.
+LOCATION_PARAMETERS = frozenset({"output_dir"})
+
+
+def notebook_parameters(depth: int = 1) -> dict[str, Any]:
+    """The parameters of the notebook that called (``depth`` frames up), with their values now.
+
+    A notebook's parameters cell declares each parameter with an annotation
+    (``limit: int = 6  # ...``); IPython keeps those in the namespace's
+    ``__annotations__``, and papermill's injected cell rebinds the values. Outside
+    an IPython namespace (a script, a module, a test) this is empty, as is any
+    name in :data:`LOCATION_PARAMETERS`.
+    """
+    frame = sys._getframe(depth)
+    namespace = frame.f_globals
+    if "get_ipython" not in namespace or "__annotations__" not in namespace:
+        return {}
+    return {name: namespace[name] for name in namespace["__annotations__"]
+            if name in namespace and name not in LOCATION_PARAMETERS}
+
+
+def results_dir(output_dir: str | Path | None = None) -> Path:
+    """``<output_dir>/results`` (the repository's ``results/`` by default), created."""
+    out = Path(output_dir) if output_dir else ROOT
+    results = out / RESULTS.relative_to(ROOT)
+    results.mkdir(parents=True, exist_ok=True)
+    return results
+
+
+def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
+                output_dir: str | Path | None = None) -> Path:
+    """A companion data file ``results/<id>/<name>.csv`` (e.g. per-answer scores).
+
+    It lives in the artefact's own folder, apart from the ``results/<id>.csv``
+    tables (identifiers, ``ours``, ``paper``), because it is data, not a table."""
+    folder = results_dir(output_dir) / artefact_id
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.csv"
+    # full precision: every rank-based row recomputes exactly from it (6 digits make false ties)
+    _atomic_write(path, frame.to_csv(index=False, lineterminator="\n"))
+    return path
+
+
+def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> Path:
+    """Save ``figures/<id>.png`` (and ``.pdf``) without timestamps in the metadata; its
+    layout is checked first (:mod:`nfeval_repro.figure_layout`: overlapping text, too tall)."""
+    from nfeval_repro.figure_layout import check
+
+    check(fig, artefact_id)
+    out = Path(output_dir) if output_dir else ROOT
+    figures = out / FIGURES.relative_to(ROOT)
+    figures.mkdir(parents=True, exist_ok=True)
+    png = figures / f"{artefact_id}.png"
+    fig.savefig(png, dpi=150, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(figures / f"{artefact_id}.pdf", bbox_inches="tight",
+                metadata={"Creator": None, "Producer": None, "CreationDate": None})
+    return png
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+@dataclass
+class Experiment:
+    """What an artefact's experiment function returns: its table with what
+    :func:`write_table` records beside it, and its companion frames.
+
+    Each artefact has one experiment function (``nfeval.<paper>.experiments.<id>.run``)
+    that takes the notebook's parameters and returns this; the notebook writes it
+    (:meth:`write`), plots it and reads it.
+    """
+
+    id: str
+    table: pd.DataFrame
+    id_columns: Sequence[str]
+    interval: str
+    signatures: Sequence[Signature] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    notes: str = ""
+    #: companion data files, ``results/<id>/<name>.csv``
+    frames: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    #: anything else the notebook plots or reads (not written)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def write(self, output_dir: str | Path | None = None,
+              started: float | None = None) -> tuple[Path, Path]:
+        """Write the table (with the calling notebook's parameters) and every frame."""
+        parameters = {**notebook_parameters(depth=2), **dict(self.parameters)}
+        paths = write_table(self.id, self.table, id_columns=self.id_columns,
+                            interval=self.interval, signatures=self.signatures,
+                            parameters=parameters, output_dir=output_dir, started=started,
+                            notes=self.notes)
+        for name, frame in self.frames.items():
+            write_frame(self.id, name, frame, output_dir)
+        return paths
