@@ -40,7 +40,8 @@ _SMALL_CURATION = {"limit": 1, "model": _SMOL, "pov_tokens": 64, "explanation_to
 #: that run the small models (lk_t03, dq_t02, dq_t03, dq_t05, dq_f06, ...) and by
 #: the models' and judges' own tests.
 FROM_STORE = {"lk_t02", "lk_t04", "lk_t05", "lk_t06", "lk_t07_t08", "lk_t09_t10_f02", "lk_f03",
-              "lk_x02", "dq_t04", "dq_f03", "dq_f04", "dq_f05", "dq_t06", "dq_t07", "dq_f08_f09", "dq_f10"}
+              "lk_x02", "lk_x03", "dq_t04", "dq_f03", "dq_f04", "dq_f05", "dq_t06", "dq_t07",
+              "dq_f08_f09", "dq_f10"}
 
 SMALLEST: dict[str, dict] = {
     "lk_t01": {"limit": 5},
@@ -77,6 +78,7 @@ SMALLEST: dict[str, dict] = {
     "dq_t07": {"limit": 1},
     "lk_x01": {"limit": 12, "repeats": 1},
     "lk_x02": {"limit": 1, "swap_limit": 1, "judge": _JUDGE},
+    "lk_x03": {"limit": 1, "dq_limit": 1},
     "claims": {"seed_check": 1},
 }
 

@@ -177,6 +177,10 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "pairwise sits at chance)", "lk_x02_pairwise_position_bias.ipynb", figure=True,
              status="n = 120 / 53: the judge prefers the first answer in over 9 of 10 pairs",
              after=('lk_t02',)),
+    Artefact("lk_x03", "linkage", "beyond both papers: one sentence addressed to the judge "
+             "(LINKAGE's judges, D.A., P.D.; the guard and the flag)",
+             "lk_x03_judge_manipulation.ipynb", figure=True,
+             status="first stage: 6 ANTIQUE questions, 12 DebateQA sample answers"),
     Artefact("claims", "both", "The central claims, decided from the tables",
              "claims.ipynb", figure=True,
              status="generated from the tables above",
