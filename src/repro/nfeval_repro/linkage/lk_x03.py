@@ -290,9 +290,9 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
     return groups, frames, len(target)
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 6, datasets: str = "antique",
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: str = "antique",
         rows: str = "linkage-0shot,pointwise-ref", guards: str = "off,on", shots: int = 3,
-        dq_limit: int = 20, judge: str = "", backbone: str = "",
+        dq_limit: int = 8, judge: str = "", backbone: str = "",
         progress: bool = True) -> Experiment:
     """The table (module doc) at ``limit`` questions per dataset of ``datasets`` for the judge
     ``rows`` (:data:`JUDGE_ROWS`; ``linkage-fewshot`` shows ``shots`` demonstrations), with
