@@ -332,7 +332,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: s
                       extra={"guards": guards}) for row in row_list]
     return Experiment(id=ID, table=table,
                       id_columns=["dataset", "method", "guard", "statistic", "manipulation"],
-                      interval="95% percentile bootstrap over questions (10,000 resamples)",
+                      interval="questions",
                       signatures=sigs, notes=NOTES, frames={"scores": scores,
                                                             "flagged": flagged},
                       extra={"counts": counts, "judge": judge_name, "backbone": backbone_name})
