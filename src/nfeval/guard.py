@@ -41,7 +41,8 @@ _INSTRUCTION = re.compile(
     r"|\b(?:rank|score|rate|grade)\s+(?:this|it|me)\s+(?:answer\s+)?(?:as\s+)?(?:first|highest|"
     r"top|best|1\b|10\b)", re.I)
 _VERDICT = re.compile(r"\[\[\s*[A-Ca-c0-9]{1,2}\s*\]\]"
-                      r"|\b(?:rank|rating|score|verdict|grade|judg(?:e)?ment)\s*[:=]\s*\d+\b",
+                      r"|\b(?:rank|rating|score|verdict|grade|judg(?:e)?ment|response)\s*[:=]\s*"
+                      r"\d+\b",
                       re.I)
 FLAGS = (("addresses the evaluator", _ADDRESS), ("instruction", _INSTRUCTION),
          ("verdict format", _VERDICT))
