@@ -127,13 +127,19 @@ def _variants(split: ReferenceSplit, verdict: str) -> ReferenceSplit:
                           candidates=tuple(split.candidates) + tuple(extra))
 
 
+def _variant(doc_id: str) -> tuple[str, str]:
+    """(the plain answer's id, the manipulation) of a candidate id made by :func:`_variants`."""
+    base, _, variant = doc_id.partition("+")
+    return base, variant or "plain"
+
+
 def _long(results, splits, **ids) -> list[dict]:
     by_qid = {s.qid: s for s in splits}
     rows = []
     for r in results:
         for c, score in zip(by_qid[r.qid].candidates, r.scores):
-            base, _, variant = c.doc_id.partition("+")
-            rows.append({**ids, "qid": r.qid, "doc_id": base, "variant": variant or "plain",
+            base, variant = _variant(c.doc_id)
+            rows.append({**ids, "qid": r.qid, "doc_id": base, "variant": variant,
                          "grade": float(c.grade), "score": float(score),
                          "flags": ";".join(flags(c.text))})
     return rows
@@ -223,7 +229,7 @@ def _linkage_rows(model, *, datasets, rows, guards, seed, limit, shots, progress
             part = lex[lex["method"] == m]
             long = pd.DataFrame([
                 {"dataset": ds, "method": m, "guard": "n/a", "qid": qid,
-                 "doc_id": doc.partition("+")[0], "variant": doc.partition("+")[2] or "plain",
+                 "doc_id": _variant(doc)[0], "variant": _variant(doc)[1],
                  "grade": float(grade), "score": float(score), "flags": ""}
                 for qid, doc, grade, score in zip(part["qid"], part["doc_id"], part["grade"],
                                                   part["score"])])
