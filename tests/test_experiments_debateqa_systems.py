@@ -18,7 +18,7 @@ import pytest
 
 from nfeval import NfevalError
 from nfeval_repro.debateqa.systems import (collect_systems, length_rows, load_questions,
-                                                 metric_signatures, split_systems)
+                                                 metric_signatures, split_systems, system_spec)
 from nfeval.hashing import sha256_text
 from nfeval.models.base import Generation, LanguageModel, ModelInfo
 from nfeval_repro.tables import Experiment
@@ -177,6 +177,7 @@ class _Writer(LanguageModel):
 
     def generate(self, prompt, *, temperature=0.0, top_p=1.0, max_tokens=256, seed=0, stop=()):
         self.calls += 1
+        self.decodings = getattr(self, "decodings", []) + [(temperature, top_p)]
         return Generation(text=f"answer {self.calls}", n_tokens=2, finish_reason="stop")
 
     def apply_chat_template(self, messages, *, add_generation_prompt=True):
@@ -200,6 +201,25 @@ def test_collect_systems_loads_through_the_given_loader(tmp_path, monkeypatch):
     with_written = collect_systems(items, [], load=load, progress=False)
     assert sorted(with_written) == ["written:balanced", "written:off_topic",
                                     "written:one_sided", "written:short"]
+
+
+def test_a_sampled_system_is_the_same_model_at_its_temperature(tmp_path, monkeypatch):
+    monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
+    assert system_spec("m") == ("m", None) and system_spec("m:t0.7") == ("m", 0.7)
+    for bad in ("m:x", "m:t0", "m:t2.5", "m:tq"):
+        with pytest.raises(NfevalError, match="sampling temperature"):
+            system_spec(bad)
+    models = {}
+
+    def load(name, backend="hf", **kwargs):
+        models.setdefault(name, []).append(_Writer(name))
+        return models[name][-1]
+
+    items = load_questions("sample", 2)
+    systems = collect_systems(items, ["w", "w:t0.7"], written=False, load=load, progress=False)
+    assert list(systems) == ["w", "w:t0.7"]  # one model loaded twice, two systems
+    greedy, sampled = models["w"]
+    assert greedy.decodings == [(0.0, 1.0)] * 2 and sampled.decodings == [(0.7, 1.0)] * 2
 
 
 # --------------------------------------------------------------------------- RAG (dq_t06, dq_t07)

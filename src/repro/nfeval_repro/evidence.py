@@ -54,6 +54,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nfeval.paths import NOTEBOOKS, RESULTS, ROOT
+from nfeval_repro.profiles import PROFILES
 from nfeval_repro.store import display_path
 from nfeval.models.registry import DEFAULT_JUDGE
 
@@ -66,6 +67,8 @@ _GEN = {**_J, "generator": f"llama:{JUDGE}", "degraders": f"llama:{JUDGE}", "max
 _PD2 = f"{JUDGE},smollm2-135m-instruct"
 #: dq_f03's backbones with the judge's model (section 1's same-backbone P.D.) as the fourth.
 _F03_BACKBONES = f"smollm2-135m-instruct,gemma3-270m,qwen2.5-coder-0.5b-instruct,{JUDGE}"
+#: D3's five answering systems (the paper's five LLMs): the embedded profile's stability systems.
+_FIVE = ",".join(PROFILES["embedded"].stability_systems)
 #: The ablations: lk_t02's first judged questions and its 8 candidates (its judgments reused).
 _ABL = {**_J, "limit": 30, "max_candidates": -1}
 
@@ -102,9 +105,11 @@ STAGES: dict[str, tuple[dict, ...]] = {
     "dq_t03": ({}, {"later_methods": "da_prob,da_zs_prob"}),
     "dq_t04": ({"limit": 16},),
     # D3 (the paper's "highly consistent" rankings) on all 40 sample questions: the three small
-    # backbones and the five restate prompts, then the 1.5B judge's model as a fourth backbone
-    "dq_f03": ({"limit": 16}, {"limit": 40}, {"limit": 40, "backbones": _F03_BACKBONES}),
-    "dq_f04": ({"limit": 16}, {"limit": 40}),
+    # backbones and the five restate prompts, then the 1.5B judge's model as a fourth backbone;
+    # then five answering systems (the 1.5B model's answers, greedy and sampled, added)
+    "dq_f03": ({"limit": 16}, {"limit": 40}, {"limit": 40, "backbones": _F03_BACKBONES},
+               {"limit": 40, "backbones": _F03_BACKBONES, "generators": _FIVE}),
+    "dq_f04": ({"limit": 16}, {"limit": 40}, {"limit": 40, "generators": _FIVE}),
     "dq_f05": ({"limit": 16},),
     "dq_t05": ({"limit": 16},),
     "dq_t06": ({"limit": 16},),
@@ -136,9 +141,9 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("dq_t04", "DebateQA Table 4: answers and scores (P.D. two backbones, D.A. two judges) of "
                "16 sample questions"),
     ("dq_f03", "DebateQA Figure 3: P.D. with three backbones (16, then all 40 sample questions), "
-               "then the 1.5B model as a fourth"),
+               "then the 1.5B model as a fourth; then five answering systems (D3)"),
     ("dq_f04", "DebateQA Figure 4: P.D. with five restate prompts (16, then all 40 sample "
-               "questions)"),
+               "questions; then five answering systems)"),
     ("dq_f05", "DebateQA Figure 5: D.A. with four judges"),
     ("dq_t05", "DebateQA Table 5: three system prompts, 16 questions"),
     ("dq_t06", "DebateQA Table 6: no retrieval, vanilla RAG, ReAct, 16 questions"),

@@ -30,6 +30,10 @@ class Profile:
     device: str  # "cpu" or "auto" (a GPU where torch sees one)
     dtype: str = "auto"  # "auto": float32 on a CPU, bfloat16 on a GPU; or "float32", "bfloat16"
     batch_tokens: int = 2048  # padded tokens per forward batch of the scoring kernels
+    # the answering systems whose rankings the stability studies compare (Figs. 3-4, claim D3):
+    # five, as the paper's five LLMs (a name may be ``<model>:t<temperature>``, see
+    # nfeval_repro.debateqa.systems.system_spec); empty: the generators
+    stability_systems: tuple[str, ...] = ()
 
     def load(self, name: str, backend: str = "hf", **kwargs):
         """``name`` loaded with this profile's device, dtype and batch size (transformers
@@ -60,6 +64,10 @@ PROFILES = {
         pd_backbones_more=("qwen2.5-coder-0.5b-instruct",),
         da_judges_more=("smollm2-135m-instruct", "gemma3-270m"),
         generators=("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "gemma3-270m"),
+        # the four answering models that install from the package registry, and the strongest
+        # of them sampled at temperature 0.7 as the fifth system
+        stability_systems=("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "gemma3-270m",
+                           DEFAULT_JUDGE, f"{DEFAULT_JUDGE}:t0.7"),
         generator_backend="llama",
         embedder="minilm-l6",
         judge_mode="prob",
@@ -80,6 +88,11 @@ PROFILES = {
                         "mistralai/Mistral-7B-Instruct-v0.2"),
         generators=("Qwen/Qwen2-1.5B-Instruct", "microsoft/Phi-3-mini-4k-instruct",
                     "mistralai/Mistral-7B-Instruct-v0.2", "meta-llama/Meta-Llama-3-8B-Instruct"),
+        # DebateQA's five answering LLMs of Figures 3-4 are not named in the paper's text: the
+        # four generators and Qwen2 7B Instruct are the project's choice
+        stability_systems=("Qwen/Qwen2-1.5B-Instruct", "microsoft/Phi-3-mini-4k-instruct",
+                           "mistralai/Mistral-7B-Instruct-v0.2",
+                           "meta-llama/Meta-Llama-3-8B-Instruct", "Qwen/Qwen2-7B-Instruct"),
         generator_backend="hf",
         embedder="roberta-large",
         judge_mode="sample",

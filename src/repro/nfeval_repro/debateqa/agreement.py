@@ -176,18 +176,20 @@ def agreement_rows(result: AgreementResult, *, seed: int = 0) -> pd.DataFrame:
 # --------------------------------------------------------------------------- models (Figs. 3-7)
 
 def answer_systems(prof: Profile, *, split: str, limit: int, seed: int, generators: str,
-                   max_tokens: int, progress: bool = True):
+                   max_tokens: int, progress: bool = True, stability: bool = False):
     """The answering systems of dq_t04: ``(generator names, questions, systems)``.
 
     ``prof``: a :class:`nfeval_repro.profiles.Profile`; ``generators``: a notebook's
-    comma-separated list (empty: the profile's). The questions are
+    comma-separated list (empty: the profile's generators, or with ``stability`` its
+    :attr:`~nfeval_repro.profiles.Profile.stability_systems`, the stability studies' five). The questions are
     :func:`~nfeval_repro.debateqa.systems.load_questions` (drawn with
     ``seed``), the systems
     :func:`~nfeval_repro.debateqa.systems.collect_systems` (each
     generator's stored answers and, on the sample, its written answer sets), the
     generators loaded with the profile's :meth:`~nfeval_repro.profiles.Profile.load`.
     """
-    names = model_list(generators, prof.generators)
+    names = model_list(generators, (prof.stability_systems if stability else ())
+                       or prof.generators)
     items = load_questions(split, limit, seed=seed)
     systems = collect_systems(items, names, backend=prof.generator_backend, split=split,
                               max_tokens=max_tokens, seed=seed, progress=progress,

@@ -44,7 +44,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str
     pd_names = model_list(backbones, prof.pd_backbones + prof.pd_backbones_more)
     gen_names, items, systems = answer_systems(prof, split=split, limit=limit, seed=seed,
                                                generators=generators, max_tokens=max_tokens,
-                                               progress=progress)
+                                               stability=True, progress=progress)
     if progress:
         print(f"{len(items)} questions, {len(systems)} systems "
               f"({len(model_systems(systems))} models), backbones {pd_names}")

@@ -61,7 +61,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str
     bb_name = model_list(backbone, prof.pd_backbones)[0]
     gen_names, items, systems = answer_systems(prof, split=split, limit=limit, seed=seed,
                                                generators=generators, max_tokens=max_tokens,
-                                               progress=progress)
+                                               stability=True, progress=progress)
     labels = prompt_labels()
     if progress:
         print(f"{len(items)} questions, {len(systems)} systems "

@@ -52,13 +52,34 @@ def load_questions(split: str = "sample", limit: int = 0, *,
     return [items[i] for i in chosen]
 
 
+def system_spec(spec: str) -> tuple[str, float | None]:
+    """An answering system's name: a generator's registry name (its answers at the run's
+    decoding), or ``<name>:t<temperature>`` for the same model's answers sampled at that
+    temperature (top-p 1, each question's seed from the run's): ``(model name, temperature
+    or None)``."""
+    name, sep, option = str(spec).partition(":")
+    if not sep:
+        return name, None
+    try:
+        if not option.startswith("t"):
+            raise ValueError
+        temperature = float(option[1:])
+        if not 0 < temperature <= 2:
+            raise ValueError
+    except ValueError:
+        raise NfevalError(f"system {spec!r}: after ':' give the sampling temperature as "
+                          f"t<value> in (0, 2], e.g. {name}:t0.7") from None
+    return name, temperature
+
+
 def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
                     backend: str = "hf", split: str = "sample", written: bool = True,
                     system: str | None = None, suffix: str = "", temperature: float = 0.0,
                     top_p: float = 1.0, max_tokens: int = 256, seed: int = 0,
                     progress: bool = True,
                     load: Callable[..., LanguageModel] | None = None) -> dict[str, dict[int, str]]:
-    """Answers of each generator (cached, see :mod:`nfeval.debateqa.generation`) and, on the
+    """Answers of each generator (cached, see :mod:`nfeval.debateqa.generation`; a
+    generator may be a :func:`system_spec`, ``<name>:t<temperature>``) and, on the
     project's sample, its four written answer sets as ``written:<set>`` systems.
 
     ``load(name, backend=backend)`` loads a generator: an experiment passes its
@@ -70,12 +91,14 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
 
     load = load or (lambda *a, **k: stored(load_model(*a, **k)))
     systems: dict[str, dict[int, str]] = {}
-    for name in generators:
+    for spec in generators:
+        name, sampled = system_spec(spec)
         model = load(name, backend=backend)
-        df = generate_answers(model, items, system=system, suffix=suffix,
-                              decoding=Decoding(temperature, top_p, max_tokens, seed),
+        decoding = (Decoding(temperature, top_p, max_tokens, seed) if sampled is None else
+                    Decoding(sampled, 1.0, max_tokens, seed))
+        df = generate_answers(model, items, system=system, suffix=suffix, decoding=decoding,
                               progress=progress)
-        systems[name] = dict(zip(df["id"].astype(int), df["answer"]))
+        systems[spec] = dict(zip(df["id"].astype(int), df["answer"]))
         del model
     if written and split == "sample":
         from nfeval.data.sample import load_sample
