@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from nfeval_repro.linkage.tables3_4 import tick_label
-from nfeval_repro.plots import interval_bars, paper_differences, short_names
+from nfeval_repro.plots import display_name, interval_bars, paper_differences, short_names
 
 
 def test_short_names_are_distinct_and_keep_what_tells_two_sizes_apart():
@@ -25,8 +25,23 @@ def test_interval_bars_ticks_carry_the_label_of_each_group_and_its_n():
     interval_bars(ax, table, x="method", paper=None, label=tick_label)
     ticks = [t.get_text() for t in ax.get_xticklabels()]
     plt.close(fig)
-    assert ticks == ["linkage-0shot\nminus\npointwise-noref\nn=40",
+    assert ticks == ["linkage-0shot\nminus\npointwise\nn=40",  # the command line's name
                      "linkage-0shot\n(human refs)\nn=39"]
+
+
+def test_figures_name_a_method_as_the_command_line_does():
+    assert display_name("pointwise-noref") == "pointwise"
+    assert display_name("linkage-0shot - pointwise-noref") == "linkage-0shot - pointwise"
+    assert display_name("1GT: pointwise-noref-human") == "1GT: pointwise-noref-human"
+    assert display_name("pointwise-ref") == "pointwise-ref" and display_name(3) == "3"
+    table = pd.DataFrame({"method": ["a", "a"], "hue": ["pointwise-noref", "pointwise-ref"],
+                          "ours": [0.1, 0.2], "ci_low": [0.0, 0.1], "ci_high": [0.2, 0.3],
+                          "n_questions": [5, 5]})
+    fig, ax = plt.subplots()
+    interval_bars(ax, table, x="method", hue="hue", paper=None)
+    legend = [t for t in ax.get_legend_handles_labels()[1]]
+    plt.close(fig)
+    assert legend == ["pointwise", "pointwise-ref"]
 
 
 def test_paper_differences_mark_the_papers_margin_on_difference_rows_only():

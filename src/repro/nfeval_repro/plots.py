@@ -9,13 +9,27 @@ under each group, and the paper's value as a black marker where it exists.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["interval_bars", "interval_errors", "paper_differences", "short_names"]
+__all__ = ["display_name", "interval_bars", "interval_errors", "paper_differences",
+           "short_names"]
+
+#: Table row ids shown under the name ``nfeval linkage --method`` gives the same method:
+#: the tables keep ``pointwise-noref`` (beside ``pointwise-ref``), the command line says
+#: ``pointwise``.
+DISPLAY_NAMES = {"pointwise-noref": "pointwise"}
+_DISPLAY = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, DISPLAY_NAMES)) + r")(?![\w-])")
+
+
+def display_name(value: Any) -> str:
+    """``value`` as a figure shows it: every table row id in it that the command line spells
+    otherwise (:data:`DISPLAY_NAMES`) replaced by the command line's name."""
+    return _DISPLAY.sub(lambda m: DISPLAY_NAMES[m.group(1)], str(value))
 
 
 def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
@@ -30,7 +44,8 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     ``order``), ``hue`` the column whose values sit side by side within a group.
     Each group's tick label gets ``n=`` (the ``n`` column; a range when the
     bars of a group rest on different n); ``label`` turns a group's value into the
-    tick text above that (e.g. long method names on several lines). Rows with a
+    tick text above that (e.g. long method names on several lines); tick and legend texts
+    show methods by their command-line names (:func:`display_name`). Rows with a
     ``paper`` value get a black diamond at it. A bar too short to see (under 1% of the
     y range) gets a short thick line in its colour at its value, and a row whose estimate
     is undefined (NaN) an "n/a" in its slot, so neither reads as a missing row.
@@ -63,7 +78,7 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
             err = None
             if not (math.isnan(lo) or math.isnan(hi_)):
                 err = np.array([[max(est - lo, 0.0)], [max(hi_ - est, 0.0)]])
-            lab = None if hv in labels_done else (str(hv) if hv is not None else None)
+            lab = None if hv in labels_done else (display_name(hv) if hv is not None else None)
             labels_done.add(hv)
             ax.bar(pos, est, width * 0.92, color=palette[hi % len(palette)], label=lab,
                    yerr=err, capsize=2, error_kw={"lw": 0.8})
@@ -75,7 +90,7 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     ticks = []
     for xv in order:
         ns = table.loc[table[x] == xv, n].dropna().astype(int) if n in table.columns else []
-        name = label(xv)
+        name = display_name(label(xv))
         if len(ns) == 0:
             ticks.append(name)
         elif ns.min() == ns.max():

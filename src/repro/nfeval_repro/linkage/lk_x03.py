@@ -349,6 +349,8 @@ def figure(table: pd.DataFrame):
     per dataset (a forest plot; 0: the manipulation does what any sentence does)."""
     import matplotlib.pyplot as plt
 
+    from nfeval_repro.plots import display_name
+
     t = table[table["statistic"] == "beyond control"]
     datasets = list(dict.fromkeys(t["dataset"]))
     fig, axes = plt.subplots(1, len(datasets), figsize=(6.2 * len(datasets), 5.2),
@@ -356,7 +358,7 @@ def figure(table: pd.DataFrame):
     colours = {"off": "#d62728", "on": "#1f77b4", "n/a": "#555555"}
     for ax, ds in zip(axes[0], datasets):
         part = t[t["dataset"] == ds].reset_index(drop=True)
-        labels = [f"{m}, guard {g}: {x} (n={n})" for m, g, x, n in
+        labels = [f"{display_name(m)}, guard {g}: {x} (n={n})" for m, g, x, n in
                   zip(part["method"], part["guard"], part["manipulation"], part["n_questions"])]
         for i, row in part.iterrows():
             ax.errorbar(row["ours"], i, xerr=[[row["ours"] - row["ci_low"]],
