@@ -445,3 +445,33 @@ def test_sample_reply_without_label_returns_the_whole_reply():
     assert sample_reply(j, "P:", cfg, 0, lambda t: parse_rank(t, 8)) == \
         "I cannot rank this answer."
     assert len(j.prompts) == 1
+
+
+def test_the_byte_bound_keeps_what_tokenizing_keeps(tiny_gpt2, monkeypatch):
+    """A candidate whose prompt fits the window by its bytes is kept without tokenizing; the
+    tokenized fitting decides only where the bytes do not fit."""
+    from nfeval.linkage.judges import JudgeConfig, _fit_candidates
+
+    lm = tiny_gpt2
+    cfg = JudgeConfig(method="linkage")
+    long = "Animal research " * 60  # 960 bytes, about 120 tokens
+    texts = ["short answer", long, "x"]
+    builders = [lambda t: f"Question? References: one, two. Candidate: {t} Rank:"]
+    calls = []
+    encode = type(lm).encode_continuation
+
+    def counted(self, text):
+        calls.append(text)
+        return encode(self, text)
+
+    monkeypatch.setattr(type(lm), "encode_continuation", counted)
+    cut = {}
+    for window in (160, 400, 100_000):
+        monkeypatch.setattr(lm, "max_length", window)
+        calls.clear()
+        got, cuts = _fit_candidates(lm, cfg, texts, builders, 2)
+        assert got[0] == "short answer" and got[2] == "x" and cuts[0] == cuts[2] == 0
+        cut[window] = (cuts[1], bool(calls))
+    assert cut[100_000] == (0, False)  # fits by its bytes: nothing tokenized
+    assert cut[400] == (0, True)  # too many bytes, few enough tokens: kept, after tokenizing
+    assert cut[160][0] > 0  # too many tokens: cut from its end

@@ -23,6 +23,7 @@ tokens is reported in ``TokenLogprobs.truncated``.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 
 from nfeval import NfevalError
@@ -46,8 +47,28 @@ class TokenIdScoring:
     max_length: int
 
     # -- tokenization ------------------------------------------------------
+    #: Texts whose ids a model keeps (a judge tokenizes the same candidates and reference
+    #: lists once per judge row and question otherwise); a full memo is emptied, not grown.
+    IDS_MEMO = 4096
+
+    def _memo_ids(self, kind: str, text: str, encode) -> list[int]:
+        memo = self.__dict__.setdefault("_ids_memo", {})
+        hit = memo.get((kind, text))
+        if hit is None:
+            if len(memo) >= self.IDS_MEMO:
+                memo.clear()
+            hit = memo[(kind, text)] = array("q", encode(text))
+        return hit.tolist()
+
     def encode_context(self, text: str) -> list[int]:
         """Context ids: the model's usual leading special tokens, never doubled."""
+        return self._memo_ids("context", text, self._encode_context)
+
+    def encode_continuation(self, text: str) -> list[int]:
+        """Continuation ids: tokenized alone, no special tokens."""
+        return self._memo_ids("continuation", text, self._encode_continuation)
+
+    def _encode_context(self, text: str) -> list[int]:
         tok = self.tokenizer
         ids = list(tok(text, add_special_tokens=True)["input_ids"])
         bos = tok.bos_token
@@ -61,8 +82,7 @@ class TokenIdScoring:
             ids = [fill]
         return ids
 
-    def encode_continuation(self, text: str) -> list[int]:
-        """Continuation ids: tokenized alone, no special tokens."""
+    def _encode_continuation(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     # -- continuations -------------------------------------------------------
