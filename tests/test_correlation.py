@@ -137,3 +137,27 @@ def test_bad_input(grades, scores, msg):
 def test_unknown_coefficient():
     with pytest.raises(NfevalError, match="unknown coefficient"):
         correlation([1, 2], [1, 2], "tau")
+
+
+def test_per_question_memo_computes_each_input_once_and_returns_the_same_rows(monkeypatch):
+    import importlib
+
+    import pandas as pd
+
+    C = importlib.import_module("nfeval.metrics.correlation")  # the module, not the function
+    frame = pd.DataFrame({"method": ["a"] * 6 + ["b"] * 6, "qid": (["q1"] * 3 + ["q2"] * 3) * 2,
+                          "grade": [3, 1, 0, 2, 1, 0] * 2,
+                          "score": [0.9, 0.2, 0.1, 0.5, 0.7, 0.0, 1, 2, 3, 3, 2, float("nan")]})
+    plain = C.per_question(frame)
+    calls = []
+    inner = C._per_question
+    monkeypatch.setattr(C, "_per_question", lambda *a: calls.append(1) or inner(*a))
+    with C.per_question_memo():
+        first, again = C.per_question(frame), C.per_question(frame.copy())
+        first.loc[0, "value"] = 99.0  # a caller's change does not reach the memo
+        changed = C.per_question(frame.assign(score=frame["score"] + 1))
+    assert len(calls) == 2  # the same content once, the changed scores once more
+    pd.testing.assert_frame_equal(again, plain)
+    assert not changed.equals(plain)
+    C.per_question(frame)
+    assert len(calls) == 3  # outside the memo nothing is kept

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Sequence
 
@@ -203,6 +204,23 @@ def question_correlations(
 
 # --------------------------------------------------------------------------- tables with intervals
 
+#: per_question's results inside :func:`per_question_memo` (None: outside, nothing kept).
+_MEMO: dict | None = None
+
+
+@contextmanager
+def per_question_memo():
+    """Within it, :func:`per_question` computes each distinct input once (keyed by the
+    content of the columns it reads): for work that recomputes the same tables under several
+    resampling seeds, whose per-question coefficients do not depend on the seed."""
+    global _MEMO
+    previous, _MEMO = _MEMO, {}
+    try:
+        yield
+    finally:
+        _MEMO = previous
+
+
 def per_question(frame, *, by: Sequence[str] = ("method",),
                  coefficients: Sequence[str] = COEFFICIENTS):
     """Each question's coefficients, from a long frame of per-candidate scores.
@@ -212,6 +230,19 @@ def per_question(frame, *, by: Sequence[str] = ("method",),
     counted). Returns ``by, qid, coefficient, value, n_items, n_dropped``
     with ``value`` NaN where the coefficient is undefined.
     """
+    import pandas as pd
+
+    if _MEMO is not None:
+        cols = [*by, "qid", "grade", "score"]
+        key = (tuple(cols), tuple(coefficients), len(frame),
+               int(pd.util.hash_pandas_object(frame[cols], index=False).sum()))
+        if key not in _MEMO:
+            _MEMO[key] = _per_question(frame, by, coefficients)
+        return _MEMO[key].copy()
+    return _per_question(frame, by, coefficients)
+
+
+def _per_question(frame, by: Sequence[str], coefficients: Sequence[str]):
     import pandas as pd
 
     rows = []

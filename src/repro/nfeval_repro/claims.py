@@ -689,10 +689,13 @@ def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFra
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        chunks = [others[i::workers] for i in range(workers)]
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            recomputed = dict(zip(others, pool.map(_seed_rows, [results] * len(others), others)))
+            done = pool.map(_seeds_rows, [results] * workers, chunks)
+            recomputed = {s: rows for chunk, got in zip(chunks, done)
+                          for s, rows in zip(chunk, got)}
     else:
-        recomputed = {s: _seed_rows(results, s) for s in others}
+        recomputed = dict(zip(others, _seeds_rows(results, others)))
     for s in seeds:
         other = base if s == 0 else recomputed[s]
         if other[["claim", "dataset", "comparison"]].values.tolist() != \
@@ -705,6 +708,15 @@ def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFra
 def _seed_rows(results: Path, seed: int) -> pd.DataFrame:
     """The claims rows with every source table recomputed under resampling ``seed``."""
     return _rows(Sources(results, seed))
+
+
+def _seeds_rows(results: Path, seeds: Sequence[int]) -> list[pd.DataFrame]:
+    """:func:`_seed_rows` for each of ``seeds``, the per-question coefficients (which no
+    resampling seed changes) computed once for all of them."""
+    from nfeval.metrics.correlation import per_question_memo
+
+    with per_question_memo():
+        return [_seed_rows(results, s) for s in seeds]
 
 
 def settled(verdicts: Sequence[str]) -> str:
