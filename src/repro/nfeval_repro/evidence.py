@@ -75,9 +75,12 @@ _ABL = {**_J, "limit": 30, "max_candidates": -1}
 #: lk_t02's every-candidate stages: the claim-deciding judge rows (LINKAGE 0-shot and
 #: few-shot, pointwise with and without references, pairwise with the candidate first as the
 #: release runs it) on every candidate of the judged questions, one dataset at a time; the
-#: small judge and the sampled decoding stay on the 8-candidate stages.
+#: small judge and the sampled decoding stay on the 8-candidate stages. The judge runs in
+#: bfloat16 there (3.75x float32's items per second on a CPU with avx512_bf16, bench.py's
+#: judge_path; lk_t02's rows within 0.009 of float32's, judge_table), every row alike.
 EVERY_ROWS = "linkage-0shot,pointwise-ref,pointwise-noref,linkage-fewshot,pairwise-release"
-_EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sample_limit": 0}
+_EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sample_limit": 0,
+          "judge_dtype": "bfloat16"}
 #: Mean candidates per judged question when every candidate is judged (lk_t02's draw, seed 0:
 #: 5,273 candidates of the 53 TREC-DL-NF questions, 2,379 of the first 120 ANTIQUE ones),
 #: against the 8-candidate stages' 8: what the projection scales an 8-candidate stage's rate by.

@@ -43,13 +43,17 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
         unparsed: str = "drop", shots: int = 3, sample_limit: int = 10,
         sample_backend: str = "llama", sample_tokens: int = 512, lexical_limit: int = 0,
         candidates: str = "all-but-ground", rouge: str = "rouge-score", refppl_lm: str = "",
-        datasets: str = "", judge_rows: str = "", progress: bool = True) -> Experiment:
+        datasets: str = "", judge_rows: str = "", judge_dtype: str = "",
+        progress: bool = True) -> Experiment:
     """Table 2 on the first ``limit`` judged questions per dataset (0: all judgeable).
 
     ``datasets`` (comma-separated; empty: both) and ``judge_rows`` (names of
     :data:`~nfeval_repro.linkage.table2.JUDGE_ROWS`, comma-separated; empty: the five
     default rows) narrow a run, as ``make evidence``'s every-candidate stages do (one dataset
     at a time, the claim-deciding rows); the small judge scores the same rows.
+    ``judge_dtype`` (empty: the profile's) is the LLM judges' dtype, the same for every judge
+    row of the table (``bfloat16``: the every-candidate stages' fast path on CPUs with native
+    bf16; each signature records it).
 
     ``extra``: ``items`` (dataset -> lk_t02's judged items), ``bleu_pools`` (what the
     ANTIQUE BLEU rows measure, :func:`~nfeval_repro.linkage.table2.bleu_pools`)
@@ -90,7 +94,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
 
     # the LLM judges on the same items
     t = time.time()
-    model = prof.load(judge_name)
+    as_judge = {"dtype": judge_dtype} if judge_dtype else {}
+    model = prof.load(judge_name, **as_judge)
     for name in names:
         part, sigs = judge_frame(model, questions[name], items[name], dataset=name,
                                  rows=rows, mode=mode, seed=seed, shots=shots,
@@ -131,7 +136,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
     # the small judge on the same items
     if small_judge and profile == "embedded":
         t = time.time()
-        small_model = prof.load(small_judge)
+        small_model = prof.load(small_judge, **as_judge)
         parts, sigs = small_judge_frames(small_model, questions, items, rows=rows,
                                          mode=mode, seed=seed, shots=shots, unparsed=unparsed,
                                          progress=progress)
