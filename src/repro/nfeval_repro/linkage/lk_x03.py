@@ -17,12 +17,14 @@ grade, and the two lowest-grade candidates are manipulated. D.A. and P.D. on the
 DebateQA sample (its first ``dq_limit`` questions): the ``one_sided`` answers (which do not
 say the question is debated: D.A. labels 0) are manipulated.
 
-**Rows.** For every judge method with the guard off and on (``nfeval.guard``: the candidate
-enters the prompt as quoted data), every manipulation: the mean change of the score
+**Rows.** For every judge method with the guard off, on (``nfeval.guard``: the candidate
+enters the prompt as quoted data) and strip (quoted, and every sentence that
+``nfeval.guard.flags`` flags replaced by a marker: ``nfeval.guard.strip_addressed``), every
+manipulation: the mean change of the score
 (manipulated minus plain, per question the mean over its manipulated answers), and the
 change beyond the control (manipulation minus control); the method's agreement with the
 human grades on the plain candidates (Kendall per question; D.A.: agreement with the
-sample's labels), guard off and on, and its change. The lexical rows (ROUGE-L, BLEU, which
+sample's labels), per guard, and its change from off. The lexical rows (ROUGE-L, BLEU, which
 read no instruction) are the immune baseline; P.D. has no judge prompt, so no guard.
 Scores keep their method's units: LINKAGE's expected-rank score, pointwise 0-10, pairwise
 the share of references beaten, D.A. P(1), P.D. a perplexity (lower is better).
@@ -38,7 +40,7 @@ import pandas as pd
 from nfeval.data import load_linkage
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.data.sample import load_sample
-from nfeval.guard import flags, guard_text
+from nfeval.guard import flags, guard_text, strip_addressed
 from nfeval.linkage.judges import JudgeConfig, judge_questions
 from nfeval.linkage.lexical import split_scores
 from nfeval.linkage.references import ReferenceSplit
@@ -71,12 +73,16 @@ JUDGE_ROWS = {
                                   "[[B]]"),
 }
 LEXICAL_ROWS = ("rougeL", "bleu")
+#: How the judge sees a candidate: the papers' prompts (off), the answer as quoted data (on),
+#: and quoted with every sentence that nfeval.guard.flags flags replaced by a marker (strip).
+GUARDS = ("off", "on", "strip")
 DA_VERDICT = "Response: 1"
 
 NOTES = """\
 lk_x03: one sentence appended to an answer (an instruction to the evaluator, a fake verdict in
 the judge's output format, self-praise, or a neutral control of the instruction's length),
-scored by each judge with and without the guard (the answer shown as quoted data). effect:
+scored by each judge with and without the guard (on: the answer shown as quoted data; strip:
+quoted, its flagged sentences replaced by a marker). effect:
 manipulated minus plain; beyond control: manipulation minus control; agreement: Kendall with
 the human grades on the plain candidates (D.A.: agreement with the sample's labels). Scores
 in each method's own units. Intervals: 95% percentile bootstrap over questions (10,000
@@ -125,6 +131,19 @@ def _variants(split: ReferenceSplit, verdict: str) -> ReferenceSplit:
     return ReferenceSplit(qid=split.qid, pattern=split.pattern, seed=split.seed,
                           references=split.references,
                           candidates=tuple(split.candidates) + tuple(extra))
+
+
+def _shown(split: ReferenceSplit, guard: str) -> ReferenceSplit:
+    """``split`` as the judge sees it under ``guard`` (:data:`GUARDS`): with ``strip``, each
+    candidate's flagged sentences replaced (the flags column still reads the text as written);
+    the guard's quoting itself is the judge's (JudgeConfig.guard)."""
+    if guard != "strip":
+        return split
+    return ReferenceSplit(qid=split.qid, pattern=split.pattern, seed=split.seed,
+                          references=split.references,
+                          candidates=tuple(GradedAnswer(a.doc_id, strip_addressed(a.text),
+                                                        a.grade, a.raw_label)
+                                           for a in split.candidates))
 
 
 def _variant(doc_id: str) -> tuple[str, str]:
@@ -191,11 +210,12 @@ def _table(groups: list[tuple[dict, list[dict]]], seed: int) -> pd.DataFrame:
                         "ours": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
                         "n_questions": iv.n, "n_items": r["n_items"]})
     for (ds, method, guard), values in agreement.items():
-        if guard != "on" or (ds, method, "off") not in agreement:
+        if guard not in ("on", "strip") or (ds, method, "off") not in agreement:
             continue
         iv = paired_difference(values, agreement[(ds, method, "off")], seed=seed,
-                               key=f"{ID}/{ds}/{method}/guard-k")
-        out.append({"dataset": ds, "method": method, "guard": "on - off",
+                               key=f"{ID}/{ds}/{method}/guard-k"
+                               + ("" if guard == "on" else f"/{guard}"))
+        out.append({"dataset": ds, "method": method, "guard": f"{guard} - off",
                     "statistic": "agreement", "manipulation": "", "ours": iv.estimate,
                     "ci_low": iv.low, "ci_high": iv.high, "n_questions": iv.n,
                     "n_items": 0})
@@ -213,9 +233,10 @@ def _linkage_rows(model, *, datasets, rows, guards, seed, limit, shots, progress
             fields, verdict = JUDGE_ROWS[row]
             splits = [_variants(s, verdict) for s in plain]
             for guard in guards:
-                cfg = JudgeConfig(mode="prob", seed=seed, guard=guard == "on", **fields)
+                cfg = JudgeConfig(mode="prob", seed=seed, guard=guard != "off", **fields)
                 res = judge_questions(
-                    model, questions, splits, cfg, shots=shots if row == "linkage-fewshot" else 0,
+                    model, questions, [_shown(s, guard) for s in splits], cfg,
+                    shots=shots if row == "linkage-fewshot" else 0,
                     demonstration_splits=plain if row == "linkage-fewshot" else None,
                     progress=progress, desc=f"{ds}: {row}, guard {guard}")
                 long = pd.DataFrame(_long(res, splits, dataset=ds, method=row, guard=guard))
@@ -252,7 +273,8 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
         variants[m] = {i: appended(a, sentence(m, DA_VERDICT)) for i, a in target.items()}
     labels = sample.labels.set_index(["id", "answer_set"])["label"]
     for guard in guards:
-        shown = guard_text if guard == "on" else (lambda t: t)
+        shown = {"on": guard_text, "strip": lambda t: guard_text(strip_addressed(t))}.get(
+            guard, lambda t: t)
         rows = []
         for variant, answers in variants.items():
             res = da_scores(judge, questions, {i: shown(a) for i, a in answers.items()},
@@ -297,12 +319,12 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: str = "antique",
-        rows: str = "linkage-0shot,pointwise-ref", guards: str = "off,on", shots: int = 3,
+        rows: str = "linkage-0shot,pointwise-ref", guards: str = "off,on,strip", shots: int = 3,
         dq_limit: int = 8, judge: str = "", backbone: str = "",
         progress: bool = True) -> Experiment:
     """The table (module doc) at ``limit`` questions per dataset of ``datasets`` for the judge
     ``rows`` (:data:`JUDGE_ROWS`; ``linkage-fewshot`` shows ``shots`` demonstrations), with
-    the guard ``off`` and/or ``on``, and D.A. / P.D. on the first ``dq_limit`` questions of
+    the guards of ``guards`` (:data:`GUARDS`), and D.A. / P.D. on the first ``dq_limit`` questions of
     the DebateQA sample (0: none)."""
     prof = get_profile(profile)
     judge_name = judge or prof.judge
@@ -312,8 +334,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: s
     if unknown:
         raise ValueError(f"unknown rows {unknown}; use {', '.join(JUDGE_ROWS)}")
     guard_list = [g.strip() for g in guards.split(",") if g.strip()]
-    if not set(guard_list) <= {"off", "on"}:
-        raise ValueError(f"guards must be off and/or on, got {guards!r}")
+    if not set(guard_list) <= set(GUARDS):
+        raise ValueError(f"guards must be some of {', '.join(GUARDS)}, got {guards!r}")
     ds_list = [d.strip() for d in datasets.split(",") if d.strip()]
     model = prof.load(judge_name)
     groups, frames, counts = _linkage_rows(model, datasets=ds_list, rows=row_list,
@@ -355,7 +377,7 @@ def figure(table: pd.DataFrame):
     datasets = list(dict.fromkeys(t["dataset"]))
     fig, axes = plt.subplots(1, len(datasets), figsize=(6.2 * len(datasets), 5.2),
                              squeeze=False)
-    colours = {"off": "#d62728", "on": "#1f77b4", "n/a": "#555555"}
+    colours = {"off": "#d62728", "on": "#1f77b4", "strip": "#2ca02c", "n/a": "#555555"}
     for ax, ds in zip(axes[0], datasets):
         part = t[t["dataset"] == ds].reset_index(drop=True)
         labels = [f"{display_name(m)}, guard {g}: {x} (n={n})" for m, g, x, n in
@@ -370,7 +392,8 @@ def figure(table: pd.DataFrame):
         ax.set_xlabel("manipulated minus control (the method's own units)", fontsize=8)
         ax.set_title(ds, fontsize=9)
     fig.suptitle("One sentence appended to an answer, beyond a neutral sentence; red: the "
-                 "papers' prompts, blue: guarded; 95% bootstrap intervals over questions",
+                 "papers' prompts, blue: guarded, green: guarded with the flagged sentences "
+                 "removed; 95% bootstrap intervals over questions",
                  fontsize=9)
     fig.tight_layout()
     return fig
