@@ -79,11 +79,13 @@ ARTEFACTS: tuple[Artefact, ...] = (
              inputs=('sample',)),
     Artefact("dq_f03", "debateqa", "Figure 3: P.D. ranking stability across backbones",
              "dq_f03_pd_backbone_stability.ipynb", figure=True,
-             status="n = 40: four backbones; rankings with the 1.5B below the project's 0.8 line",
+             status="n = 40: five model systems; within a question every backbone pair above 0, "
+                    "rankings too wide to tell",
              after=('dq_t04',)),
     Artefact("dq_f04", "debateqa", "Figure 4: P.D. ranking stability across restate prompts",
              "dq_f04_pd_restate_stability.ipynb", figure=True,
-             status="n = 40: restate prompts rank alike (tau above the project's 0.8 line)",
+             status="n = 40: restate prompts rank five systems alike (tau 0.8-1.0; within a "
+                    "question 0.76-0.90)",
              after=('dq_t04',)),
     Artefact("dq_f05", "debateqa", "Figure 5: D.A. agreement across judges",
              "dq_f05_da_judge_agreement.ipynb", figure=True,
