@@ -159,8 +159,9 @@ def _fit_candidates(judge: LanguageModel, cfg: JudgeConfig, texts: Sequence[str]
     # a token covers at least one byte of the text (the special ones more), and the context
     # gains at most its leading special tokens: a prompt whose bytes fit the window fits it,
     # whatever it tokenizes to (the usual case, with a window of thousands of tokens)
-    labels = max(len(lab.encode()) + len(LABEL_CLOSE.encode()) for lab in _labels(cfg, n_refs))
-    room = judge.max_length - MARGIN - (int(cfg.max_tokens) if cfg.mode == "sample" else labels)
+    room = judge.max_length - MARGIN - (
+        int(cfg.max_tokens) if cfg.mode == "sample"
+        else max(len((lab + LABEL_CLOSE).encode()) for lab in _labels(cfg, n_refs)))
     widest = max(len(b("").encode()) for b in builders) + 2
     if all(widest + len(t.encode()) <= room for t in texts):
         return list(texts), [0] * len(texts)

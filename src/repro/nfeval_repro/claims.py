@@ -705,18 +705,13 @@ def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFra
     return out
 
 
-def _seed_rows(results: Path, seed: int) -> pd.DataFrame:
-    """The claims rows with every source table recomputed under resampling ``seed``."""
-    return _rows(Sources(results, seed))
-
-
 def _seeds_rows(results: Path, seeds: Sequence[int]) -> list[pd.DataFrame]:
-    """:func:`_seed_rows` for each of ``seeds``, the per-question coefficients (which no
-    resampling seed changes) computed once for all of them."""
+    """The claims rows with every source table recomputed under each resampling seed of
+    ``seeds``, the per-question coefficients (which no seed changes) computed once for all."""
     from nfeval.metrics.correlation import per_question_memo
 
     with per_question_memo():
-        return [_seed_rows(results, s) for s in seeds]
+        return [_rows(Sources(results, s)) for s in seeds]
 
 
 def settled(verdicts: Sequence[str]) -> str:

@@ -133,15 +133,20 @@ def _variants(split: ReferenceSplit, verdict: str) -> ReferenceSplit:
                           candidates=tuple(split.candidates) + tuple(extra))
 
 
+def _stripped(text: str, guard: str) -> str:
+    """``text`` before any quoting under ``guard`` (:data:`GUARDS`): with ``strip``, its
+    flagged sentences replaced (the flags column still reads the text as written)."""
+    return strip_addressed(text) if guard == "strip" else text
+
+
 def _shown(split: ReferenceSplit, guard: str) -> ReferenceSplit:
-    """``split`` as the judge sees it under ``guard`` (:data:`GUARDS`): with ``strip``, each
-    candidate's flagged sentences replaced (the flags column still reads the text as written);
-    the guard's quoting itself is the judge's (JudgeConfig.guard)."""
+    """``split`` with its candidates :func:`_stripped` under ``guard``; the quoting itself is
+    the judge's (JudgeConfig.guard)."""
     if guard != "strip":
         return split
     return ReferenceSplit(qid=split.qid, pattern=split.pattern, seed=split.seed,
                           references=split.references,
-                          candidates=tuple(GradedAnswer(a.doc_id, strip_addressed(a.text),
+                          candidates=tuple(GradedAnswer(a.doc_id, _stripped(a.text, guard),
                                                         a.grade, a.raw_label)
                                            for a in split.candidates))
 
@@ -250,7 +255,7 @@ def _linkage_rows(model, *, datasets, rows, guards, seed, limit, shots, progress
             part = lex[lex["method"] == m]
             long = pd.DataFrame([
                 {"dataset": ds, "method": m, "guard": "n/a", "qid": qid,
-                 "doc_id": _variant(doc)[0], "variant": _variant(doc)[1],
+                 **dict(zip(("doc_id", "variant"), _variant(doc))),
                  "grade": float(grade), "score": float(score), "flags": ""}
                 for qid, doc, grade, score in zip(part["qid"], part["doc_id"], part["grade"],
                                                   part["score"])])
@@ -273,8 +278,8 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
         variants[m] = {i: appended(a, sentence(m, DA_VERDICT)) for i, a in target.items()}
     labels = sample.labels.set_index(["id", "answer_set"])["label"]
     for guard in guards:
-        shown = {"on": guard_text, "strip": lambda t: guard_text(strip_addressed(t))}.get(
-            guard, lambda t: t)
+        def shown(text: str, guard: str = guard) -> str:
+            return text if guard == "off" else guard_text(_stripped(text, guard))
         rows = []
         for variant, answers in variants.items():
             res = da_scores(judge, questions, {i: shown(a) for i, a in answers.items()},
