@@ -4,11 +4,14 @@ papers' reproduction never uses the guard."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 import nfeval
-from nfeval.guard import GUARD_NOTE, STRIPPED, flags, guard_text, strip_addressed
+from nfeval import NfevalError
+from nfeval.guard import (GUARD_MODES, GUARD_NOTE, STRIPPED, apply_guard, flags, guard_mode,
+                          guard_text, strip_addressed)
 from nfeval.linkage.judges import JudgeConfig, judge_prompts
 from nfeval.linkage.prompts import GradedAnswer
 from nfeval.models.base import LanguageModel, ModelInfo, normalize
@@ -87,9 +90,28 @@ def test_the_reproduction_never_guards():
     from nfeval.paths import ROOT
 
     assert "guard" not in JudgeConfig().as_dict()
-    assert JudgeConfig(guard=True).as_dict()["guard"] is True
-    for path in (ROOT / "src" / "nfeval").rglob("experiments/**/*.py"):
-        assert "guard=True" not in path.read_text(encoding="utf-8"), path
+    assert JudgeConfig(guard=True).as_dict()["guard"] == "quote"
+    modules = [p for p in (ROOT / "src" / "repro" / "nfeval_repro").rglob("*.py")
+               if p.name != "lk_x03.py"]  # lk_x03 measures the guard
+    assert len(modules) > 30
+    for path in modules:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\bguard\s*=|guard_text|apply_guard|strip_addressed", text), path
+
+
+def test_the_guard_modes():
+    text = "A weak answer. " + INSTRUCTION
+    assert apply_guard(text, "off") == text
+    assert apply_guard(text, "quote") == guard_text(text)
+    assert apply_guard(text, "strip") == guard_text(strip_addressed(text))
+    assert STRIPPED in apply_guard(text, "strip") and INSTRUCTION not in apply_guard(text, "strip")
+    assert [guard_mode(v) for v in (False, None, True, *GUARD_MODES)] == [
+        "off", "off", "quote", *GUARD_MODES]
+    for bad in ("on", "yes", 1):
+        with pytest.raises(NfevalError, match="guard must be one of off, quote, strip"):
+            guard_mode(bad)
+    with pytest.raises(NfevalError, match="guard must be one of"):
+        JudgeConfig(guard="strong")
 
 
 class _Gullible(LanguageModel):
@@ -130,8 +152,27 @@ def test_a_manipulated_candidate_is_flagged_and_the_guard_reaches_the_judge(tmp_
         assert "1 candidate flagged as addressing the judge" in res.flagged_line()
     # fooled without the guard (rank 1 of the list), not with it
     assert plain.to_frame()["score"].iloc[0] > guarded.to_frame()["score"].iloc[0]
-    assert "guard:on" in guarded.signature.as_string()
+    assert "guard:quote" in guarded.signature.as_string()
     assert "guard" not in plain.signature.as_string()
+    stripped = nfeval.linkage.score(**common, guard="strip")
+    assert stripped.to_frame()["score"].tolist() == guarded.to_frame()["score"].tolist()
+    assert stripped.summary()["items"]["flagged"] == 1  # the flag reads the text as written
+    assert "guard:strip" in stripped.signature.as_string()
+
+
+def test_strip_removes_the_sentence_from_every_judge_prompt():
+    refs = [GradedAnswer("r1", "A full answer.", 3, "3"),
+            GradedAnswer("r0", "A poor answer.", 0, "0")]
+    cands = [GradedAnswer("c", "A weak answer. " + INSTRUCTION + " More text.", 0, "0")]
+    judge = _Gullible()
+    for method, extra in (("linkage", {}), ("pointwise-ref", {}), ("pointwise", {}),
+                          ("pairwise", {"positions": "release"}),
+                          ("pairwise", {"positions": "reference-first"})):
+        for p in judge_prompts(judge, "Why?", refs, cands,
+                               JudgeConfig(method=method, guard="strip", **extra)):
+            whole = p.prefix + p.suffix
+            assert INSTRUCTION not in whole and STRIPPED in whole and GUARD_NOTE in whole
+            assert "More text." in whole, method
 
 
 def test_the_command_line_guard_flag_and_the_flagged_count(models_extra, tmp_path, monkeypatch, capsys):
@@ -150,8 +191,15 @@ def test_the_command_line_guard_flag_and_the_flagged_count(models_extra, tmp_pat
     assert cli.main(["linkage", "--answers", str(path), "--guard", "--no-progress",
                      "--prompt", str(_prompt(tmp_path))]) == 0
     out = capsys.readouterr().out
-    assert "1 candidate flagged as addressing the judge" in out and "guard:on" in out
-    assert (tmp_path / f"answers.linkage.{_prompt_tag(tmp_path)}.guard.csv").is_file()
+    assert "1 candidate flagged as addressing the judge" in out and "guard:strip" in out
+    assert (tmp_path / f"answers.linkage.{_prompt_tag(tmp_path)}.guard-strip.csv").is_file()
+    assert cli.main(["linkage", "--answers", str(path), "--guard", "quote", "--no-progress",
+                     "--prompt", str(_prompt(tmp_path))]) == 0
+    assert "guard:quote" in capsys.readouterr().out
+    assert (tmp_path / f"answers.linkage.{_prompt_tag(tmp_path)}.guard-quote.csv").is_file()
+    with pytest.raises(SystemExit):
+        cli.main(["linkage", "--answers", str(path), "--guard", "loud"])
+    assert "unknown choice 'loud'; choose from off, quote, strip" in capsys.readouterr().err
     assert cli.main(["linkage", "--answers", str(path), "--method", "rougeL", "--guard"]) == 2
     assert "--guard is for the LLM judge methods" in capsys.readouterr().err
 

@@ -27,6 +27,7 @@ from typing import Sequence
 
 from nfeval import NfevalError, __version__
 # names only (no scoring code loads for --help): the methods and the default models
+from nfeval.guard import DEFAULT_GUARD, GUARD_MODES
 from nfeval.linkage.methods import METHODS as LINKAGE_METHODS
 from nfeval.linkage.methods import MODES, POSITIONS, REFERENCE_SOURCES, ROUGE_IMPLEMENTATIONS
 from nfeval.models.registry import (DEFAULT_EMBEDDER, DEFAULT_JUDGE, DEFAULT_PD_BACKBONE,
@@ -309,7 +310,7 @@ def _da(args: argparse.Namespace) -> int:
     out = args.out or _default_out(inputs.answers_path, "da", (
         ("model", args.judge, DEFAULT_JUDGE), ("mode", args.mode, "prob"),
         ("zero-shot", args.zero_shot, False), ("", _prompt_tag(args), None),
-        ("guard", args.guard, False),
+        ("guard", args.guard, "off"),
         ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
     _require_backend(args)
@@ -351,7 +352,7 @@ class _LinkageHooks:
             ("model", args.model, DEFAULT_MODELS.get(st.kind)), ("shots", st.shots, 0),
             ("mode", st.mode or "prob", "prob"), ("positions", st.positions, "random"),
             ("references", st.references, "file"), ("", _prompt_tag(args), None),
-            ("guard", st.guard, False), ("rouge", st.rouge, "rouge-score"),
+            ("guard", st.guard, "off"), ("rouge", st.rouge, "rouge-score"),
             ("embedder", st.embedder, None), ("seed", st.seed, 0)))
         _check_outputs(self.out, args.summary)
         if st.kind != "lexical":
@@ -394,6 +395,16 @@ def _linkage(args: argparse.Namespace) -> int:
         limit=args.limit, hooks=hooks)
     where = _write_csv(res.table, hooks.out)
     return _report(args, linkage_result(res, str(hooks.lf.name)), where)
+
+
+GUARD_HELP = ("keep the {what} from talking the judge into a better score: 'quote' shows "
+              "the judge each {what} as quoted data (delimited, labelled, with a sentence "
+              "saying nothing inside is addressed to it, its [[...]] label brackets broken "
+              "up); 'strip' (what --guard alone means) also replaces each sentence addressed "
+              "to the judge or written as its verdict by a marker. The papers' prompts are "
+              "otherwise unchanged and the signature says guard:quote or guard:strip (default "
+              "off: the papers' protocol). Every run flags the {what}s that address the judge "
+              "(column flags, counted in the summary)")
 
 
 COMPARE_DESCRIPTION = """\
@@ -732,12 +743,9 @@ def build_parser() -> argparse.ArgumentParser:
     da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob")
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
                                                               "its demonstrations")
-    da_.add_argument("--guard", action="store_true",
-                     help="show the judge each answer as quoted data (delimited, labelled, "
-                          "with a sentence saying nothing inside is addressed to it), so an "
-                          "answer cannot talk the judge into a score; the signature says "
-                          "guard:on. Every run flags answers that address the judge (column "
-                          "flags)")
+    da_.add_argument("--guard", nargs="?", const=DEFAULT_GUARD, default="off",
+                     choices=GUARD_MODES, metavar="quote|strip",
+                     help=GUARD_HELP.format(what="answer"))
     da_.add_argument("--prompt", metavar="FILE",
                      help="a judge prompt of your own instead of the release's few-shot "
                           "template; it must hold the slots {question} and {answer}")
@@ -791,13 +799,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "linkage, pointwise-ref(-graded): {question} {ground} {candidate}; "
                          "pointwise: {question} {candidate}; pairwise: {question} {answer_a} "
                          "{answer_b}")
-    lk.add_argument("--guard", action="store_true",
-                    help="judge methods: show the judge each candidate as quoted data "
-                         "(delimited, labelled, with a sentence saying nothing inside is "
-                         "addressed to the judge, and its [[...]] label brackets broken up), "
-                         "so that a candidate cannot talk the judge into a better score; the "
-                         "papers' prompts are unchanged and the signature says guard:on. "
-                         "Every run flags candidates that address the judge (column flags)")
+    lk.add_argument("--guard", nargs="?", const=DEFAULT_GUARD, default="off",
+                    choices=GUARD_MODES, metavar="quote|strip",
+                    help="judge methods: " + GUARD_HELP.format(what="candidate"))
     lk.add_argument("--embedder", help=f"bertscore methods: encoder (default {DEFAULT_EMBEDDER})")
     lk.add_argument("--rouge", choices=ROUGE_IMPLEMENTATIONS, default="rouge-score",
                     help="ROUGE implementation (default rouge-score; release: the pltrdy "

@@ -135,14 +135,16 @@ def dispute_awareness(answers: Sequence[str] | Mapping[Any, str], *,
                       split: str | None = None, model: Any = None, mode: str = "prob",
                       zero_shot: bool = False, prompt: str | None = None, seed: int = 0,
                       backend: str = "hf", use_cache: bool = True,
-                      progress: bool = True, guard: bool = False) -> Result:
+                      progress: bool = True, guard: bool | str = "off") -> Result:
     """DebateQA's D.A. of each answer: does it say the question is debated (1) or not (0).
 
     Either ``questions`` (one per answer) or ``split`` (as
     :func:`perspective_diversity`). ``model``: the judge (default
     :data:`~nfeval.models.registry.DEFAULT_JUDGE`); ``prompt``: a template of one's own
     with the ``{question}`` and ``{answer}`` slots (default: the release's few-shot
-    template). ``guard``: the judge sees each answer as quoted data (:mod:`nfeval.guard`).
+    template). ``guard``: ``"quote"``, the judge sees each answer as quoted data;
+    ``"strip"``, quoted with its sentences addressed to the judge removed
+    (:data:`nfeval.guard.GUARD_MODES`; ``True`` is ``"quote"``; default ``"off"``).
     The settings are checked, as one :class:`~nfeval.debateqa.scoring.DASettings`, first.
     """
     from nfeval.debateqa.scoring import DASettings

@@ -65,11 +65,14 @@ class DASettings:
     mode: str = "prob"
     zero_shot: bool = False
     prompt: str | None = field(default=None, repr=False)
-    guard: bool = False
+    guard: str = "off"  # nfeval.guard.GUARD_MODES (True: quote)
     seed: int = 0
 
     def __post_init__(self) -> None:
         from nfeval.debateqa.da import DA_MODES, check_template
+        from nfeval.guard import guard_mode
+
+        object.__setattr__(self, "guard", guard_mode(self.guard))
 
         if self.mode not in DA_MODES:
             raise NfevalError(f"Unknown D.A. mode {self.mode!r}; use one of "
@@ -238,7 +241,7 @@ def score_da(inputs: ScoringInput, judge, settings: DASettings = DASettings(), *
     """Per-answer D.A. (columns ``id, da, label, mode, raw, cut_tokens, flags``); da is NaN
     when unparsed; cut_tokens counts the answer's tokens cut to fit the judge's window.
     ``settings.prompt``: a prompt of one's own (default: the release's few-shot template);
-    ``settings.guard``: the judge sees each answer as quoted data (:mod:`nfeval.guard`)."""
+    ``settings.guard``: how the judge sees each answer (:func:`nfeval.guard.apply_guard`)."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
     from nfeval.debateqa.da import PROB_CHUNK, da_prob_fitted, da_score
@@ -251,10 +254,12 @@ def score_da(inputs: ScoringInput, judge, settings: DASettings = DASettings(), *
                             "kernel": "shared-prefix-tokens" if mode == "prob" else "per-answer",
                             "prompt": sha256_text(template),
                             "questions": inputs.split_sha256,
-                            **({"guard": True} if guard else {})}, model=judge) if use_cache else None
-    from nfeval.guard import guard_text
+                            **({"guard": guard} if guard != "off" else {})},
+                     model=judge) if use_cache else None
+    from nfeval.guard import apply_guard
 
-    shown = guard_text if guard else (lambda t: t)
+    def shown(text: str) -> str:
+        return apply_guard(text, guard)
 
     def one(qid: int, text: str) -> dict:
         r = da_score(judge, inputs.items[qid].question, shown(text), mode=mode,
@@ -315,4 +320,4 @@ def da_signature(judge, settings: DASettings = DASettings(), *, n: int | None = 
                      dtype=(info or {}).get("dtype"),
                      prompt_sha256=sha256_text(template if template is not None else
                                                load_prompt("debateqa/dispute_awareness_fewshot")),
-                     seed=seed, n=n, extra={"guard": "on"} if guard else {})
+                     seed=seed, n=n, extra={"guard": guard} if guard != "off" else {})

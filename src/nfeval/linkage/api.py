@@ -72,7 +72,7 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
                   unparsed: str | float = "drop", embedder: str | None = None,
                   rouge: str = "rouge-score", max_tokens: int = 512, backend: str = "hf",
                   device: str | None = None, use_cache: bool = True,
-                  progress: bool = True, guard: bool = False) -> Result:
+                  progress: bool = True, guard: bool | str = "off") -> Result:
     """Score candidate answers with LINKAGE or a baseline (``nfeval linkage``'s methods).
 
     ``questions[i]`` has the candidates ``candidates[i]`` (texts, ``(text,
@@ -85,8 +85,10 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
     :data:`~nfeval.models.registry.DEFAULT_JUDGE`, refppl to
     :data:`~nfeval.models.registry.DEFAULT_REFPPL_LM`; lexical methods take none). ``mode``: the judge methods' ``"prob"`` (default) or ``"sample"``. ``prompt``:
     a judge prompt of one's own, with the method's slots
-    (:data:`nfeval.linkage.prompts.REQUIRED_SLOTS`). ``guard``: show the judge each
-    candidate as quoted data (:mod:`nfeval.guard`; judge methods). The result's ``flags``
+    (:data:`nfeval.linkage.prompts.REQUIRED_SLOTS`). ``guard`` (judge methods):
+    ``"quote"`` shows the judge each candidate as quoted data, ``"strip"`` also removes the
+    sentences addressed to the judge (:data:`nfeval.guard.GUARD_MODES`; ``True`` is
+    ``"quote"``; default ``"off"``, the papers' prompts). The result's ``flags``
     column names candidates that address the judge. Other arguments as
     ``nfeval linkage --help`` describes; the method's settings are checked, as one
     :class:`~nfeval.linkage.settings.LinkageSettings`, before anything else.

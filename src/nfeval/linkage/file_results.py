@@ -75,8 +75,8 @@ def _signature(settings: LinkageSettings, model, *, n: int, n_questions: int,
             extra["max_tokens"] = settings.max_tokens
         if method == "pairwise":
             extra["positions"] = settings.positions
-        if settings.guard:
-            extra["guard"] = "on"
+        if settings.guard != "off":
+            extra["guard"] = settings.guard
         variant = f"{mode}" + (f"-{settings.shots}shot" if method == "linkage" else "")
         info = model.info.as_dict()
         return Signature(metric=method, variant=variant, model=info, dtype=info.get("dtype"),

@@ -283,10 +283,10 @@ def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
     if cfg.method == "linkage" and demonstrations and "fewshot" not in tpl:
         tpl["fewshot"] = load_fewshot_template()
     texts = [_text(c) for c in candidates]
-    if cfg.guard:
-        from nfeval.guard import guard_text
+    if cfg.guard != "off":
+        from nfeval.guard import apply_guard
 
-        texts = [guard_text(t) for t in texts]
+        texts = [apply_guard(t, cfg.guard) for t in texts]
     m = cfg.method
     out: list[JudgePrompt] = []
     if m == "pairwise":

@@ -31,11 +31,14 @@ class JudgeConfig:
     temperature: float = SAMPLING["temperature"]
     top_p: float = SAMPLING["top_p"]
     max_tokens: int = SAMPLING["max_tokens"]
-    # the candidate enters the prompt as quoted data (nfeval.guard.guard_text); the papers'
-    # prompts are unchanged, only the candidate's slot is
-    guard: bool = False
+    # how the candidate enters the prompt (nfeval.guard.GUARD_MODES: off, quote, strip; True
+    # is quote); the papers' prompts are unchanged, only the candidate's slot is
+    guard: str = "off"
 
     def __post_init__(self) -> None:
+        from nfeval.guard import guard_mode
+
+        object.__setattr__(self, "guard", guard_mode(self.guard))
         if self.method not in METHODS:
             raise NfevalError(f"unknown judge method {self.method!r}; use one of "
                               f"{', '.join(METHODS)}.")
@@ -60,7 +63,7 @@ class JudgeConfig:
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        if not self.guard:  # unguarded runs keep the fields (and cache keys) they always had
+        if self.guard == "off":  # unguarded runs keep the fields (and cache keys) they always had
             d.pop("guard")
         return d
 

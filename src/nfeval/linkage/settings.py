@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nfeval import NfevalError
+from nfeval.guard import guard_mode
 from nfeval.linkage.judgments import JudgeConfig
 from nfeval.linkage.methods import JUDGE_METHODS, check_references, check_rouge, method_kind
 from nfeval.linkage.prompts import SAMPLING, check_template
@@ -33,7 +34,7 @@ __all__ = ["GenerationSettings", "LinkageSettings"]
 _JUDGE_ONLY = (("--mode", "mode", None), ("--shots", "shots", 0),
                ("--unparsed", "unparsed", "drop"), ("--positions", "positions", "random"),
                ("--max-tokens", "max_tokens", SAMPLING["max_tokens"]),
-               ("--guard", "guard", False))
+               ("--guard", "guard", "off"))
 
 
 def _unparsed(value: str | float) -> str | float:
@@ -77,7 +78,7 @@ class LinkageSettings:
     unparsed: str | float = "drop"
     positions: str = "random"
     max_tokens: int = SAMPLING["max_tokens"]
-    guard: bool = False
+    guard: str = "off"  # nfeval.guard.GUARD_MODES (True: quote)
     prompt: str | None = field(default=None, repr=False)
     references: str = "file"
     rouge: str = "rouge-score"
@@ -86,6 +87,7 @@ class LinkageSettings:
     judge: JudgeConfig | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "guard", guard_mode(self.guard))
         method = self.method
         kind = method_kind(method)
         if kind != "judge":

@@ -123,6 +123,9 @@ STAGES: dict[str, tuple[dict, ...]] = {
     "lk_t06": (_ABL,),
     "lk_t07_t08": (_ABL,),
     "lk_t09_t10_f02": (_ABL,),
+    # every judge row, both datasets, the three guards (the notebook's defaults, bf16): 4
+    # questions per dataset, then 10
+    "lk_x03": ({"limit": 4}, {"limit": 10}),
 }
 
 #: (artefact, what its evidence run computes), in the order they run: the claims' tables
@@ -159,6 +162,9 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("lk_t07_t08", "LINKAGE Tables 7-8: 0/1/3/5 demonstrations, 30 questions per dataset"),
     ("lk_t09_t10_f02", "LINKAGE Tables 9-10, Figure 2: three reference draws, 30 questions per "
                        "dataset"),
+    ("lk_x03", "beyond both papers: one sentence addressed to the judge, every judge row on "
+               "ANTIQUE and TREC-DL-NF with the three guards (4, then 10 questions per "
+               "dataset), D.A. and P.D. on 8 sample questions"),
 )
 
 

@@ -17,10 +17,10 @@ grade, and the two lowest-grade candidates are manipulated. D.A. and P.D. on the
 DebateQA sample (its first ``dq_limit`` questions): the ``one_sided`` answers (which do not
 say the question is debated: D.A. labels 0) are manipulated.
 
-**Rows.** For every judge method with the guard off, on (``nfeval.guard``: the candidate
+**Rows.** For every judge method with the guard off, quote (``nfeval.guard``: the candidate
 enters the prompt as quoted data) and strip (quoted, and every sentence that
-``nfeval.guard.flags`` flags replaced by a marker: ``nfeval.guard.strip_addressed``), every
-manipulation: the mean change of the score
+``nfeval.guard.flags`` flags replaced by a marker: ``nfeval.guard.strip_addressed``), the
+modes of ``--guard`` (``nfeval.guard.apply_guard``), every manipulation: the mean change of the score
 (manipulated minus plain, per question the mean over its manipulated answers), and the
 change beyond the control (manipulation minus control); the method's agreement with the
 human grades on the plain candidates (Kendall per question; D.A.: agreement with the
@@ -40,7 +40,7 @@ import pandas as pd
 from nfeval.data import load_linkage
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.data.sample import load_sample
-from nfeval.guard import flags, guard_text, strip_addressed
+from nfeval.guard import GUARD_MODES, apply_guard, flags
 from nfeval.linkage.judges import JudgeConfig, judge_questions
 from nfeval.linkage.lexical import split_scores
 from nfeval.linkage.references import ReferenceSplit
@@ -73,16 +73,16 @@ JUDGE_ROWS = {
                                   "[[B]]"),
 }
 LEXICAL_ROWS = ("rougeL", "bleu")
-#: How the judge sees a candidate: the papers' prompts (off), the answer as quoted data (on),
+#: How the judge sees a candidate: the papers' prompts (off), the answer as quoted data (quote),
 #: and quoted with every sentence that nfeval.guard.flags flags replaced by a marker (strip).
-GUARDS = ("off", "on", "strip")
+GUARDS = GUARD_MODES
 DA_VERDICT = "Response: 1"
 
 NOTES = """\
 lk_x03: one sentence appended to an answer (an instruction to the evaluator, a fake verdict in
 the judge's output format, self-praise, or a neutral control of the instruction's length),
-scored by each judge with and without the guard (on: the answer shown as quoted data; strip:
-quoted, its flagged sentences replaced by a marker). effect:
+scored by each judge with and without the guard (quote: the answer shown as quoted data;
+strip: quoted, its flagged sentences replaced by a marker). effect:
 manipulated minus plain; beyond control: manipulation minus control; agreement: Kendall with
 the human grades on the plain candidates (D.A.: agreement with the sample's labels). Scores
 in each method's own units. Intervals: 95% percentile bootstrap over questions (10,000
@@ -131,24 +131,6 @@ def _variants(split: ReferenceSplit, verdict: str) -> ReferenceSplit:
     return ReferenceSplit(qid=split.qid, pattern=split.pattern, seed=split.seed,
                           references=split.references,
                           candidates=tuple(split.candidates) + tuple(extra))
-
-
-def _stripped(text: str, guard: str) -> str:
-    """``text`` before any quoting under ``guard`` (:data:`GUARDS`): with ``strip``, its
-    flagged sentences replaced (the flags column still reads the text as written)."""
-    return strip_addressed(text) if guard == "strip" else text
-
-
-def _shown(split: ReferenceSplit, guard: str) -> ReferenceSplit:
-    """``split`` with its candidates :func:`_stripped` under ``guard``; the quoting itself is
-    the judge's (JudgeConfig.guard)."""
-    if guard != "strip":
-        return split
-    return ReferenceSplit(qid=split.qid, pattern=split.pattern, seed=split.seed,
-                          references=split.references,
-                          candidates=tuple(GradedAnswer(a.doc_id, _stripped(a.text, guard),
-                                                        a.grade, a.raw_label)
-                                           for a in split.candidates))
 
 
 def _variant(doc_id: str) -> tuple[str, str]:
@@ -215,11 +197,10 @@ def _table(groups: list[tuple[dict, list[dict]]], seed: int) -> pd.DataFrame:
                         "ours": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
                         "n_questions": iv.n, "n_items": r["n_items"]})
     for (ds, method, guard), values in agreement.items():
-        if guard not in ("on", "strip") or (ds, method, "off") not in agreement:
+        if guard in ("off", "n/a") or (ds, method, "off") not in agreement:
             continue
         iv = paired_difference(values, agreement[(ds, method, "off")], seed=seed,
-                               key=f"{ID}/{ds}/{method}/guard-k"
-                               + ("" if guard == "on" else f"/{guard}"))
+                               key=f"{ID}/{ds}/{method}/guard-k/{guard}")
         out.append({"dataset": ds, "method": method, "guard": f"{guard} - off",
                     "statistic": "agreement", "manipulation": "", "ours": iv.estimate,
                     "ci_low": iv.low, "ci_high": iv.high, "n_questions": iv.n,
@@ -238,9 +219,9 @@ def _linkage_rows(model, *, datasets, rows, guards, seed, limit, shots, progress
             fields, verdict = JUDGE_ROWS[row]
             splits = [_variants(s, verdict) for s in plain]
             for guard in guards:
-                cfg = JudgeConfig(mode="prob", seed=seed, guard=guard != "off", **fields)
+                cfg = JudgeConfig(mode="prob", seed=seed, guard=guard, **fields)
                 res = judge_questions(
-                    model, questions, [_shown(s, guard) for s in splits], cfg,
+                    model, questions, splits, cfg,
                     shots=shots if row == "linkage-fewshot" else 0,
                     demonstration_splits=plain if row == "linkage-fewshot" else None,
                     progress=progress, desc=f"{ds}: {row}, guard {guard}")
@@ -279,7 +260,7 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
     labels = sample.labels.set_index(["id", "answer_set"])["label"]
     for guard in guards:
         def shown(text: str, guard: str = guard) -> str:
-            return text if guard == "off" else guard_text(_stripped(text, guard))
+            return apply_guard(text, guard)
         rows = []
         for variant, answers in variants.items():
             res = da_scores(judge, questions, {i: shown(a) for i, a in answers.items()},
@@ -324,13 +305,14 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: str = "antique",
-        rows: str = "linkage-0shot,pointwise-ref", guards: str = "off,on,strip", shots: int = 3,
-        dq_limit: int = 8, judge: str = "", backbone: str = "",
-        progress: bool = True) -> Experiment:
+        rows: str = "linkage-0shot,pointwise-ref", guards: str = "off,quote,strip",
+        shots: int = 3, dq_limit: int = 8, judge: str = "", backbone: str = "",
+        judge_dtype: str = "", progress: bool = True) -> Experiment:
     """The table (module doc) at ``limit`` questions per dataset of ``datasets`` for the judge
     ``rows`` (:data:`JUDGE_ROWS`; ``linkage-fewshot`` shows ``shots`` demonstrations), with
     the guards of ``guards`` (:data:`GUARDS`), and D.A. / P.D. on the first ``dq_limit`` questions of
-    the DebateQA sample (0: none)."""
+    the DebateQA sample (0: none). ``judge_dtype`` (empty: the profile's) is the judge's
+    dtype, for every judge row and D.A. alike."""
     prof = get_profile(profile)
     judge_name = judge or prof.judge
     backbone_name = backbone or prof.pd_backbones[0]
@@ -342,7 +324,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: s
     if not set(guard_list) <= set(GUARDS):
         raise ValueError(f"guards must be some of {', '.join(GUARDS)}, got {guards!r}")
     ds_list = [d.strip() for d in datasets.split(",") if d.strip()]
-    model = prof.load(judge_name)
+    model = prof.load(judge_name, **({"dtype": judge_dtype} if judge_dtype else {}))
     groups, frames, counts = _linkage_rows(model, datasets=ds_list, rows=row_list,
                                            guards=guard_list, seed=seed, limit=limit,
                                            shots=shots, progress=progress)
@@ -372,33 +354,45 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: s
 
 
 def figure(table: pd.DataFrame):
-    """Each method's change beyond the control, guard off and on, with its interval: one panel
-    per dataset (a forest plot; 0: the manipulation does what any sentence does)."""
+    """Each method's change beyond the control under each guard, with its interval: one panel
+    per dataset, one line per method and manipulation, one dot per guard (a forest plot; 0:
+    the manipulation does what any sentence does)."""
     import matplotlib.pyplot as plt
 
     from nfeval_repro.plots import display_name
 
     t = table[table["statistic"] == "beyond control"]
     datasets = list(dict.fromkeys(t["dataset"]))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(6.2 * len(datasets), 5.2),
-                             squeeze=False)
-    colours = {"off": "#d62728", "on": "#1f77b4", "strip": "#2ca02c", "n/a": "#555555"}
+    lines = {ds: list(dict.fromkeys(zip(t.loc[t["dataset"] == ds, "method"],
+                                        t.loc[t["dataset"] == ds, "manipulation"])))
+             for ds in datasets}
+    tallest = max(len(v) for v in lines.values())
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.6 * len(datasets),
+                                                        2.0 + 0.32 * tallest), squeeze=False)
+    colours = {"off": "#d62728", "quote": "#1f77b4", "strip": "#2ca02c", "n/a": "#555555"}
+    offsets = {"off": -0.25, "quote": 0.0, "strip": 0.25, "n/a": 0.0}
     for ax, ds in zip(axes[0], datasets):
-        part = t[t["dataset"] == ds].reset_index(drop=True)
-        labels = [f"{display_name(m)}, guard {g}: {x} (n={n})" for m, g, x, n in
-                  zip(part["method"], part["guard"], part["manipulation"], part["n_questions"])]
-        for i, row in part.iterrows():
-            ax.errorbar(row["ours"], i, xerr=[[row["ours"] - row["ci_low"]],
-                                               [row["ci_high"] - row["ours"]]],
-                        fmt="o", capsize=3, color=colours.get(row["guard"], "#555555"))
+        part = t[t["dataset"] == ds]
+        labels = []
+        for y, (method, manipulation) in enumerate(lines[ds]):
+            sub = part[(part["method"] == method) & (part["manipulation"] == manipulation)]
+            labels.append(f"{display_name(method)}: {manipulation} "
+                          f"(n={int(sub['n_questions'].max())})")
+            for _, row in sub.iterrows():
+                ax.errorbar(row["ours"], y + offsets.get(row["guard"], 0.0),
+                            xerr=[[row["ours"] - row["ci_low"]], [row["ci_high"] - row["ours"]]],
+                            fmt="o", ms=3.5, capsize=2, color=colours.get(row["guard"], "#555"))
         ax.axvline(0, color="black", lw=0.8)
-        ax.set_yticks(range(len(part)), labels, fontsize=7)
+        ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlabel("manipulated minus control (the method's own units)", fontsize=8)
         ax.set_title(ds, fontsize=9)
-    fig.suptitle("One sentence appended to an answer, beyond a neutral sentence; red: the "
-                 "papers' prompts, blue: guarded, green: guarded with the flagged sentences "
-                 "removed; 95% bootstrap intervals over questions",
-                 fontsize=9)
-    fig.tight_layout()
+    handles = [plt.Line2D([], [], color=c, marker="o", ls="", label=g)
+               for g, c in colours.items() if g in set(t["guard"])]
+    fig.legend(handles=handles, title="guard", loc="lower center", ncol=len(handles),
+               fontsize=8, title_fontsize=8, frameon=False)
+    fig.suptitle("One sentence appended to an answer, beyond a neutral sentence: the papers' "
+                 "prompts (off), the answer quoted (quote), quoted with the flagged sentences "
+                 "removed (strip); 95% bootstrap intervals over questions", fontsize=9)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
