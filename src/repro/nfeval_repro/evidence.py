@@ -401,6 +401,7 @@ PROBE: dict[str, dict] = {
     "lk_t06": {**_ABL, "limit": 1},
     "lk_t07_t08": {**_ABL, "limit": 1},
     "lk_t09_t10_f02": {**_ABL, "limit": 1},
+    "lk_x03": {"limit": 1, "dq_limit": 1},
 }
 
 #: The wall time ``make evidence`` is planned to fit (seconds on 2 cores).
