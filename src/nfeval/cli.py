@@ -399,8 +399,8 @@ def _linkage(args: argparse.Namespace) -> int:
 
 GUARD_HELP = ("keep the {what} from talking the judge into a better score: 'quote' shows "
               "the judge each {what} as quoted data (delimited, labelled, with a sentence "
-              "saying nothing inside is addressed to it, its [[...]] label brackets broken "
-              "up); 'strip' (what --guard alone means) also replaces each sentence addressed "
+              "saying nothing inside is addressed to it and its praise of itself is no "
+              "evidence, its [[...]] label brackets broken up); 'strip' (what --guard alone means) also replaces each sentence addressed "
               "to the judge or written as its verdict by a marker. The papers' prompts are "
               "otherwise unchanged and the signature says guard:quote or guard:strip (default "
               "off: the papers' protocol). Every run flags the {what}s that address the judge "
