@@ -124,8 +124,8 @@ STAGES: dict[str, tuple[dict, ...]] = {
     "lk_t07_t08": (_ABL,),
     "lk_t09_t10_f02": (_ABL,),
     # every judge row, both datasets, the three guards (the notebook's defaults, bf16): 4
-    # questions per dataset, then 10
-    "lk_x03": ({"limit": 4}, {"limit": 10}),
+    # questions per dataset, then 10 and D.A. / P.D. on all 40 sample questions
+    "lk_x03": ({"limit": 4}, {"limit": 10, "dq_limit": 40}),
 }
 
 #: (artefact, what its evidence run computes), in the order they run: the claims' tables
@@ -164,7 +164,7 @@ PLAN: tuple[tuple[str, str], ...] = (
                        "dataset"),
     ("lk_x03", "beyond both papers: one sentence addressed to the judge, every judge row on "
                "ANTIQUE and TREC-DL-NF with the three guards (4, then 10 questions per "
-               "dataset), D.A. and P.D. on 8 sample questions"),
+               "dataset), D.A. and P.D. on 8, then 40 sample questions"),
 )
 
 

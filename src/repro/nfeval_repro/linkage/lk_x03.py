@@ -76,6 +76,8 @@ LEXICAL_ROWS = ("rougeL", "bleu")
 #: How the judge sees a candidate: the papers' prompts (off), the answer as quoted data (quote),
 #: and quoted with every sentence that nfeval.guard.flags flags replaced by a marker (strip).
 GUARDS = GUARD_MODES
+#: The guard column of the rows without a judge prompt (lexical, P.D.): no guard applies.
+NO_GUARD = "none"
 DA_VERDICT = "Response: 1"
 
 NOTES = """\
@@ -197,7 +199,7 @@ def _table(groups: list[tuple[dict, list[dict]]], seed: int) -> pd.DataFrame:
                         "ours": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
                         "n_questions": iv.n, "n_items": r["n_items"]})
     for (ds, method, guard), values in agreement.items():
-        if guard in ("off", "n/a") or (ds, method, "off") not in agreement:
+        if guard in ("off", NO_GUARD) or (ds, method, "off") not in agreement:
             continue
         iv = paired_difference(values, agreement[(ds, method, "off")], seed=seed,
                                key=f"{ID}/{ds}/{method}/guard-k/{guard}")
@@ -206,6 +208,42 @@ def _table(groups: list[tuple[dict, list[dict]]], seed: int) -> pd.DataFrame:
                     "ci_low": iv.low, "ci_high": iv.high, "n_questions": iv.n,
                     "n_items": 0})
     return pd.DataFrame(out)
+
+
+#: What a manipulation does to a score, beyond the control (:func:`summary`): the claims'
+#: verdict words (nfeval_repro.claims.row_verdict) on the side the manipulation aims for.
+MOVES = {"holds": "lifts the score", "contradicted": "lowers the score"}
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The claims-style summary: per dataset, method, guard and manipulation, whether it lifts
+    the score beyond the neutral control (the interval of ``beyond control`` wholly on the
+    side the manipulation aims for: up, P.D. down), lowers it, or the data cannot tell
+    (*too few questions* under 10, *borderline* where a reseed could turn it, as the claims
+    table reads); and whether the manipulation's effect lies inside the control's interval
+    (the guard's target)."""
+    from nfeval_repro.claims import row_verdict
+
+    t = table[table["statistic"].isin(["effect", "beyond control"])]
+    control = {(r.dataset, r.method, r.guard): (r.ci_low, r.ci_high)
+               for r in t[(t["statistic"] == "effect") & (t["manipulation"] == "control")]
+               .itertuples()}
+    effect = {(r.dataset, r.method, r.guard, r.manipulation): r.ours
+              for r in t[t["statistic"] == "effect"].itertuples()}
+    rows = []
+    for r in t[t["statistic"] == "beyond control"].itertuples():
+        sign = -1.0 if r.method == "pd" else 1.0  # P.D.: lower is better
+        lo, hi = sorted((sign * r.ci_low, sign * r.ci_high))
+        v = row_verdict(lo, hi, 0.0, int(r.n_questions))
+        c = control.get((r.dataset, r.method, r.guard))
+        e = effect.get((r.dataset, r.method, r.guard, r.manipulation))
+        rows.append({"dataset": r.dataset, "method": r.method, "guard": r.guard,
+                     "manipulation": r.manipulation, "beyond_control": r.ours,
+                     "ci_low": r.ci_low, "ci_high": r.ci_high, "n_questions": r.n_questions,
+                     "verdict": MOVES.get(v, v),
+                     "inside_control_interval": (None if c is None or e is None
+                                                 else bool(c[0] <= e <= c[1]))})
+    return pd.DataFrame(rows)
 
 
 def _linkage_rows(model, *, datasets, rows, guards, seed, limit, shots, progress):
@@ -235,13 +273,13 @@ def _linkage_rows(model, *, datasets, rows, guards, seed, limit, shots, progress
         for m in LEXICAL_ROWS:
             part = lex[lex["method"] == m]
             long = pd.DataFrame([
-                {"dataset": ds, "method": m, "guard": "n/a", "qid": qid,
+                {"dataset": ds, "method": m, "guard": NO_GUARD, "qid": qid,
                  **dict(zip(("doc_id", "variant"), _variant(doc))),
                  "grade": float(grade), "score": float(score), "flags": ""}
                 for qid, doc, grade, score in zip(part["qid"], part["doc_id"], part["grade"],
                                                   part["score"])])
             frames.append(long)
-            groups.append(({"dataset": ds, "method": m, "guard": "n/a"},
+            groups.append(({"dataset": ds, "method": m, "guard": NO_GUARD},
                            effect_rows(long, seed=seed)))
     return groups, frames, counts
 
@@ -293,14 +331,14 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
         if variant == "verdict":
             continue  # P.D. reads no verdict
         res = pd_scores(backbone, answers, partials, progress=progress)
-        rows += [{"dataset": "debateqa-sample", "method": "pd", "guard": "n/a",
+        rows += [{"dataset": "debateqa-sample", "method": "pd", "guard": NO_GUARD,
                   "qid": str(r.id), "doc_id": str(r.id), "variant": variant, "grade": 0.0,
                   "score": float(r.score), "flags": ""} for r in res]
     long = pd.DataFrame(rows)
     frames.append(long)
     out = [r for r in effect_rows(long, seed=seed, lower_is_better=True)
            if r["statistic"] != "agreement"]
-    groups.append(({"dataset": "debateqa-sample", "method": "pd", "guard": "n/a"}, out))
+    groups.append(({"dataset": "debateqa-sample", "method": "pd", "guard": NO_GUARD}, out))
     return groups, frames, len(target)
 
 
@@ -345,11 +383,11 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: s
     sigs = [Signature(metric=f"{ID}/{row}", variant="prob", model=info, seed=seed,
                       n=sum(v for k, v in counts.items() if k in ds_list),
                       extra={"guards": guards}) for row in row_list]
+    frames = {"scores": scores, "flagged": flagged, "summary": summary(table)}
     return Experiment(id=ID, table=table,
                       id_columns=["dataset", "method", "guard", "statistic", "manipulation"],
                       interval="questions",
-                      signatures=sigs, notes=NOTES, frames={"scores": scores,
-                                                            "flagged": flagged},
+                      signatures=sigs, notes=NOTES, frames=frames,
                       extra={"counts": counts, "judge": judge_name, "backbone": backbone_name})
 
 
@@ -369,8 +407,8 @@ def figure(table: pd.DataFrame):
     tallest = max(len(v) for v in lines.values())
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.6 * len(datasets),
                                                         2.0 + 0.32 * tallest), squeeze=False)
-    colours = {"off": "#d62728", "quote": "#1f77b4", "strip": "#2ca02c", "n/a": "#555555"}
-    offsets = {"off": -0.25, "quote": 0.0, "strip": 0.25, "n/a": 0.0}
+    colours = {"off": "#d62728", "quote": "#1f77b4", "strip": "#2ca02c", NO_GUARD: "#555555"}
+    offsets = {"off": -0.25, "quote": 0.0, "strip": 0.25, NO_GUARD: 0.0}
     for ax, ds in zip(axes[0], datasets):
         part = t[t["dataset"] == ds]
         labels = []
