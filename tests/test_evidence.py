@@ -245,7 +245,8 @@ def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():
     # on the questions it adds to the earlier every-candidate stages of its datasets
     rows = {(r["artefact"], r["stage"].get("limit"), r["stage"].get("datasets")): r
             for r in evidence.projection(steps, [_log("lk_t02", {"limit": 30}, 60, 6000.0, 100),
-                                                 _log("lk_t02", {"limit": 60}, 113, 5300.0, 90)])}
+                                                 _log("lk_t02", {"limit": 60}, 113, 5300.0, 90)],
+                                         speedup=lambda dtype: None)}
     factor = {d: evidence.CANDIDATES[d] / 8 for d in evidence.CANDIDATES}
     assert rows["lk_t02", 0, "trec-dl-nf"]["projected_s"] == pytest.approx(
         100.0 * factor["trec-dl-nf"] * 53)
@@ -453,3 +454,26 @@ def test_the_command_exits_1_naming_the_failed_artefacts(monkeypatch, capsys):
     assert evidence.main(["lk_t05"]) == 1
     err = capsys.readouterr().err
     assert "1 artefact(s) failed" in err and "lk_t05 {'limit': 40}: no judge" in err
+
+
+def test_a_stage_in_another_dtype_is_projected_at_its_benched_speed_up(tmp_path):
+    every = {"limit": 0, "datasets": "trec-dl-nf", **evidence._EVERY}
+    assert every["judge_dtype"] == "bfloat16"
+    steps = [("lk_t02", {"limit": 30}), ("lk_t02", every)]
+    log = [_log("lk_t02", {"limit": 30}, 60, 6000.0, 100)]
+    at_float32 = evidence.projection(steps, log, speedup=lambda d: None)[1]
+    assert at_float32["speedup"] is None
+    faster = evidence.projection(steps, log, speedup=lambda d: 4.0)[1]
+    assert faster["speedup"] == 4.0
+    assert faster["projected_s"] == pytest.approx(at_float32["projected_s"] / 4.0)
+    # the speed-up is the last judge_path row of the CPU class's LINKAGE workload
+    bench = tmp_path / "bench.csv"
+    bench.write_text(
+        "kernel,model,workload,speedup_vs_float32\n"
+        "judge_path,j/hf-bfloat16,linkage-antique-0shot-3q@x86_64/a,0.6\n"
+        "judge_path,j/hf-bfloat16,da-24answers@x86_64/a,9\n"
+        "judge_path,j/hf-bfloat16,linkage-antique-0shot-3q@x86_64/b,5\n"
+        "judge_path,j/hf-bfloat16,linkage-antique-0shot-3q@x86_64/a,2.5\n")
+    assert evidence.dtype_speedup("bfloat16", "x86_64/a", bench) == 2.5
+    assert evidence.dtype_speedup("bfloat16", "x86_64/c", bench) is None
+    assert evidence.dtype_speedup("float32", "x86_64/c", bench) == 1.0

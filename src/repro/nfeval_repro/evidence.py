@@ -241,6 +241,33 @@ def _candidate_factor(stage: dict) -> float:
     return max(CANDIDATES[d] for d in names) / 8.0 if names else 1.0
 
 
+#: Where ``make bench`` writes the judge's speed-up of each dtype on each CPU class.
+BENCH = Path("bench.csv")  # under results/
+
+
+def dtype_speedup(dtype: str, machine: str, bench: Path | None = None) -> float | None:
+    """The judge's speed-up over float32 in ``dtype`` on CPUs of class ``machine``: the last
+    ``judge_path`` row of results/bench.csv for the LINKAGE workload (``make bench``); None
+    where none is recorded (float32: 1)."""
+    if not dtype or dtype == "float32":
+        return 1.0
+    path = RESULTS / BENCH if bench is None else bench
+    if not path.is_file():
+        return None
+    found = None
+    with path.open(encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh):
+            if (row.get("kernel") == "judge_path"
+                    and str(row.get("model", "")).endswith(f"/hf-{dtype}")
+                    and str(row.get("workload", "")).startswith("linkage")
+                    and str(row.get("workload", "")).endswith(f"@{machine}")):
+                try:
+                    found = float(row["speedup_vs_float32"])
+                except (KeyError, TypeError, ValueError):
+                    continue
+    return found if found and found > 0 else None
+
+
 def _stage_text(stage: dict) -> str:
     import json
 
@@ -301,14 +328,25 @@ def _append_log(path: Path, row: dict) -> None:
         out.writerow(row)
 
 
-def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[dict]:
+def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
+               speedup=None) -> list[dict]:
     """Per step: ``done`` (the log holds it finished), or its projected wall seconds: the wall
     or item seconds (the larger) per question of the artefact's last finished stage times the
     questions the step adds to the largest finished one (``None``: no stage of the artefact
     finished yet, or its size unknown). Stages that judge every candidate
     (``max_candidates`` 0) are projected apart: their questions are counted against the
     earlier every-candidate stages of the same datasets, at the 8-candidate rate times
-    :func:`_candidate_factor`. Rows of stages only started are left out."""
+    :func:`_candidate_factor`. Rows of stages only started are left out. A stage whose
+    judge runs in another dtype (``judge_dtype``) is projected at the float32 rate divided by
+    ``speedup(dtype)`` (default: :func:`dtype_speedup` on this CPU class; its row's
+    ``speedup``), or at the float32 rate where none is recorded (``speedup`` None)."""
+    if speedup is None:
+        from nfeval.machine import machine_tag
+
+        tag = machine_tag()
+
+        def speedup(dtype: str) -> float | None:
+            return dtype_speedup(dtype, tag)
     finished: dict[str, list[dict]] = {}
     for row in log:
         if row["finished"] and not _every(json_loads(row["stage"])):
@@ -337,11 +375,15 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict]) -> list[d
             if q is not None:
                 every[key] = max(reached, q)
             per = None if per is None else per * _candidate_factor(stage)
+        dtype = str(stage.get("judge_dtype") or "")
+        gain = speedup(dtype) if dtype and dtype != "float32" else None
+        if per is not None and gain:
+            per /= gain
         projected = None
         if not done and per is not None and q is not None:
             projected = per * max(q - reached, 0)
         rows.append({"artefact": a, "stage": stage, "questions": q, "done": done,
-                     "projected_s": projected})
+                     "projected_s": projected, "dtype": dtype, "speedup": gain})
         if projected is not None and not _every(stage):  # the artefact's next step starts here
             finished.setdefault(a, []).append({"artefact": a, "stage": _stage_text(stage),
                                                "questions": str(q), "wall_s": str(projected),
@@ -370,7 +412,11 @@ def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
           f"{display_path(log_path)}", flush=True)
     for i, r in enumerate(rows, 1):
         what = ("done" if r["done"] else "not projected: no finished stage of it logged yet"
-                if r["projected_s"] is None else f"projected {r['projected_s'] / 3600:.1f} h")
+                if r["projected_s"] is None else f"projected {r['projected_s'] / 3600:.1f} h"
+                + ("" if not r.get("dtype") or r["dtype"] == "float32" else
+                   f" ({r['dtype']}: float32's rate / {r['speedup']:.2f}, results/bench.csv)"
+                   if r.get("speedup") else
+                   f" ({r['dtype']} at float32's rate: `make bench` records none here)"))
         q = f"{r['questions']} questions" if r["questions"] is not None else "size unknown"
         print(f"  {i:>2}. {r['artefact']:<15} {_stage_text(r['stage']):<58} {q:<14} {what}")
     print(f"projected: {known / 3600:.1f} h of wall time for the {len(todo) - len(unknown)} "
