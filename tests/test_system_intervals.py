@@ -275,6 +275,9 @@ def test_the_vectorized_pooled_answer_correlation_equals_the_loop_to_the_last_bi
                          for r in draws])
         vec = di._batch_answer_correlation(mx, my, draws, method)
         assert np.array_equal(loop, vec, equal_nan=True), trial
+        if method == "kendall":  # the pair counts computed once, as the bootstrap does
+            pre = di._batch_answer_correlation(mx, my, draws, method, di.kendall_blocks(mx, my))
+            assert np.array_equal(loop, pre, equal_nan=True), trial
 
 
 def test_every_vectorized_interval_gives_the_rows_of_the_loop(monkeypatch):

@@ -56,4 +56,4 @@ class RunCache:
             dict(result), default=str)))])
 
     def __len__(self) -> int:
-        return len(self._file.entries)
+        return len(self._file)

@@ -429,8 +429,37 @@ def pretrained(kind: str, path: str | Path, **kwargs):
         return load(str(path), **kwargs)
     key = (kind, str(Path(path).resolve()))
     if key not in _PRETRAINED:
-        _PRETRAINED[key] = load(str(path))
+        _PRETRAINED[key] = (_pickled_tokenizer(Path(path), load) if kind == "tokenizer"
+                            else load(str(path)))
     return _PRETRAINED[key]
+
+
+def _pickled_tokenizer(folder: Path, load):
+    """The tokenizer of an unpacked pack, kept beside it as a pickle made by the same
+    transformers and tokenizers versions: a later process unpickles it in a fraction of the
+    time ``from_pretrained`` takes to build it (every notebook loads one to three). A pickle
+    that does not load is rebuilt."""
+    import pickle
+
+    import tokenizers
+    import transformers
+
+    cached = folder / f".tokenizer-{transformers.__version__}-{tokenizers.__version__}.pickle"
+    if cached.is_file():
+        try:
+            with cached.open("rb") as fh:
+                return pickle.load(fh)
+        except Exception:  # noqa: BLE001 - a stale or cut pickle: build the tokenizer again
+            pass
+    tok = load(str(folder))
+    tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as fh:
+            pickle.dump(tok, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cached)
+    except OSError:  # a read-only cache: build it each time
+        tmp.unlink(missing_ok=True)
+    return tok
 
 
 def read_manifest(folder: Path) -> dict | None:

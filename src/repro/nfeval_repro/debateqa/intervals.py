@@ -248,12 +248,32 @@ def _twice_centred_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return ranks[:, group] - (w.sum(axis=1) + 1)[:, None]
 
 
+def kendall_blocks(mx: np.ndarray, my: np.ndarray) -> list[np.ndarray]:
+    """The pair counts :func:`_batch_answer_correlation`'s Kendall sums over, between every
+    two questions (the sum over answers i of one, j of the other, of the sign products of
+    x-x, x-y and y-y): they do not depend on the resample, so a caller that bootstraps in
+    batches computes them once."""
+    valid = ~(np.isnan(mx) | np.isnan(my))
+    q, col = np.nonzero(valid)
+    a, b = mx[q, col], my[q, col]
+    onehot = np.zeros((a.size, mx.shape[0]), dtype=np.int64)
+    onehot[np.arange(a.size), q] = 1
+    blocks = []
+    for x, z in ((a, b), (a, a), (b, b)):
+        sx = np.sign(x[:, None] - x[None, :]).astype(np.int64)
+        sz = sx if z is x else np.sign(z[:, None] - z[None, :]).astype(np.int64)
+        blocks.append(onehot.T @ (sx * sz) @ onehot)
+    return blocks
+
+
 def _batch_answer_correlation(mx: np.ndarray, my: np.ndarray, draws: np.ndarray,
-                              method: str) -> np.ndarray:
+                              method: str, blocks: list[np.ndarray] | None = None
+                              ) -> np.ndarray:
     """:func:`fast_correlation` of the pooled answers of every resample of questions at once
     (``draws``: resamples x questions), Kendall or Spearman. Ranks, sign products and their
     sums are integers (or halves, quarters) summed exactly, then divided as the loop
-    divides, so each value is the loop's to the last bit."""
+    divides, so each value is the loop's to the last bit. ``blocks``: Kendall's
+    :func:`kendall_blocks` of ``mx``, ``my``, when the caller has them."""
     valid = ~(np.isnan(mx) | np.isnan(my))
     q, col = np.nonzero(valid)
     a, b = mx[q, col], my[q, col]
@@ -262,13 +282,7 @@ def _batch_answer_correlation(mx: np.ndarray, my: np.ndarray, draws: np.ndarray,
     drawn = w.sum(axis=1)
     if method == "kendall":
         # pair counts between questions: sum over answers i of q, j of r of sign products
-        onehot = np.zeros((a.size, mx.shape[0]), dtype=np.int64)
-        onehot[np.arange(a.size), q] = 1
-        blocks = []
-        for x, z in ((a, b), (a, a), (b, b)):
-            sx = np.sign(x[:, None] - x[None, :]).astype(np.int64)
-            sz = sx if z is x else np.sign(z[:, None] - z[None, :]).astype(np.int64)
-            blocks.append(onehot.T @ (sx * sz) @ onehot)
+        blocks = kendall_blocks(mx, my) if blocks is None else blocks
         num, saa, sbb = (np.einsum("bq,qr,br->b", counts, m, counts) for m in blocks)
         num, den = num.astype(float), np.sqrt(saa.astype(float) * sbb.astype(float))
     elif method == "spearman":
@@ -394,7 +408,9 @@ def answer_correlation(scores: pd.DataFrame, x: Selector, y: Selector, *,
         return _corr(mx[rows].ravel(), my[rows].ravel(), method)
 
     def every(draws: np.ndarray) -> np.ndarray:  # all resamples at once, the same values
-        return in_batches(lambda d: _batch_answer_correlation(mx, my, d, method), draws)
+        blocks = kendall_blocks(mx, my) if method == "kendall" else None
+        return in_batches(lambda d: _batch_answer_correlation(mx, my, d, method, blocks),
+                          draws)
 
     iv = _cluster(len(qids), stat, seed=seed, key=_key("answers", method, key, x, y),
                   vectorized=every if method in ("kendall", "spearman") else None)
