@@ -87,6 +87,9 @@ _EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sam
 #: against the 8-candidate stages' 8: what the projection scales an 8-candidate stage's rate by.
 CANDIDATES = {"antique": 19.8, "trec-dl-nf": 99.5}
 
+#: Both LINKAGE datasets, as a notebook's ``datasets`` parameter.
+_BOTH = "antique,trec-dl-nf"
+
 #: Parameter stages of each artefact (default: one run at the notebook's defaults).
 STAGES: dict[str, tuple[dict, ...]] = {
     # the 1.5B judge's five rows: ANTIQUE grows 30 -> 60 -> 120 questions (TREC-DL-NF: its 53
@@ -123,9 +126,11 @@ STAGES: dict[str, tuple[dict, ...]] = {
     "lk_t06": (_ABL,),
     "lk_t07_t08": (_ABL,),
     "lk_t09_t10_f02": (_ABL,),
-    # every judge row, both datasets, the three guards (the notebook's defaults, bf16): 4
-    # questions per dataset, then 10 and D.A. / P.D. on all 40 sample questions
-    "lk_x03": ({"limit": 4}, {"limit": 10, "dq_limit": 40}),
+    # every judge row with the three guards (the notebook's defaults, bf16): 4 ANTIQUE
+    # questions, then TREC-DL-NF's too, then 10 questions per dataset and D.A. / P.D. on all
+    # 40 sample questions
+    "lk_x03": ({"limit": 4, "datasets": "antique"}, {"limit": 4, "datasets": _BOTH},
+               {"limit": 10, "datasets": _BOTH, "dq_limit": 40}),
 }
 
 #: (artefact, what its evidence run computes), in the order they run: the claims' tables
@@ -163,8 +168,8 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("lk_t09_t10_f02", "LINKAGE Tables 9-10, Figure 2: three reference draws, 30 questions per "
                        "dataset"),
     ("lk_x03", "beyond both papers: one sentence addressed to the judge, every judge row on "
-               "ANTIQUE and TREC-DL-NF with the three guards (4, then 10 questions per "
-               "dataset), D.A. and P.D. on 8, then 40 sample questions"),
+               "ANTIQUE and TREC-DL-NF with the three guards (4 ANTIQUE questions, then 4 and "
+               "10 per dataset), D.A. and P.D. on 8, then 40 sample questions"),
 )
 
 
