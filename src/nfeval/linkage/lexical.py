@@ -80,7 +80,22 @@ def _rouge_tokenizer():
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> Counter:
-    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+    return Counter(zip(*(tokens[i:] for i in range(n)))) if len(tokens) >= n else Counter()
+
+
+@lru_cache(maxsize=50_000)
+def _rouge_grams(text: str) -> tuple[tuple[str, ...], Counter, Counter]:
+    """A text's ROUGE tokens and their 1- and 2-gram counts, once per text (a reference is
+    compared with every candidate of its question). Read only."""
+    tokens = tuple(_rouge_tokenizer().tokenize(text))
+    return tokens, _ngrams(tokens, 1), _ngrams(tokens, 2)
+
+
+def _overlap(a: Counter, b: Counter) -> int:
+    """The clipped n-gram matches of two counts (symmetric: the smaller is walked)."""
+    if len(b) < len(a):
+        a, b = b, a
+    return sum(min(c, b[g]) for g, c in a.items() if g in b)
 
 
 def _f1(precision: float, recall: float) -> float:
@@ -110,12 +125,11 @@ def lcs_length(a: Sequence, b: Sequence) -> int:
 
 @lru_cache(maxsize=200_000)
 def _rouge_f1(candidate: str, reference: str) -> tuple[float, float, float]:
-    tok = _rouge_tokenizer()
-    target, pred = tok.tokenize(reference), tok.tokenize(candidate)
+    target, *t_grams = _rouge_grams(reference)
+    pred, *p_grams = _rouge_grams(candidate)
     out = []
-    for n in (1, 2):
-        t, p = _ngrams(target, n), _ngrams(pred, n)
-        overlap = sum(min(c, p[g]) for g, c in t.items())
+    for t, p in zip(t_grams, p_grams):
+        overlap = _overlap(t, p)
         out.append(_f1(overlap / max(sum(p.values()), 1), overlap / max(sum(t.values()), 1)))
     if not target or not pred:
         out.append(0.0)
