@@ -78,7 +78,8 @@ SMALLEST: dict[str, dict] = {
     "dq_t07": {"limit": 1},
     "lk_x01": {"limit": 12, "repeats": 1},
     "lk_x02": {"limit": 1, "swap_limit": 1, "judge": _JUDGE},
-    "lk_x03": {"limit": 1, "dq_limit": 1},
+    # the few-shot row's 3 demonstrations are the other judged questions: 4 of them
+    "lk_x03": {"limit": 4, "dq_limit": 1},
     "claims": {"seed_check": 1},
 }
 

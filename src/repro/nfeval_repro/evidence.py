@@ -452,7 +452,8 @@ PROBE: dict[str, dict] = {
     "lk_t06": {**_ABL, "limit": 1},
     "lk_t07_t08": {**_ABL, "limit": 1},
     "lk_t09_t10_f02": {**_ABL, "limit": 1},
-    "lk_x03": {"limit": 1, "dq_limit": 1},
+    # two questions: the few-shot row's one demonstration is the other one
+    "lk_x03": {"limit": 2, "shots": 1, "dq_limit": 1},
 }
 
 #: The wall time ``make evidence`` is planned to fit (seconds on 2 cores).
