@@ -343,9 +343,9 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: str = "antique",
-        rows: str = "linkage-0shot,pointwise-ref", guards: str = "off,quote,strip",
+        rows: str = ",".join(JUDGE_ROWS), guards: str = ",".join(GUARDS),
         shots: int = 3, dq_limit: int = 8, judge: str = "", backbone: str = "",
-        judge_dtype: str = "", progress: bool = True) -> Experiment:
+        judge_dtype: str = "bfloat16", progress: bool = True) -> Experiment:
     """The table (module doc) at ``limit`` questions per dataset of ``datasets`` for the judge
     ``rows`` (:data:`JUDGE_ROWS`; ``linkage-fewshot`` shows ``shots`` demonstrations), with
     the guards of ``guards`` (:data:`GUARDS`), and D.A. / P.D. on the first ``dq_limit`` questions of
