@@ -180,10 +180,6 @@ def rouge_release(candidate: str, reference: str) -> dict[str, float]:
             "rougeL": float(s["rouge-l"]["f"])}
 
 
-def _ngram_counts(tokens: Sequence[str], n: int) -> Counter:
-    return Counter(zip(*(tokens[i:] for i in range(n)))) if len(tokens) >= n else Counter()
-
-
 def _sentence_bleu(candidate: str, reference: str, epsilon: float | None) -> float:
     """Sentence BLEU, whitespace tokens, 4-gram weights; an order without a match enters as
     the smallest positive float (``epsilon`` None: NLTK's ``method0``) or as ``epsilon``
@@ -193,7 +189,7 @@ def _sentence_bleu(candidate: str, reference: str, epsilon: float | None) -> flo
         return 0.0
     logs = []
     for n in (1, 2, 3, 4):
-        counts, ref_counts = _ngram_counts(hyp, n), _ngram_counts(ref, n)
+        counts, ref_counts = _ngrams(hyp, n), _ngrams(ref, n)
         matched = sum(min(c, ref_counts[g]) for g, c in counts.items())
         if n == 1 and matched == 0:
             return 0.0

@@ -77,8 +77,9 @@ _ABL = {**_J, "limit": 30, "max_candidates": -1}
 #: release runs it) on every candidate of the judged questions, one dataset at a time; the
 #: small judge and the sampled decoding stay on the 8-candidate stages. The judge runs in
 #: bfloat16 there, every row alike: results/bench.csv's judge_path has it at 3.3-4.1x float32
-#: on a CPU with AMX (its judge_table: lk_t02's rows within 0.009 of float32's), at 0.62x in an
-#: older row on a CPU with avx512_bf16 alone; measure it on yours (`make bench`).
+#: on a CPU with AMX (its judge_table: lk_t02's rows within 0.009 of float32's), at 2.38x on a
+#: CPU with avx512_bf16 alone (0.62x in an older row, an earlier torch); measure it on yours
+#: (`make bench`).
 EVERY_ROWS = "linkage-0shot,pointwise-ref,pointwise-noref,linkage-fewshot,pairwise-release"
 _EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sample_limit": 0,
           "judge_dtype": "bfloat16"}
