@@ -257,3 +257,40 @@ def test_the_reseed_rule_settles_no_row_that_a_hundred_seeds_split(committed):
             assert r.verdict.startswith("borderline"), (r.comparison, r.dataset, verdicts)
         checked += 1
     assert checked == len(rows) == 6
+
+
+def test_changes_pairs_rows_and_names_every_verdict_that_moved(committed, tmp_path, capsys):
+    """Two claims tables side by side: widths before and after, the ratio, and each verdict
+    that changed; a row in one table only is kept and counted as changed."""
+    from nfeval_repro.claims import _main, changes
+
+    after = committed.copy()
+    first = after.index[after["claim"] == "L1"][0]
+    half = (after.at[first, "ci_high"] - after.at[first, "ci_low"]) / 2
+    after.at[first, "ci_high"] = after.at[first, "ci_low"] + half
+    after.at[first, "verdict"] = "contradicted"
+    after = after.drop(after.index[-1])
+    table = changes(committed, after)
+    assert len(table) == len(committed)
+    row = table[(table["comparison"] == committed.at[first, "comparison"])
+                & (table["dataset"] == committed.at[first, "dataset"])
+                & (table["claim"] == "L1")].iloc[0]
+    assert row["width_ratio"] == pytest.approx(0.5)
+    assert row["verdict_after"] == "contradicted" and row["verdict_changed"]
+    gone = table[table["verdict_after"].isna()]
+    assert len(gone) == 1 and gone["verdict_changed"].all()
+    assert int(table["verdict_changed"].sum()) == 2
+    only = changes(committed, committed, claims=("L1", "L2"))
+    assert set(only["claim"]) == {"L1", "L2"} and not only["verdict_changed"].any()
+    assert (only["width_ratio"].dropna() == 1).all()
+
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    committed.to_csv(a, index=False)
+    after.to_csv(b, index=False)
+    assert _main([str(a), str(b), "--claims", "L1", "--out", str(tmp_path / "c.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "-> **contradicted**" in out and "1 verdict changed" in out
+    assert (tmp_path / "c.csv").is_file()
+    with pytest.raises(SystemExit):
+        _main([str(a), str(b), "--claims", "L9"])
+    assert "unknown claim L9" in capsys.readouterr().err

@@ -477,3 +477,32 @@ def test_a_stage_in_another_dtype_is_projected_at_its_benched_speed_up(tmp_path)
     assert evidence.dtype_speedup("bfloat16", "x86_64/a", bench) == 2.5
     assert evidence.dtype_speedup("bfloat16", "x86_64/c", bench) is None
     assert evidence.dtype_speedup("float32", "x86_64/c", bench) == 1.0
+
+
+def test_a_stage_on_part_of_the_datasets_writes_beside_the_committed_table(tmp_path, monkeypatch,
+                                                                          capsys):
+    """lk_t02's every-candidate stages score one dataset each: their tables go under
+    results/evidence/parts/, never over the artefact's two-dataset table, and their items still
+    go to the store the run reads (NFEVAL_STORE while the notebook runs, restored after)."""
+    import os
+
+    import papermill as pm
+
+    assert evidence.stage_output("lk_t02", {"limit": 30}, tmp_path) == tmp_path
+    part = evidence.stage_output("lk_t02", {"datasets": "antique,trec-dl-nf"}, tmp_path)
+    assert part == tmp_path / "results" / "evidence" / "parts" / "lk_t02-antique+trec-dl-nf"
+    monkeypatch.delenv("NFEVAL_STORE", raising=False)
+    seen = []
+
+    def fake(*args, parameters, **kwargs):
+        seen.append((parameters["output_dir"], os.environ.get("NFEVAL_STORE")))
+
+    monkeypatch.setattr(pm, "execute_notebook", fake)
+    evidence.run(["lk_t02"], tmp_path, {"lk_t02": ({"limit": 1},
+                                                   {"limit": 1, "datasets": "trec-dl-nf"})})
+    (whole, env_whole), (parted, env_part) = seen
+    assert whole == str(tmp_path) and env_whole is None
+    assert parted == str(tmp_path / "results" / "evidence" / "parts" / "lk_t02-trec-dl-nf")
+    assert env_part == str(evidence.RESULTS)
+    assert "NFEVAL_STORE" not in os.environ
+    assert "its tables go to" in capsys.readouterr().out

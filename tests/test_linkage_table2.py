@@ -81,3 +81,18 @@ def test_bleu_pools_puts_bleu_beside_answer_length_on_both_pools():
     assert table["with_4gram_match"].between(0, 1).all()
     # longer answers have higher grades here, so length alone ranks them perfectly
     assert table.loc[("rest", "length"), "spearman"] == pytest.approx(1.0)
+
+
+def test_same_items_frames_without_a_language_model_leave_the_refppl_row_out(mirror):
+    """refppl_lm 'none' (the every-candidate stages): the automatic metrics on the judged
+    items, and no refppl row, signature or token count."""
+    from nfeval_repro.linkage.table2 import same_items_frames
+
+    qs = [_question(f"q{i}") for i in range(3)]
+    sample = judged_items(qs, "trec-dl-nf", seed=0, limit=0, max_candidates=3)
+    frames, sigs, counts = same_items_frames(None, {"trec-dl-nf": qs}, {"trec-dl-nf": sample},
+                                             seed=0, max_candidates=3, embedder=None,
+                                             num_layers=6, progress=False)
+    methods = set(pd.concat(frames)["method"])
+    assert "refppl" not in methods and {"rouge1", "rougeL", "bleu"} <= methods
+    assert sigs == [] and counts == {}

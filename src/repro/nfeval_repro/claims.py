@@ -64,7 +64,8 @@ import pandas as pd
 from nfeval import NfevalError
 from nfeval.paths import RESULTS
 
-__all__ = ["CLAIMS", "COLUMNS", "SEED_CHECK", "SOURCES", "VERDICTS", "claims_table",
+__all__ = ["CHANGE_COLUMNS", "CLAIMS", "COLUMNS", "SEED_CHECK", "SOURCES", "VERDICTS",
+           "changes", "changes_markdown", "claims_table",
            "forest_plot", "markdown", "paper_baselines", "recomputed_source", "seed_verdicts",
            "settled", "signatures", "source_dir", "summary", "verdict"]
 
@@ -955,3 +956,98 @@ def summary(table: pd.DataFrame) -> str:
                     text += "; holds: " + "; ".join(held)
             lines.append(f"{head}: {text}.")
     return "\n".join(lines) + "\n"
+
+
+#: The columns of :func:`changes`: a row's identity, then each table's estimate, interval
+#: width, n and verdict.
+CHANGE_COLUMNS = ["claim", "dataset", "comparison", "ours_before", "width_before", "n_before",
+                  "verdict_before", "ours_after", "width_after", "n_after", "verdict_after",
+                  "width_ratio", "verdict_changed"]
+
+
+def changes(before: pd.DataFrame, after: pd.DataFrame, *,
+            claims: Sequence[str] = ()) -> pd.DataFrame:
+    """Two claims tables side by side, one row per comparison (``claim``, ``dataset``,
+    ``comparison``): each table's estimate, interval width and n, the verdicts, the width
+    ratio (after / before) and whether the verdict changed. A comparison in one table only
+    keeps it, its other side empty (``verdict_changed`` is then true). ``claims`` keeps only
+    those claims (for example ``("L1", "L2", "L3")``)."""
+    key = ["claim", "dataset", "comparison"]
+
+    def side(t: pd.DataFrame, tag: str) -> pd.DataFrame:
+        missing = [c for c in key + ["ours", "ci_low", "ci_high", "n", "verdict"]
+                   if c not in t.columns]
+        if missing:
+            raise NfevalError(f"not a claims table: no column {', '.join(missing)}")
+        t = t[t["claim"].isin(claims)] if claims else t
+        out = t[key].copy()
+        out[f"ours_{tag}"] = pd.to_numeric(t["ours"], errors="coerce")
+        out[f"width_{tag}"] = (pd.to_numeric(t["ci_high"], errors="coerce")
+                               - pd.to_numeric(t["ci_low"], errors="coerce"))
+        out[f"n_{tag}"] = pd.to_numeric(t["n"], errors="coerce").astype("Int64")
+        out[f"verdict_{tag}"] = t["verdict"].astype(str)
+        return out
+
+    merged = side(before, "before").merge(side(after, "after"), on=key, how="outer", sort=False)
+    merged["width_ratio"] = merged["width_after"] / merged["width_before"]
+    merged["verdict_changed"] = merged["verdict_before"].fillna("") != \
+        merged["verdict_after"].fillna("")
+    order = {c: i for i, c in enumerate(CLAIMS)}
+    merged = merged.sort_values("claim", key=lambda c: c.map(order), kind="stable")
+    return merged.reset_index(drop=True)[CHANGE_COLUMNS]
+
+
+def changes_markdown(table: pd.DataFrame) -> str:
+    """:func:`changes` as a markdown table: every row's interval width before and after (with
+    its n), and the verdict, written ``before -> after`` where it changed."""
+    lines = ["| claim | data | comparison | width before (n) | width after (n) | ratio | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        def w(width, n):
+            return "-" if pd.isna(width) else f"{width:.3f} ({'' if pd.isna(n) else int(n)})"
+        ratio = "" if pd.isna(r.width_ratio) else f"{r.width_ratio:.2f}"
+        v = (f"{r.verdict_before} -> **{r.verdict_after}**" if r.verdict_changed
+             else str(r.verdict_after))
+        lines.append(f"| {r.claim} | {r.dataset} | {r.comparison} | "
+                     f"{w(r.width_before, r.n_before)} | {w(r.width_after, r.n_after)} | "
+                     f"{ratio} | {v} |")
+    return "\n".join(lines) + "\n"
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog="python -m nfeval_repro.claims",
+        description="Compare two claims tables (results/claims.csv of two runs or commits): "
+                    "each comparison's interval width before and after, with its n, and every "
+                    "verdict that changed.")
+    p.add_argument("before", help="the earlier claims table (CSV), e.g. from "
+                                  "`git show HEAD~1:results/claims.csv > before.csv`")
+    p.add_argument("after", help="the later claims table (CSV)")
+    p.add_argument("--claims", default="", metavar="L1,L2,...",
+                   help="only these claims (default: all)")
+    p.add_argument("--out", metavar="FILE.csv", help="also write the comparison as a CSV")
+    args = p.parse_args(argv)
+    tables = []
+    for path in (args.before, args.after):
+        if not Path(path).is_file():
+            p.error(f"{path}: no such file")
+        tables.append(pd.read_csv(path, keep_default_na=False, na_values=[""]))
+    wanted = tuple(c for c in args.claims.split(",") if c)
+    unknown = [c for c in wanted if c not in CLAIMS]
+    if unknown:
+        p.error(f"unknown claim {', '.join(unknown)}; the claims are {', '.join(CLAIMS)}")
+    table = changes(*tables, claims=wanted)
+    print(changes_markdown(table), end="")
+    moved = int(table["verdict_changed"].sum())
+    ratios = table["width_ratio"].dropna()
+    print(f"\n{len(table)} comparisons; {moved} verdict{'s' if moved != 1 else ''} changed"
+          + (f"; median width ratio (after / before) {ratios.median():.2f}" if len(ratios) else ""))
+    if args.out:
+        table.to_csv(args.out, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

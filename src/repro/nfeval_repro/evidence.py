@@ -4,7 +4,8 @@ Runs the evidence notebooks at the evidence sizes, one after another, each in st
 size (a stage is a notebook run whose parameters are given below; its questions are a seeded
 random sample that grows by extension, so a later stage reuses every item of the earlier ones).
 Each stage writes the artefact's table, so an interrupted run leaves the tables of its last
-finished stage. The claims' artefacts run their stages in rounds (every claim's first stage,
+finished stage; a stage that scores part of an artefact's datasets (lk_t02's every-candidate
+stages, one dataset each) writes its tables beside it, under ``results/evidence/parts/``. The claims' artefacts run their stages in rounds (every claim's first stage,
 then every claim's second, ...), so each claim gets a first verdict before any of them grows;
 the DebateQA analyses and the LINKAGE ablations follow. Each stage is logged in
 ``results/evidence/stages.csv`` when it first starts (the store's items and seconds then) and
@@ -80,9 +81,11 @@ _ABL = {**_J, "limit": 30, "max_candidates": -1}
 #: on a CPU with AMX (its judge_table: lk_t02's rows within 0.009 of float32's), at 2.38x on a
 #: CPU with avx512_bf16 alone (0.62x in an older row, an earlier torch); measure it on yours
 #: (`make bench`).
+#: The refppl row (beyond the paper; about 3 h of CPU on TREC-DL-NF's every candidate) waits
+#: for the judge rows: these stages leave it out (``refppl_lm`` none).
 EVERY_ROWS = "linkage-0shot,pointwise-ref,pointwise-noref,linkage-fewshot,pairwise-release"
 _EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sample_limit": 0,
-          "judge_dtype": "bfloat16"}
+          "judge_dtype": "bfloat16", "refppl_lm": "none"}
 #: Mean candidates per judged question when every candidate is judged (lk_t02's draw, seed 0:
 #: 5,273 candidates of the 53 TREC-DL-NF questions, 2,379 of the first 120 ANTIQUE ones),
 #: against the 8-candidate stages' 8: what the projection scales an 8-candidate stage's rate by.
@@ -499,6 +502,23 @@ def stop_on_interrupt(target: str = "evidence", module: str = "nfeval_repro.evid
     signal.signal(signal.SIGINT, handler)
 
 
+#: Where a stage that scores part of an artefact's datasets writes its tables, under
+#: ``<output_dir>/results/``: such a table is no state of the artefact's own (its committed
+#: table keeps both datasets), so it goes beside it (its items still go to the store).
+PARTS = Path("evidence") / "parts"
+
+
+def stage_output(artefact: str, stage: dict, output_dir: Path = ROOT) -> Path:
+    """The folder a stage's notebook writes its tables under: ``output_dir``, or for a stage
+    whose ``datasets`` parameter names part of them, ``<output_dir>/results/evidence/parts/
+    <artefact>-<datasets>`` (:data:`PARTS`), so the committed table never holds one dataset."""
+    part = str(stage.get("datasets") or "")
+    if not part:
+        return Path(output_dir)
+    name = f"{artefact}-{part.replace(',', '+')}"
+    return Path(output_dir) / RESULTS.relative_to(ROOT) / PARTS / name
+
+
 def run(ids: Sequence[str], output_dir: Path = ROOT,
         stages: dict[str, tuple[dict, ...]] | None = None,
         overrides: dict | None = None) -> dict[str, float]:
@@ -564,9 +584,16 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
         else:
             print(f"   resumed: first started {first['started']}", flush=True)
         t = time.time()
+        where = stage_output(artefact, {**stage, **(overrides or {})}, output_dir)
+        env_store = os.environ.get("NFEVAL_STORE")
+        if where != Path(output_dir):  # its items still go to the store the run reads
+            where.mkdir(parents=True, exist_ok=True)
+            os.environ["NFEVAL_STORE"] = str(store)
+            print(f"   a part of {artefact}'s datasets: its tables go to "
+                  f"{display_path(where)}", flush=True)
         try:
             pm.execute_notebook(str(art.path), str(out_dir / art.executed),
-                                parameters={"output_dir": str(output_dir), **params},
+                                parameters={"output_dir": str(where), **params},
                                 cwd=str(NOTEBOOKS), kernel_name="python3", log_output=True,
                                 progress_bar=False, stdout_file=sys.stdout,
                                 stderr_file=sys.stderr)
@@ -578,6 +605,11 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
                   f"{display_path(out_dir / art.executed)}; the run goes on with the other "
                   f"artefacts", file=sys.stderr, flush=True)
             continue
+        finally:
+            if env_store is None:
+                os.environ.pop("NFEVAL_STORE", None)
+            else:
+                os.environ["NFEVAL_STORE"] = env_store
         wall = time.time() - t
         after = read_items(store, artefact).get(artefact, {})
         took[artefact] = took.get(artefact, 0.0) + wall

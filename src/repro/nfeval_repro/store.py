@@ -179,7 +179,7 @@ def use_store(artefact: str, output_dir: str | os.PathLike | None = "") -> ItemS
         committed += sorted(out_results.glob(f"*/{ITEMS}"))
     read = [] if mode else committed
     if env:
-        read += sorted(Path(env).glob(f"*/{ITEMS}"))
+        read += [p for p in sorted(Path(env).glob(f"*/{ITEMS}")) if p not in read]
     _ACTIVE = ItemStore(artefact, write_dir, read, committed if mode == "texts" else ())
     return _ACTIVE
 

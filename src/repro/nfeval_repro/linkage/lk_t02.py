@@ -31,6 +31,9 @@ __all__ = ["run"]
 
 ID = "lk_t02"
 DATASETS = ("antique", "trec-dl-nf")
+#: ``refppl_lm`` that leaves the refppl row out (the every-candidate stages judge first and
+#: score refppl, a row beyond the paper, in a stage of its own).
+NO_REFPPL = "none"
 
 
 def _step(progress: bool, started: float, what: str) -> None:
@@ -53,7 +56,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
     at a time, the claim-deciding rows); the small judge scores the same rows.
     ``judge_dtype`` (empty: the profile's) is the LLM judges' dtype, the same for every judge
     row of the table (``bfloat16``: the every-candidate stages' fast path on CPUs with native
-    bf16; each signature records it).
+    bf16; each signature records it). ``refppl_lm`` :data:`NO_REFPPL` (``"none"``) leaves
+    the refppl row out.
 
     ``extra``: ``items`` (dataset -> lk_t02's judged items), ``bleu_pools`` (what the
     ANTIQUE BLEU rows measure, :func:`~nfeval_repro.linkage.table2.bleu_pools`)
@@ -107,7 +111,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
     # refppl and the automatic metrics on the same items
     t = time.time()
     lm_name = refppl_lm or prof.refppl_lm
-    lm = prof.load(lm_name)
+    lm = None if lm_name == NO_REFPPL else prof.load(lm_name)
     parts, sigs, counts = same_items_frames(lm, questions, items, seed=seed, max_candidates=k,
                                             embedder=embedder, num_layers=num_layers,
                                             device=prof.device, progress=progress)
@@ -117,7 +121,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
         for name, c in counts.items():
             print(f"{name}: {c['scored_tokens']} reference tokens scored, "
                   f"{c['truncated_tokens']} cut by the window")
-    _step(progress, t, "refppl and the automatic metrics on the same items")
+    _step(progress, t, "refppl and the automatic metrics on the same items" if lm else
+          f"the automatic metrics on the same items (no refppl row: refppl_lm={NO_REFPPL!r})")
 
     # both decodings on the mode subset (the small judge, sampled)
     if sample_limit and mode == "prob" and small_judge:

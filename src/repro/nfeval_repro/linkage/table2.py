@@ -236,13 +236,13 @@ def same_items_frames(lm, questions: Mapping[str, Sequence[GradedQuestion]],
     """``refppl`` with the base LM ``lm`` and the automatic metrics on the judged items of
     every dataset (sample ``same items``): the frames, refppl's signatures, and per dataset
     the reference tokens scored and cut by the window (:func:`refppl_frame`). ``device``
-    runs the BERTScore and [CLS] encoders."""
+    runs the BERTScore and [CLS] encoders. ``lm`` None: no refppl row (nor its counts)."""
     from nfeval.linkage.lexical import split_scores
     from nfeval.linkage.refppl import PROMPT
     from nfeval.prompts import prompt_text
 
     frames, sigs, counts = [], [], {}
-    for name, qs in questions.items():
+    for name, qs in (questions.items() if lm is not None else ()):
         part, counts[name] = refppl_frame(lm, qs, items[name].judged, dataset=name,
                                           progress=progress)
         frames.append(part)
