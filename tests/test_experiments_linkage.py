@@ -118,3 +118,38 @@ def test_lk_t09_t10_f02_run_on_a_stub_judge(stub):
     assert exp.parameters["seeds"] == [0, 1]
     frame = exp.frames["per_candidate"]
     assert set(frame["draw"]) == {1, 2} and len(frame) == 3 * 2 * 2 * 3
+
+
+def test_lk_t03_t04_rows_a_run_judges_and_the_comparisons_they_give():
+    """1GT may add pairwise as the release runs it (the every-candidate stages' baseline);
+    the comparisons follow the rows judged; an unknown row names the known ones."""
+    from nfeval_repro.linkage.tables3_4 import (GENERATED_ROWS, ROW_POSITIONS, comparisons,
+                                                setting_rows)
+
+    assert setting_rows("1gt") == GENERATED_ROWS["1gt"]
+    rows = setting_rows("1gt", "pointwise-ref,pairwise-release,linkage-0shot,linkage-fewshot")
+    assert list(rows) == ["pointwise-ref", "pairwise-release", "linkage-0shot",
+                          "linkage-fewshot"]
+    assert rows["pairwise-release"] == ("pairwise", 0)
+    assert ROW_POSITIONS["pairwise-release"] == "release"
+    pairs = comparisons("1gt", list(rows))
+    assert ("linkage-fewshot", "pairwise-release") in pairs
+    assert ("linkage-0shot", "pairwise") not in pairs
+    assert ("linkage-0shot", "pairwise") in comparisons("1gt")
+    with pytest.raises(NfevalError, match="unknown 0GT judge row pairwise-release; known: linkage-0shot"):
+        setting_rows("0gt", "pairwise-release")
+
+
+def test_judge_setting_puts_the_candidate_first_under_release_positions(mirror):
+    """A generated-list pairwise row under ``positions`` release records it in its signature
+    and its items differ from the seeded coin's."""
+    from nfeval_repro.linkage.settings import judge_setting
+    from nfeval_repro.linkage.table2 import judged_items
+
+    qs = [_question(f"q{i}") for i in range(3)]
+    splits = judged_items(qs, "trec-dl-nf", seed=0, limit=0, max_candidates=3).judged
+    _, coin = judge_setting(LengthJudge("j"), qs, splits, method="pairwise", mode="prob",
+                            seed=0, ids={"dataset": "trec-dl-nf"})
+    _, release = judge_setting(LengthJudge("j"), qs, splits, method="pairwise", mode="prob",
+                               seed=0, ids={"dataset": "trec-dl-nf"}, positions="release")
+    assert coin.extra["positions"] == "random" and release.extra["positions"] == "release"

@@ -603,14 +603,17 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
                           judge=str(p.get("judge") or ""),
                           small_judge=str(p.get("small_judge") or ""), seed=seed)
     if artefact in ("lk_t03", "lk_t04"):
-        from nfeval_repro.linkage.tables3_4 import comparisons
+        from nfeval_repro.linkage.tables3_4 import (EXTRA_ROWS, GENERATED_ROWS, LABELS,
+                                                    comparisons)
         from nfeval.metrics.correlation import correlation_rows, paired_rows
 
         frame = _frame(results, artefact, "per_candidate").fillna(fill)
         by = ["dataset", "references", "method"]
         rows = correlation_rows(frame, by=by, seed=seed)
         setting = "1gt" if artefact == "lk_t03" else "0gt"
-        diffs = paired_rows(frame, comparisons(setting), by=["dataset"], method="method",
+        judged = set(frame.loc[frame["references"] == LABELS[setting], "method"])
+        ran = [m for m in {**GENERATED_ROWS[setting], **EXTRA_ROWS[setting]} if m in judged]
+        diffs = paired_rows(frame, comparisons(setting, ran), by=["dataset"], method="method",
                             seed=seed).assign(references="paired")
         judge = next(iter(frame["our_judge"].dropna()), "")
         return pd.concat([rows, diffs], ignore_index=True).assign(our_judge=judge)

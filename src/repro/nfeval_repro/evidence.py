@@ -86,6 +86,10 @@ _ABL = {**_J, "limit": 30, "max_candidates": -1}
 EVERY_ROWS = "linkage-0shot,pointwise-ref,pointwise-noref,linkage-fewshot,pairwise-release"
 _EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sample_limit": 0,
           "judge_dtype": "bfloat16", "refppl_lm": "none"}
+#: lk_t03 / lk_t04's every-candidate stages: every candidate, in lk_t02's every-candidate dtype.
+_EVERY_GEN = {"max_candidates": 0, "judge_dtype": _EVERY["judge_dtype"]}
+#: 1GT's claim-deciding generated-list rows: pairwise as the release runs it, not the coin.
+_ROWS_1GT = "pointwise-ref,pairwise-release,linkage-0shot,linkage-fewshot"
 #: Mean candidates per judged question when every candidate is judged (lk_t02's draw, seed 0:
 #: 5,273 candidates of the 53 TREC-DL-NF questions, 2,379 of the first 120 ANTIQUE ones),
 #: against the 8-candidate stages' 8: what the projection scales an 8-candidate stage's rate by.
@@ -105,8 +109,17 @@ STAGES: dict[str, tuple[dict, ...]] = {
                {"limit": 120, "datasets": "antique", **_EVERY},
                {"limit": 240, "datasets": "antique", **_EVERY}),
     "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
-    "lk_t03": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
-    "lk_t04": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN}),
+    # then every candidate of the same 40 questions per dataset, TREC-DL-NF first, in bf16
+    # (the lk_t02 rows they show beside, judged with human references, are lk_t02's
+    # every-candidate items); 1GT's pairwise baseline as the release runs it (candidate first)
+    "lk_t03": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN},
+               {"limit": 40, **_GEN, **_EVERY_GEN, "judge_rows": _ROWS_1GT,
+                "datasets": "trec-dl-nf"},
+               {"limit": 40, **_GEN, **_EVERY_GEN, "judge_rows": _ROWS_1GT,
+                "datasets": "antique"}),
+    "lk_t04": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN},
+               {"limit": 40, **_GEN, **_EVERY_GEN, "datasets": "trec-dl-nf"},
+               {"limit": 40, **_GEN, **_EVERY_GEN, "datasets": "antique"}),
     # the judge's metrics (40 questions, then all); then P.D. on the judge's own backbone (the
     # paper's same-backbone comparison) beside SmolLM2-135M's, 40 questions, then all
     "dq_t02": ({"limit": 40, **_J}, {"limit": 0, "judge_limit": 0, **_J},

@@ -15,7 +15,7 @@ from __future__ import annotations
 from nfeval import NfevalError
 from nfeval.data import load_linkage
 from nfeval_repro.linkage.table2 import judged_items
-from nfeval_repro.linkage.tables3_4 import generated_references_table
+from nfeval_repro.linkage.tables3_4 import generated_references_table, setting_rows
 from nfeval.linkage.generated import GENERATORS, parse_generator
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
@@ -32,7 +32,8 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
         generator: str = "", degraders: str = "", golden_tokens: int = 160,
         degraded_tokens: int = 320, attempts: int = 2, openai_base_url: str = "",
         judge: str = "", judge_mode: str = "",
-        unparsed: str = "drop", progress: bool = True) -> Experiment:
+        unparsed: str = "drop", judge_rows: str = "", judge_dtype: str = "",
+        progress: bool = True) -> Experiment:
     """Table 3 (``artefact`` "lk_t03") or Table 4 ("lk_t04") on the first ``limit`` of
     lk_t02's judged questions per dataset (-1: 2 embedded, all paper).
 
@@ -41,6 +42,12 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
     :class:`~nfeval_repro.linkage.tables3_4.GeneratedTable`: the generated lists,
     the 1GT ground truths, the timings), ``datasets`` and the golden and degraded
     answers' writers (``generator``, ``degraders``).
+
+    ``judge_rows`` (comma-separated; empty: the setting's rows) names the generated-list rows
+    (:func:`~nfeval_repro.linkage.tables3_4.setting_rows`; ``pairwise-release``, the
+    candidate first as the release runs it, for 1GT); ``judge_dtype`` (empty: the
+    profile's) is the judge's dtype, every judge row alike (``bfloat16``: the
+    every-candidate stages, as lk_t02's, whose human-reference rows they reuse).
     """
     if artefact not in SETTINGS:
         raise NfevalError(f"artefact must be one of {sorted(SETTINGS)}, got {artefact!r}.")
@@ -61,7 +68,8 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
     questions = {name: load_linkage(name) for name in dataset_list}
     items = {name: judged_items(questions[name], name, seed=seed, limit=n, max_candidates=k)
              for name in dataset_list}
-    model = prof.load(judge_name)
+    model = prof.load(judge_name, **({"dtype": judge_dtype} if judge_dtype else {}))
+    rows = setting_rows(setting, judge_rows)
     if progress:
         print(f"golden answers: {gold_spec}; degraded answers: {', '.join(map(str, deg_specs))}; "
               f"judge {judge_name} ({mode})")
@@ -70,7 +78,8 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
         setting, questions, items, golden=loaded[str(gold_spec)],
         degraders=[loaded[str(s)] for s in deg_specs], judge=model, paper=paper_values(artefact),
         mode=mode, seed=seed, shots=shots, unparsed=unparsed, attempts=attempts,
-        golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=progress)
+        golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=progress,
+        rows=list(rows))
     if progress:
         for name, lists in result.lists.items():
             print(f"{name}: {len(items[name].judged)} of lk_t02's judged questions, "

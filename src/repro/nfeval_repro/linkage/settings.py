@@ -123,18 +123,19 @@ def results_frame(results: Sequence[QuestionScores], splits: Sequence[ReferenceS
 
 def judge_setting(model, questions: Sequence[GradedQuestion], splits: Sequence[ReferenceSplit],
                   *, method: str, mode: str, seed: int, ids: Mapping[str, Any], shots: int = 0,
-                  unparsed: str = "drop", demonstration_splits=None, progress: bool = False
-                  ) -> tuple[pd.DataFrame, Signature]:
+                  unparsed: str = "drop", demonstration_splits=None, progress: bool = False,
+                  positions: str = "random") -> tuple[pd.DataFrame, Signature]:
     """Judge ``splits`` in one setting: (per-candidate frame, signature).
 
     ``method`` is a judge method of :mod:`nfeval.linkage.judges`;
     ``demonstration_splits`` the pool of the ``shots`` demonstrations (their
     questions must be among ``questions``). ``ids`` name the setting in the
     frame (e.g. ``dataset``, ``pattern``, ``shots``, ``method``) and go into
-    the signature.
+    the signature. ``positions``: a pairwise judge's (:class:`~nfeval.linkage.judges.
+    JudgeConfig`; ``release``: the candidate always first).
     """
     cfg = JudgeConfig(method=method, mode=mode, seed=seed,
-                      unparsed=unparsed_policy(unparsed, method))
+                      unparsed=unparsed_policy(unparsed, method), positions=positions)
     results = judge_questions(model, questions, splits, cfg, shots=shots, progress=progress,
                               demonstration_splits=demonstration_splits,
                               desc=" ".join(f"{k} {v}" for k, v in ids.items()))

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from nfeval import NfevalError
 from nfeval.data import load_prompt
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
@@ -48,6 +49,7 @@ from nfeval.prompts import prompt_text
 from nfeval_repro.tables import Signature
 
 __all__ = [
+    "EXTRA_ROWS",
     "GENERATED_ROWS",
     "HUMAN_ROWS",
     "GeneratedTable",
@@ -56,6 +58,7 @@ __all__ = [
     "generated_splits",
     "ground_truths",
     "references_frame",
+    "setting_rows",
     "tick_label",
 ]
 
@@ -67,6 +70,15 @@ GENERATED_ROWS: dict[str, dict[str, tuple[str, int | None]]] = {
             "linkage-0shot": ("linkage", 0), "linkage-fewshot": ("linkage", None)},
     "0gt": {"linkage-0shot": ("linkage", 0), "linkage-fewshot": ("linkage", None)},
 }
+#: Rows a run may add to a setting's (``rows``): pairwise with the candidate always first,
+#: the release's protocol (1GT's pairwise baseline as the paper ran it; the every-candidate
+#: stages), beside the seeded coin of positions of ``pairwise``.
+EXTRA_ROWS: dict[str, dict[str, tuple[str, int | None]]] = {
+    "1gt": {"pairwise-release": ("pairwise", 0)},
+    "0gt": {},
+}
+#: Pairwise positions of a generated-list row (the others: none, or the seeded coin).
+ROW_POSITIONS: dict[str, str] = {"pairwise-release": "release"}
 #: What the references of a setting are called in the table's ``references`` column.
 LABELS: dict[str, str] = {"1gt": "generated (1GT)", "0gt": "generated (0GT)"}
 #: The table's columns, in order.
@@ -99,9 +111,28 @@ def generated_splits(questions: Sequence[GradedQuestion], splits: Sequence[Refer
             for s in splits if s.qid in made and made[s.qid].ok]
 
 
-def comparisons(setting: str) -> list[tuple[str, str]]:
-    """LINKAGE minus the baselines on the same items, and generated minus human references."""
-    rows = GENERATED_ROWS[setting]
+def setting_rows(setting: str, rows: Sequence[str] | str | None = None
+                 ) -> dict[str, tuple[str, int | None]]:
+    """The generated-list rows a run judges: the setting's :data:`GENERATED_ROWS` (``rows``
+    empty), or those named (comma-separated or a list) among them and :data:`EXTRA_ROWS`; an
+    unknown name is an error that lists the known ones."""
+    known = {**GENERATED_ROWS[setting], **EXTRA_ROWS[setting]}
+    if isinstance(rows, str):
+        rows = [r.strip() for r in rows.split(",") if r.strip()]
+    if not rows:
+        return dict(GENERATED_ROWS[setting])
+    unknown = [r for r in rows if r not in known]
+    if unknown:
+        raise NfevalError(f"unknown {setting.upper()} judge row {', '.join(unknown)}; "
+                          f"known: {', '.join(known)}")
+    return {r: known[r] for r in rows}
+
+
+def comparisons(setting: str, rows: Sequence[str] | str | None = None
+                ) -> list[tuple[str, str]]:
+    """LINKAGE minus the baselines on the same items, and generated minus human references
+    (the baselines among the run's ``rows``, :func:`setting_rows`)."""
+    rows = setting_rows(setting, rows)
     baselines = ["pointwise-noref"] + [r for r in rows if not r.startswith("linkage")]
     pairs = [(a, b) for a in ("linkage-0shot", "linkage-fewshot") for b in baselines]
     pairs += [(a, HUMAN_ROWS[a]) for a in ("linkage-0shot", "linkage-fewshot")]
@@ -149,6 +180,7 @@ def generated_references_table(
     items: Mapping[str, JudgeSample], *, golden, degraders: Sequence, judge, paper: pd.DataFrame,
     mode: str, seed: int, shots: int, unparsed: str = "drop", attempts: int = 2,
     golden_tokens: int = 160, degraded_tokens: int = 320, progress: bool = False,
+    rows: Sequence[str] | str | None = None,
 ) -> GeneratedTable:
     """LINKAGE Table 3 (``setting`` "1gt") or Table 4 ("0gt") on lk_t02's judged items.
 
@@ -160,9 +192,11 @@ def generated_references_table(
     (:data:`HUMAN_ROWS`) on the same candidates. The table holds each row's
     mean correlation with its interval, the ``paper`` values beside ours, and
     the paired differences of :func:`comparisons`. ``progress`` shows a bar per step (the
-    lists, each judge row).
+    lists, each judge row). ``rows`` (:func:`setting_rows`) narrows or extends the
+    generated-list rows (``pairwise-release`` for 1GT).
     """
     label = LABELS[setting]
+    judged_rows = setting_rows(setting, rows)
     lists, gts, frames, signatures, timings = {}, {}, [], [], []
     for name, sample in items.items():
         judged = sample.judged
@@ -178,11 +212,12 @@ def generated_references_table(
     for name, sample in items.items():
         splits = generated_splits(questions[name], sample.judged, lists[name], seed)
         pool = sample_all(questions[name], "3210", seed).splits
-        for row, (method, n_shots) in GENERATED_ROWS[setting].items():
+        for row, (method, n_shots) in judged_rows.items():
             n_shots = shots if n_shots is None else n_shots
             t, cpu = time.time(), time.process_time()
             part, sig = judge_setting(judge, questions[name], splits, method=method, mode=mode,
                                       seed=seed, shots=n_shots, unparsed=unparsed,
+                                      positions=ROW_POSITIONS.get(row, "random"),
                                       demonstration_splits=pool if n_shots else None,
                                       ids={"dataset": name, "references": label, "method": row},
                                       progress=progress)
@@ -209,7 +244,8 @@ def generated_references_table(
                       .reset_index(), on=by)
     rows = with_paper(rows, paper[paper["dataset"].isin(list(items))],
                       on=["dataset", "method", "coefficient"])
-    diffs = paired_rows(frame, comparisons(setting), by=["dataset"], method="method", seed=seed)
+    diffs = paired_rows(frame, comparisons(setting, list(judged_rows)), by=["dataset"],
+                        method="method", seed=seed)
     table = pd.concat([rows, diffs.assign(references="paired")], ignore_index=True) \
         .assign(our_judge=judge.info.name)
     table["judge"] = table["judge"].fillna("")
