@@ -489,8 +489,10 @@ def test_a_stage_on_part_of_the_datasets_writes_beside_the_committed_table(tmp_p
     import papermill as pm
 
     assert evidence.stage_output("lk_t02", {"limit": 30}, tmp_path) == tmp_path
-    part = evidence.stage_output("lk_t02", {"datasets": "antique,trec-dl-nf"}, tmp_path)
-    assert part == tmp_path / "results" / "evidence" / "parts" / "lk_t02-antique+trec-dl-nf"
+    assert evidence.stage_output("lk_x03", {"datasets": "antique,trec-dl-nf"}, tmp_path) \
+        == tmp_path  # both datasets: the artefact's own table
+    part = evidence.stage_output("lk_t02", {"datasets": "antique"}, tmp_path)
+    assert part == tmp_path / "results" / "evidence" / "parts" / "lk_t02-antique"
     monkeypatch.delenv("NFEVAL_STORE", raising=False)
     seen = []
 

@@ -523,13 +523,13 @@ PARTS = Path("evidence") / "parts"
 
 def stage_output(artefact: str, stage: dict, output_dir: Path = ROOT) -> Path:
     """The folder a stage's notebook writes its tables under: ``output_dir``, or for a stage
-    whose ``datasets`` parameter names part of them, ``<output_dir>/results/evidence/parts/
-    <artefact>-<datasets>`` (:data:`PARTS`), so the committed table never holds one dataset."""
-    part = str(stage.get("datasets") or "")
-    if not part:
+    whose ``datasets`` parameter names one of the two LINKAGE datasets only,
+    ``<output_dir>/results/evidence/parts/<artefact>-<dataset>`` (:data:`PARTS`), so the
+    committed table never holds one dataset."""
+    part = [d for d in str(stage.get("datasets") or "").split(",") if d]
+    if not part or set(REACH_DATASETS) <= set(part):
         return Path(output_dir)
-    name = f"{artefact}-{part.replace(',', '+')}"
-    return Path(output_dir) / RESULTS.relative_to(ROOT) / PARTS / name
+    return Path(output_dir) / RESULTS.relative_to(ROOT) / PARTS / f"{artefact}-{'+'.join(part)}"
 
 
 def run(ids: Sequence[str], output_dir: Path = ROOT,
