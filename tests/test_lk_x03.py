@@ -19,7 +19,7 @@ def test_the_summary_reads_each_change_beyond_the_control_on_the_side_it_aims_fo
         _row("linkage-0shot", "off", "effect", "instruction", 0.9, 0.7, 1.1),
         _row("linkage-0shot", "off", "beyond control", "instruction", 1.2, 0.9, 1.5),
         _row("linkage-0shot", "strip", "effect", "control", -0.3, -0.5, -0.1),
-        _row("linkage-0shot", "strip", "effect", "instruction", -0.2, -0.4, 0.0),
+        _row("linkage-0shot", "strip", "effect", "instruction", -0.2, -0.4, 0.1),
         _row("linkage-0shot", "strip", "beyond control", "instruction", 0.1, -0.1, 0.3),
         # P.D.: lower is better, so a drop is what the manipulation aims for
         _row("pd", "none", "effect", "control", 2.0, 1.0, 3.0),
@@ -34,3 +34,10 @@ def test_the_summary_reads_each_change_beyond_the_control_on_the_side_it_aims_fo
     assert s.loc[("pd", "none", "self-praise"), "verdict"] == "lifts the score"
     assert s.loc[("pd", "none", "instruction"), "verdict"] == "too few questions"
     assert s.loc[("pd", "none", "self-praise"), "inside_control_interval"] is None
+    # against the plain answer: the stripped instruction lifts nothing (its interval holds 0)
+    strip = s.loc[("linkage-0shot", "strip", "instruction")]
+    assert (strip["over_plain"], strip["over_plain_low"], strip["over_plain_high"]) == \
+        (-0.2, -0.4, 0.1)
+    assert strip["plain_verdict"] == "cannot tell at n"
+    assert s.loc[("linkage-0shot", "off", "instruction"), "plain_verdict"] == "lifts the score"
+    assert pd.isna(s.loc[("pd", "none", "self-praise"), "plain_verdict"])

@@ -220,29 +220,41 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     the score beyond the neutral control (the interval of ``beyond control`` wholly on the
     side the manipulation aims for: up, P.D. down), lowers it, or the data cannot tell
     (*too few questions* under 10, *borderline* where a reseed could turn it, as the claims
-    table reads); and whether the manipulation's effect lies inside the control's interval
-    (the guard's target)."""
+    table reads); whether the manipulation's effect lies inside the control's interval
+    (the guard's target); and the same reading of the effect against the plain answer
+    (``over_plain``: manipulated minus plain, ``plain_verdict``), which tells a guard that
+    leaves no gain over the plain answer from one whose control costs more than the
+    manipulation's remainder."""
     from nfeval_repro.claims import row_verdict
 
     t = table[table["statistic"].isin(["effect", "beyond control"])]
     control = {(r.dataset, r.method, r.guard): (r.ci_low, r.ci_high)
                for r in t[(t["statistic"] == "effect") & (t["manipulation"] == "control")]
                .itertuples()}
-    effect = {(r.dataset, r.method, r.guard, r.manipulation): r.ours
+    effect = {(r.dataset, r.method, r.guard, r.manipulation): (r.ours, r.ci_low, r.ci_high)
               for r in t[t["statistic"] == "effect"].itertuples()}
+
+    def read(method: str, lo: float, hi: float, n: int) -> str:
+        sign = -1.0 if method == "pd" else 1.0  # P.D.: lower is better
+        lo, hi = sorted((sign * lo, sign * hi))
+        v = row_verdict(lo, hi, 0.0, n)
+        return MOVES.get(v, v)
+
     rows = []
     for r in t[t["statistic"] == "beyond control"].itertuples():
-        sign = -1.0 if r.method == "pd" else 1.0  # P.D.: lower is better
-        lo, hi = sorted((sign * r.ci_low, sign * r.ci_high))
-        v = row_verdict(lo, hi, 0.0, int(r.n_questions))
+        n = int(r.n_questions)
         c = control.get((r.dataset, r.method, r.guard))
         e = effect.get((r.dataset, r.method, r.guard, r.manipulation))
         rows.append({"dataset": r.dataset, "method": r.method, "guard": r.guard,
                      "manipulation": r.manipulation, "beyond_control": r.ours,
-                     "ci_low": r.ci_low, "ci_high": r.ci_high, "n_questions": r.n_questions,
-                     "verdict": MOVES.get(v, v),
+                     "ci_low": r.ci_low, "ci_high": r.ci_high, "n_questions": n,
+                     "verdict": read(r.method, r.ci_low, r.ci_high, n),
                      "inside_control_interval": (None if c is None or e is None
-                                                 else bool(c[0] <= e <= c[1]))})
+                                                 else bool(c[0] <= e[0] <= c[1])),
+                     "over_plain": None if e is None else e[0],
+                     "over_plain_low": None if e is None else e[1],
+                     "over_plain_high": None if e is None else e[2],
+                     "plain_verdict": None if e is None else read(r.method, e[1], e[2], n)})
     return pd.DataFrame(rows)
 
 
