@@ -182,8 +182,8 @@ ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_x03", "linkage", "beyond both papers: one sentence addressed to the judge "
              "(LINKAGE's judges, D.A., P.D.; the guard and the flag)",
              "lk_x03_judge_manipulation.ipynb", figure=True,
-             status="first stage (4 ANTIQUE questions, every judge row; 8 DebateQA answers): "
-                    "--guard (strip) stops the instruction and the fake verdict; nothing stops "
+             status="n = 10 per dataset (every judge row), 40 DebateQA answers: --guard "
+                    "(strip) leaves the instruction and the fake verdict no gain; nothing stops "
                     "self-praise"),
     Artefact("claims", "both", "The central claims, decided from the tables",
              "claims.ipynb", figure=True,
