@@ -354,9 +354,10 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
     return groups, frames, len(target)
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4, datasets: str = "antique",
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 10,
+        datasets: str = ",".join(DATASETS),
         rows: str = ",".join(JUDGE_ROWS), guards: str = ",".join(GUARDS),
-        shots: int = 3, dq_limit: int = 8, judge: str = "", backbone: str = "",
+        shots: int = 3, dq_limit: int = 40, judge: str = "", backbone: str = "",
         judge_dtype: str = "bfloat16", progress: bool = True) -> Experiment:
     """The table (module doc) at ``limit`` questions per dataset of ``datasets`` for the judge
     ``rows`` (:data:`JUDGE_ROWS`; ``linkage-fewshot`` shows ``shots`` demonstrations), with
