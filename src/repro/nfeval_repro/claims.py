@@ -43,6 +43,10 @@ minus its other row (``paper_margin``; ChatGPT's beside it where printed):
 Mistral is the open judge nearest to ours. DebateQA's Tables 2-3 print no
 numbers in the paper's text, so its rows have none.
 
+``python -m nfeval_repro.claims BEFORE.csv AFTER.csv`` sets two claims tables side by side
+(:func:`changes`): each comparison's interval width before and after, and every verdict that
+changed.
+
 Why this file is long: it is the one place where a claim becomes rows, so the generation of
 the comparisons from the papers' tables, the five-seed check that recomputes every source's
 rows from its per-unit file (one short adapter per source) and the table's two renderings
