@@ -607,8 +607,7 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
                           judge=str(p.get("judge") or ""),
                           small_judge=str(p.get("small_judge") or ""), seed=seed)
     if artefact in ("lk_t03", "lk_t04"):
-        from nfeval_repro.linkage.tables3_4 import (EXTRA_ROWS, GENERATED_ROWS, LABELS,
-                                                    comparisons)
+        from nfeval_repro.linkage.tables3_4 import LABELS, comparisons, known_rows
         from nfeval.metrics.correlation import correlation_rows, paired_rows
 
         frame = _frame(results, artefact, "per_candidate").fillna(fill)
@@ -616,7 +615,7 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
         rows = correlation_rows(frame, by=by, seed=seed)
         setting = "1gt" if artefact == "lk_t03" else "0gt"
         judged = set(frame.loc[frame["references"] == LABELS[setting], "method"])
-        ran = [m for m in {**GENERATED_ROWS[setting], **EXTRA_ROWS[setting]} if m in judged]
+        ran = [m for m in known_rows(setting) if m in judged]
         diffs = paired_rows(frame, comparisons(setting, ran), by=["dataset"], method="method",
                             seed=seed).assign(references="paired")
         judge = next(iter(frame["our_judge"].dropna()), "")

@@ -5,8 +5,9 @@ size (a stage is a notebook run whose parameters are given below; its questions 
 random sample that grows by extension, so a later stage reuses every item of the earlier ones).
 Each stage writes the artefact's table, so an interrupted run leaves the tables of its last
 finished stage; a stage that scores part of an artefact's datasets (lk_t02's every-candidate
-stages, one dataset each) writes its tables beside it, under ``results/evidence/parts/``. The claims' artefacts run their stages in rounds (every claim's first stage,
-then every claim's second, ...), so each claim gets a first verdict before any of them grows;
+stages, one dataset each) writes its tables beside it, under ``results/evidence/parts/``. The
+claims' artefacts run their stages in rounds (every claim's first stage, then every claim's
+second, ...), so each claim gets a first verdict before any of them grows;
 the DebateQA analyses and the LINKAGE ablations follow. Each stage is logged in
 ``results/evidence/stages.csv`` when it first starts (the store's items and seconds then) and
 when it finishes (wall seconds of the run that finished it; items computed and their seconds

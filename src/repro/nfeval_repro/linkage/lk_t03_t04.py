@@ -56,6 +56,7 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
     judge_name = judge or prof.judge
     mode = judge_mode or prof.judge_mode
     dataset_list = [d.strip() for d in datasets.split(",") if d.strip()]
+    rows = setting_rows(setting, judge_rows)  # an unknown row fails before any model loads
     k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
     n = limit if limit >= 0 else (2 if profile == "embedded" else 0)
     gold_spec = parse_generator(generator) if generator else GENERATORS[profile][0]
@@ -69,7 +70,6 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
     items = {name: judged_items(questions[name], name, seed=seed, limit=n, max_candidates=k)
              for name in dataset_list}
     model = prof.load(judge_name, **({"dtype": judge_dtype} if judge_dtype else {}))
-    rows = setting_rows(setting, judge_rows)
     if progress:
         print(f"golden answers: {gold_spec}; degraded answers: {', '.join(map(str, deg_specs))}; "
               f"judge {judge_name} ({mode})")

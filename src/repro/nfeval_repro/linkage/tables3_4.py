@@ -39,7 +39,7 @@ from nfeval.data import load_prompt
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval_repro.linkage.settings import judge_setting, single_ground_truth, with_paper
-from nfeval_repro.linkage.table2 import JudgeSample, judge_frame
+from nfeval_repro.linkage.table2 import JUDGE_ROWS, ROW_POSITIONS, JudgeSample, judge_frame
 from nfeval.linkage.generated import (DEGRADE_PROMPT, GOLDEN_PROMPTS, GeneratedReferences,
                                       generate_reference_lists, generated_split)
 from nfeval.linkage.references import ReferenceSplit, sample_all
@@ -57,6 +57,7 @@ __all__ = [
     "generated_references_table",
     "generated_splits",
     "ground_truths",
+    "known_rows",
     "references_frame",
     "setting_rows",
     "tick_label",
@@ -73,12 +74,11 @@ GENERATED_ROWS: dict[str, dict[str, tuple[str, int | None]]] = {
 #: Rows a run may add to a setting's (``rows``): pairwise with the candidate always first,
 #: the release's protocol (1GT's pairwise baseline as the paper ran it; the every-candidate
 #: stages), beside the seeded coin of positions of ``pairwise``.
+#: Its positions are Table 2's (:data:`~nfeval_repro.linkage.table2.ROW_POSITIONS`).
 EXTRA_ROWS: dict[str, dict[str, tuple[str, int | None]]] = {
-    "1gt": {"pairwise-release": ("pairwise", 0)},
+    "1gt": {"pairwise-release": JUDGE_ROWS["pairwise-release"]},
     "0gt": {},
 }
-#: Pairwise positions of a generated-list row (the others: none, or the seeded coin).
-ROW_POSITIONS: dict[str, str] = {"pairwise-release": "release"}
 #: What the references of a setting are called in the table's ``references`` column.
 LABELS: dict[str, str] = {"1gt": "generated (1GT)", "0gt": "generated (0GT)"}
 #: The table's columns, in order.
@@ -111,12 +111,18 @@ def generated_splits(questions: Sequence[GradedQuestion], splits: Sequence[Refer
             for s in splits if s.qid in made and made[s.qid].ok]
 
 
+def known_rows(setting: str) -> dict[str, tuple[str, int | None]]:
+    """Every generated-list row a run of ``setting`` may judge: its :data:`GENERATED_ROWS`,
+    then its :data:`EXTRA_ROWS`."""
+    return {**GENERATED_ROWS[setting], **EXTRA_ROWS[setting]}
+
+
 def setting_rows(setting: str, rows: Sequence[str] | str | None = None
                  ) -> dict[str, tuple[str, int | None]]:
     """The generated-list rows a run judges: the setting's :data:`GENERATED_ROWS` (``rows``
     empty), or those named (comma-separated or a list) among them and :data:`EXTRA_ROWS`; an
     unknown name is an error that lists the known ones."""
-    known = {**GENERATED_ROWS[setting], **EXTRA_ROWS[setting]}
+    known = known_rows(setting)
     if isinstance(rows, str):
         rows = [r.strip() for r in rows.split(",") if r.strip()]
     if not rows:
