@@ -200,10 +200,12 @@ def test_the_claims_stages_run_in_rounds_before_the_analyses_and_ablations():
     assert got == [("lk_t02", 30), ("lk_t05", 40), ("dq_t02", 40),
                    ("lk_t02", 60), ("lk_t05", 0), ("dq_t02", 0), ("lk_t02", 120),
                    ("dq_t02", 0), ("lk_t02", 0), ("dq_t02", 0), ("lk_t02", 120),
-                   ("lk_t02", 240), ("dq_t05", 16), ("lk_t06", 30)]
-    # lk_t02's every-candidate stages: TREC-DL-NF first, then ANTIQUE
+                   ("lk_t02", 120), ("lk_t02", 240), ("dq_t05", 16), ("lk_t06", 30)]
+    # lk_t02's every-candidate stages: TREC-DL-NF first, then ANTIQUE, then both with the
+    # refppl row (the two-dataset table), then more ANTIQUE questions
     every = [s for a, s in steps if a == "lk_t02" and s.get("max_candidates") == 0]
-    assert [s["datasets"] for s in every] == ["trec-dl-nf", "antique", "antique"]
+    assert [s.get("datasets") for s in every] == ["trec-dl-nf", "antique", None, "antique"]
+    assert [s.get("refppl_lm") for s in every] == ["none", "none", None, "none"]
     assert all("pairwise-release" in s["judge_rows"] for s in every)
     # dq_t02's last two stages: P.D. with the judge's model on 40 questions, then on all
     assert [s.get("pd_judge_limit") for a, s in steps if a == "dq_t02"] == [None, None, 40, 0]
@@ -254,6 +256,9 @@ def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():
         100.0 * factor["antique"] * 120)
     assert rows["lk_t02", 240, "antique"]["projected_s"] == pytest.approx(
         100.0 * factor["antique"] * 120)
+    # the stage on both datasets adds only the refppl row: not projected, and it says why
+    both = rows["lk_t02", 120, None]
+    assert both["projected_s"] is None and "refppl" in both["why"]
     # a rerun that computed nothing gives no rate
     rows = evidence.projection(steps, [_log("lk_t02", {"limit": 30}, 60, 74.0, 0)])
     assert rows[0]["done"] and rows[1]["projected_s"] is None

@@ -83,10 +83,13 @@ _ABL = {**_J, "limit": 30, "max_candidates": -1}
 #: CPU with avx512_bf16 alone (0.62x in an older row, an earlier torch); measure it on yours
 #: (`make bench`).
 #: The refppl row (beyond the paper; about 3 h of CPU on TREC-DL-NF's every candidate) waits
-#: for the judge rows: these stages leave it out (``refppl_lm`` none).
+#: for the judge rows: these stages leave it out (``refppl_lm`` none), and a stage on both
+#: datasets (:data:`_EVERY_BOTH`: 53 TREC-DL-NF and 120 ANTIQUE questions, every judge row
+#: read from the store) adds it and writes the two-dataset table.
 EVERY_ROWS = "linkage-0shot,pointwise-ref,pointwise-noref,linkage-fewshot,pairwise-release"
 _EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sample_limit": 0,
           "judge_dtype": "bfloat16", "refppl_lm": "none"}
+_EVERY_BOTH = {"limit": 120, **{k: v for k, v in _EVERY.items() if k != "refppl_lm"}}
 #: lk_t03 / lk_t04's every-candidate stages: every candidate, in lk_t02's every-candidate dtype.
 _EVERY_GEN = {"max_candidates": 0, "judge_dtype": _EVERY["judge_dtype"]}
 #: 1GT's claim-deciding generated-list rows: pairwise as the release runs it, not the coin.
@@ -104,10 +107,12 @@ STAGES: dict[str, tuple[dict, ...]] = {
     # the 1.5B judge's five rows: ANTIQUE grows 30 -> 60 -> 120 questions (TREC-DL-NF: its 53
     # judgeable questions are reached at the second stage; most of their items are stored);
     # then every candidate: TREC-DL-NF's 53 questions (about 100 candidates each: the largest
-    # gain per item), ANTIQUE's 120, then 240 ANTIQUE questions
+    # gain per item), ANTIQUE's 120, then both with the refppl row (the two-dataset table),
+    # then 240 ANTIQUE questions
     "lk_t02": ({"limit": 30}, {"limit": 60}, {"limit": 120},
                {"limit": 0, "datasets": "trec-dl-nf", **_EVERY},
                {"limit": 120, "datasets": "antique", **_EVERY},
+               _EVERY_BOTH,
                {"limit": 240, "datasets": "antique", **_EVERY}),
     "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
     # then every candidate of the same 40 questions per dataset, TREC-DL-NF first, in bf16
@@ -159,7 +164,8 @@ PLAN: tuple[tuple[str, str], ...] = (
                "the 0.5B judge's rows on the same items and both decodings on 10+10 questions "
                "(stored); then the claim-deciding rows (LINKAGE 0-shot and few-shot, pointwise "
                "with and without references, pairwise with the candidate first) on every "
-               "candidate: TREC-DL-NF's 53 questions, then 120 and 240 ANTIQUE ones"),
+               "candidate: TREC-DL-NF's 53 questions, then 120 ANTIQUE ones, then the refppl "
+               "row on both, then 240 ANTIQUE questions"),
     ("lk_t05", "LINKAGE Table 5: the 1.5B judge's rows on all 100 WebGLM questions (40, then 100)"),
     ("lk_t03", "LINKAGE Table 3 (1GT): references written by the 1.5B model, its judge rows, 40 "
                "questions per dataset x 8 candidates (20, then 40)"),
@@ -254,14 +260,14 @@ def _every(stage: dict) -> bool:
     return stage.get("max_candidates") == 0
 
 
-def _candidate_factor(stage: dict) -> float:
-    """How many times a stage's questions cost more than an 8-candidate stage's: the mean
-    candidates per question of its datasets over 8 when it judges every candidate."""
-    if stage.get("max_candidates") != 0:
-        return 1.0
-    names = [d for d in str(stage.get("datasets") or ",".join(REACH_DATASETS)).split(",")
-             if d in CANDIDATES]
-    return max(CANDIDATES[d] for d in names) / 8.0 if names else 1.0
+def _datasets(stage: dict) -> list[str]:
+    """The LINKAGE datasets a stage names (all of them where it names none)."""
+    return str(stage.get("datasets") or ",".join(REACH_DATASETS)).split(",")
+
+
+def _adds_refppl(artefact: str, stage: dict) -> bool:
+    """Whether an lk_t02 stage computes the refppl row (``refppl_lm`` not ``none``)."""
+    return artefact == "lk_t02" and stage.get("refppl_lm") != "none"
 
 
 #: Where ``make bench`` writes the judge's speed-up of each dtype on each CPU class.
@@ -357,10 +363,11 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
     or item seconds (the larger) per question of the artefact's last finished stage times the
     questions the step adds to the largest finished one (``None``: no stage of the artefact
     finished yet, or its size unknown). Stages that judge every candidate
-    (``max_candidates`` 0) are projected apart: their questions are counted against the
-    earlier every-candidate stages of the same datasets, at the 8-candidate rate times
-    :func:`_candidate_factor`. Rows of stages only started are left out. A stage whose
-    judge runs in another dtype (``judge_dtype``) is projected at the float32 rate divided by
+    (``max_candidates`` 0) are projected apart, dataset by dataset: the questions earlier
+    every-candidate stages of the dataset have not judged, at the 8-candidate rate times its
+    candidates per question (:data:`CANDIDATES`) over 8; a stage that adds only lk_t02's
+    refppl row is not projected (``why`` says so). Rows of stages only started are left
+    out. A stage whose judge runs in another dtype (``judge_dtype``) is projected at the float32 rate divided by
     ``speedup(dtype)`` (default: :func:`dtype_speedup` on this CPU class; its row's
     ``speedup``), or at the float32 rate where none is recorded (``speedup`` None)."""
     if speedup is None:
@@ -375,7 +382,8 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
         if row["finished"] and not _every(json_loads(row["stage"])):
             finished.setdefault(row["artefact"], []).append(row)
     logged = {(r["artefact"], r["stage"]) for r in log if r["finished"]}
-    every: dict[tuple[str, str], int] = {}  # (artefact, datasets) -> questions reached
+    every: dict[tuple[str, str], int] = {}  # (artefact, dataset) -> questions judged
+    every_refppl: dict[tuple[str, str], int] = {}  # (artefact, dataset) -> with the refppl row
     rows = []
     for a, stage in steps:
         mine = finished.get(a, [])
@@ -392,21 +400,35 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
             cost = max(float(last["wall_s"]), float(last.get("item_s") or 0))
             per = cost / added if added > 0 else None
             reached = max(int(r["questions"]) for r in sized)
-        if _every(stage):
-            key = (a, str(stage.get("datasets") or ""))
-            reached = every.get(key, 0)
-            if q is not None:
-                every[key] = max(reached, q)
-            per = None if per is None else per * _candidate_factor(stage)
         dtype = str(stage.get("judge_dtype") or "")
         gain = speedup(dtype) if dtype and dtype != "float32" else None
         if per is not None and gain:
             per /= gain
-        projected = None
-        if not done and per is not None and q is not None:
+        projected, why = None, ""
+        if _every(stage):
+            # per dataset: the questions earlier every-candidate stages of it have not judged,
+            # each at the 8-candidate rate times its candidates per question over 8
+            work = 0.0
+            new_refppl = False
+            for d in _datasets(stage):
+                q_d = questions(a, {**stage, "datasets": d})
+                if q_d is None:
+                    work = None
+                    break
+                work += max(q_d - every.get((a, d), 0), 0) * CANDIDATES.get(d, 8.0) / 8.0
+                if _adds_refppl(a, stage) and q_d > every_refppl.get((a, d), 0):
+                    new_refppl = True
+                every[a, d] = max(every.get((a, d), 0), q_d)
+                if _adds_refppl(a, stage):
+                    every_refppl[a, d] = max(every_refppl.get((a, d), 0), q_d)
+            if new_refppl and work == 0:
+                why = "the refppl row on every candidate: its rate is not logged apart"
+            elif not done and per is not None and work is not None:
+                projected = per * work
+        elif not done and per is not None and q is not None:
             projected = per * max(q - reached, 0)
         rows.append({"artefact": a, "stage": stage, "questions": q, "done": done,
-                     "projected_s": projected, "dtype": dtype, "speedup": gain})
+                     "projected_s": projected, "dtype": dtype, "speedup": gain, "why": why})
         if projected is not None and not _every(stage):  # the artefact's next step starts here
             finished.setdefault(a, []).append({"artefact": a, "stage": _stage_text(stage),
                                                "questions": str(q), "wall_s": str(projected),
@@ -434,7 +456,8 @@ def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
     print(f"the plan: {len(rows)} steps, {len(rows) - len(todo)} logged as done in "
           f"{display_path(log_path)}", flush=True)
     for i, r in enumerate(rows, 1):
-        what = ("done" if r["done"] else "not projected: no finished stage of it logged yet"
+        what = ("done" if r["done"] else f"not projected: {r['why']}" if r.get("why") else
+                "not projected: no finished stage of it logged yet"
                 if r["projected_s"] is None else f"projected {r['projected_s'] / 3600:.1f} h"
                 + ("" if not r.get("dtype") or r["dtype"] == "float32" else
                    f" ({r['dtype']}: float32's rate / {r['speedup']:.2f}, results/bench.csv)"
