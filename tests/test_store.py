@@ -159,6 +159,23 @@ def test_token_id_kernels_exist_only_when_the_inner_model_has_them(tmp_path):
     assert m.info.name == "counting/model"
 
 
+def test_a_model_loaded_with_no_store_active_says_so_once(monkeypatch, capsys):
+    import nfeval_repro.store as store_module
+
+    monkeypatch.setattr(store_module, "_NOTICED", False)
+    monkeypatch.delenv("NFEVAL_STORE", raising=False)
+    model = CountingModel()
+    assert stored(model) is model and stored(CountingModel()) is not None
+    err = capsys.readouterr().err
+    assert err.count("no item store is active") == 1 and "counting/model" in err
+    assert "use_store(" in err
+    # NFEVAL_STORE=off asked for every call computed: no note
+    monkeypatch.setattr(store_module, "_NOTICED", False)
+    monkeypatch.setenv("NFEVAL_STORE", "off")
+    stored(CountingModel())
+    assert capsys.readouterr().err == ""
+
+
 def test_use_store_off_and_its_errors(tmp_path, monkeypatch):
     monkeypatch.setenv("NFEVAL_STORE", "off")
     assert use_store("lk_t02", tmp_path) is None and active_store() is None

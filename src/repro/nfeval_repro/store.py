@@ -221,9 +221,27 @@ def cached_steps(name: str, inputs: Sequence[Any],
     return _ACTIVE.cached_many(name, inputs, compute)
 
 
+_NOTICED = False
+
+
 def stored(model: LanguageModel, store: ItemStore | None = None) -> LanguageModel:
-    """``model`` answered from ``store`` (the active one by default); itself when none."""
+    """``model`` answered from ``store`` (the active one by default); itself when none.
+
+    With no store active (an experiment function called from Python before any
+    :func:`use_store`) it says once, on stderr, that every call will be computed, unless
+    ``NFEVAL_STORE=off`` asked for that."""
+    global _NOTICED
     store = store or _ACTIVE
+    if store is None and not _NOTICED and not isinstance(model, StoredModel) \
+            and os.environ.get(STORE_ENV, "").strip().lower() != "off":
+        import sys
+
+        _NOTICED = True
+        name = getattr(getattr(model, "info", None), "name", "the model")
+        print(f"note: no item store is active, so every call of {name} is computed "
+              "and the committed items under results/*/items/ are not read: call "
+              "nfeval_repro.store.use_store('<artefact id>') first, as the notebooks do "
+              "(NFEVAL_STORE=off computes everything without this note)", file=sys.stderr)
     if store is None or isinstance(model, StoredModel):
         return model
     return StoredModel(model, store)
