@@ -367,9 +367,10 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
     every-candidate stages of the dataset have not judged, at the 8-candidate rate times its
     candidates per question (:data:`CANDIDATES`) over 8; a stage that adds only lk_t02's
     refppl row is not projected (``why`` says so). Rows of stages only started are left
-    out. A stage whose judge runs in another dtype (``judge_dtype``) is projected at the float32 rate divided by
-    ``speedup(dtype)`` (default: :func:`dtype_speedup` on this CPU class; its row's
-    ``speedup``), or at the float32 rate where none is recorded (``speedup`` None)."""
+    out. A stage whose judge runs in another dtype (``judge_dtype``) is projected at the
+    float32 rate divided by ``speedup(dtype)`` (default: :func:`dtype_speedup` on this CPU
+    class; its row's ``speedup``), or at the float32 rate where none is recorded
+    (``speedup`` None)."""
     if speedup is None:
         from nfeval.machine import machine_tag
 
