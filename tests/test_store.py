@@ -169,6 +169,10 @@ def test_a_model_loaded_with_no_store_active_says_so_once(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.count("no item store is active") == 1 and "counting/model" in err
     assert "use_store(" in err
+    # a deterministic step computed with no store says so too, before any model loads
+    monkeypatch.setattr(store_module, "_NOTICED", False)
+    assert cached_steps("emb", [1, 2], lambda xs: [x * 2 for x in xs]) == [2, 4]
+    assert "step 'emb'" in capsys.readouterr().err
     # NFEVAL_STORE=off asked for every call computed: no note
     monkeypatch.setattr(store_module, "_NOTICED", False)
     monkeypatch.setenv("NFEVAL_STORE", "off")
@@ -284,3 +288,30 @@ def test_derived_seeds_keep_their_values():
         assert derived_seed(name) == int(sha256_text(name)[:8], 16)
     assert derived_seed("interval/0/x", 16) == int(sha256_text("interval/0/x")[:16], 16)
     assert derived_seed("0:17") == 1834861385
+
+
+def test_the_docs_python_example_reads_the_committed_store(tmp_path, mirror):
+    """docs/reproduce.md's example (an experiment function called from Python) runs with no
+    weight package importable and no network (tests/no_weights): every item it needs is read
+    from the committed store, none is written, and no note says the store is off."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from conftest import NO_WEIGHTS
+    from nfeval.paths import ROOT
+
+    section = (ROOT / "docs" / "reproduce.md").read_text().split("## The item store")[1]
+    block = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], flags=re.S)[0]
+    assert "use_store(" in block
+    env = {**os.environ, "NFEVAL_STORE": str(tmp_path / "written"),
+           "NFEVAL_CACHE": str(tmp_path / "empty-cache"),
+           "PYTHONPATH": os.pathsep.join([str(NO_WEIGHTS)] + [
+               p for p in [os.environ.get("PYTHONPATH", "")] if p])}
+    out = subprocess.run([sys.executable, "-c", block + "\nprint(len(table))"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout.split()[-1]) > 0
+    assert "no item store is active" not in out.stderr
+    assert not list((tmp_path / "written").rglob("*.jsonl"))  # nothing computed

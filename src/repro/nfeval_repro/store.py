@@ -215,8 +215,9 @@ def cached_steps(name: str, inputs: Sequence[Any],
                  compute: Callable[[list[Any]], list[Any]]) -> list[Any]:
     """Values of a deterministic step (embeddings, a topic model's assignments) per input:
     from the active store where it holds them, else computed (and stored when a store
-    is active)."""
+    is active; with none, :func:`_notice_no_store` says so once)."""
     if _ACTIVE is None:
+        _notice_no_store(f"step {name!r}")
         return list(compute(list(inputs)))
     return _ACTIVE.cached_many(name, inputs, compute)
 
@@ -224,24 +225,29 @@ def cached_steps(name: str, inputs: Sequence[Any],
 _NOTICED = False
 
 
-def stored(model: LanguageModel, store: ItemStore | None = None) -> LanguageModel:
-    """``model`` answered from ``store`` (the active one by default); itself when none.
-
-    With no store active (an experiment function called from Python before any
-    :func:`use_store`) it says once, on stderr, that every call will be computed, unless
-    ``NFEVAL_STORE=off`` asked for that."""
+def _notice_no_store(what: str) -> None:
+    """Say once, on stderr, that no store is active so ``what`` and everything after it is
+    computed (an experiment function called from Python before any :func:`use_store`),
+    unless ``NFEVAL_STORE=off`` asked for that."""
     global _NOTICED
-    store = store or _ACTIVE
-    if store is None and not _NOTICED and not isinstance(model, StoredModel) \
-            and os.environ.get(STORE_ENV, "").strip().lower() != "off":
-        import sys
+    if _NOTICED or os.environ.get(STORE_ENV, "").strip().lower() == "off":
+        return
+    import sys
 
-        _NOTICED = True
-        name = getattr(getattr(model, "info", None), "name", "the model")
-        print(f"note: no item store is active, so every call of {name} is computed "
-              "and the committed items under results/*/items/ are not read: call "
-              "nfeval_repro.store.use_store('<artefact id>') first, as the notebooks do "
-              "(NFEVAL_STORE=off computes everything without this note)", file=sys.stderr)
+    _NOTICED = True
+    print(f"note: no item store is active, so {what} and every model call are computed and "
+          "the committed items under results/*/items/ are not read: call "
+          "nfeval_repro.store.use_store('<artefact id>') first, as the notebooks do "
+          "(NFEVAL_STORE=off computes everything without this note)", file=sys.stderr,
+          flush=True)
+
+
+def stored(model: LanguageModel, store: ItemStore | None = None) -> LanguageModel:
+    """``model`` answered from ``store`` (the active one by default); itself when none
+    (:func:`_notice_no_store` says so once)."""
+    store = store or _ACTIVE
+    if store is None and not isinstance(model, StoredModel):
+        _notice_no_store(getattr(getattr(model, "info", None), "name", "the model"))
     if store is None or isinstance(model, StoredModel):
         return model
     return StoredModel(model, store)
