@@ -410,17 +410,16 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
             # per dataset: the questions earlier every-candidate stages of it have not judged,
             # each at the 8-candidate rate times its candidates per question over 8
             work = 0.0
-            new_refppl = False
+            refppl, new_refppl = _adds_refppl(a, stage), False
             for d in _datasets(stage):
                 q_d = questions(a, {**stage, "datasets": d})
                 if q_d is None:
                     work = None
                     break
                 work += max(q_d - every.get((a, d), 0), 0) * CANDIDATES.get(d, 8.0) / 8.0
-                if _adds_refppl(a, stage) and q_d > every_refppl.get((a, d), 0):
-                    new_refppl = True
                 every[a, d] = max(every.get((a, d), 0), q_d)
-                if _adds_refppl(a, stage):
+                if refppl:
+                    new_refppl = new_refppl or q_d > every_refppl.get((a, d), 0)
                     every_refppl[a, d] = max(every_refppl.get((a, d), 0), q_d)
             if new_refppl and work == 0:
                 why = "the refppl row on every candidate: its rate is not logged apart"

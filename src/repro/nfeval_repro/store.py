@@ -246,9 +246,10 @@ def stored(model: LanguageModel, store: ItemStore | None = None) -> LanguageMode
     """``model`` answered from ``store`` (the active one by default); itself when none
     (:func:`_notice_no_store` says so once)."""
     store = store or _ACTIVE
-    if store is None and not isinstance(model, StoredModel):
+    if isinstance(model, StoredModel):
+        return model
+    if store is None:
         _notice_no_store(getattr(getattr(model, "info", None), "name", "the model"))
-    if store is None or isinstance(model, StoredModel):
         return model
     return StoredModel(model, store)
 
