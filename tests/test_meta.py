@@ -176,3 +176,14 @@ def test_the_python_api_takes_paths_frames_or_answers_with_methods(tmp_path):
     assert nfeval.meta(str(p), combine=False).best.iloc[0]["best"] == "m0"
     with pytest.raises(NfevalError, match="give scores"):
         nfeval.meta()
+
+
+def test_the_python_api_scores_judge_methods_with_its_default_loader(tiny_gpt2_wide_dir):
+    """``score_methods`` with no ``load`` loads the judge itself (float32 on the CPU) and scores
+    a judge method next to a lexical one on the same items."""
+    frame = M.score_methods(EXAMPLE, ["pointwise", "rouge1"], model=str(tiny_gpt2_wide_dir),
+                            limit=1, use_cache=False, progress=False)
+    assert set(frame["method"]) == {"pointwise", "rouge1"}
+    per = frame.groupby("method").size()
+    assert per["pointwise"] == per["rouge1"] > 1
+    assert frame["score"].notna().all()

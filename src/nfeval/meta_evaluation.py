@@ -182,9 +182,11 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
 
 
 def _load_default(name: str, kind: str):
+    """The registry's model ``name`` on the CPU in float32, for any ``kind`` (the command's
+    loader chooses bf16 for the listwise judge where the CPU has AMX; this one never does)."""
     from nfeval.models import load_model
 
-    return load_model(name, judge=kind == "judge") if kind == "judge" else load_model(name)
+    return load_model(name)
 
 
 # --------------------------------------------------------------------------- the statistics
