@@ -793,9 +793,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="judge_table: comma-separated paths whose tables are recomputed "
                          "(hf-bfloat16, hf-float32)")
     ap.add_argument("--table-questions", type=int, default=30,
-                    help="judge_table: lk_t02's first judged questions per dataset (--quick: 1)")
+                    help="judge_table: lk_t02's first judged questions per dataset, at most "
+                         "(--quick: 1; 120 takes every judged one)")
     ap.add_argument("--table-answers", type=int, default=0,
                     help="judge_table: dq_t03's labelled answers, 0 for all 160 (--quick: 4)")
+    ap.add_argument("--tables", default="lk_t02,dq_t03",
+                    help="judge_table: the tables compared (lk_t02, dq_t03; default both)")
+    ap.add_argument("--table-datasets", default="",
+                    help="judge_table: lk_t02's datasets, comma-separated (antique, "
+                         "trec-dl-nf; default both)")
+    ap.add_argument("--table-from-store", action="store_true",
+                    help="judge_table: read the paths' items from the committed store too "
+                         "(those make evidence's bfloat16 stages stored; no weights, seconds) "
+                         "instead of computing them; a missing item is an error")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads; default: the cores not already busy (1-minute "
                          "load average), at least 1")

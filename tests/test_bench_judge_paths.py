@@ -99,3 +99,28 @@ def test_a_table_agrees_when_estimates_are_close_and_no_verdict_moves():
     assert compare(ref, low)[1] == ["sample da_prob auroc: above -> across"]
     with pytest.raises(RuntimeError):
         compare(ref, ref.iloc[:2])
+
+
+def test_judge_table_from_the_store_checks_the_listwise_and_pointwise_rows_apart(tmp_path,
+                                                                                 mirror):
+    """The bf16 items the every-candidate stages stored, read against the committed float32
+    ones on lk_t02's 8-candidate draw: no weights, no computation; one bench row per kind."""
+    out = tmp_path / "bench.csv"
+    assert bench.main(["--kernels", "judge_table", "--tables", "lk_t02", "--table-paths",
+                       "hf-bfloat16", "--table-from-store", "--table-questions", "2",
+                       "--table-datasets", "trec-dl-nf", "--csv", str(out)]) == 0
+    rows = {r["workload"].split("@")[0]: r for r in csv.DictReader(out.open())}
+    assert set(rows) == {"lk_t02:linkage-2-trec-dl-nf", "lk_t02:pointwise-2-trec-dl-nf"}
+    # LINKAGE 0- and 3-shot and each minus ROUGE-L; the pointwise rows and LINKAGE minus them
+    assert rows["lk_t02:linkage-2-trec-dl-nf"]["rows_compared"] == "12"
+    assert rows["lk_t02:pointwise-2-trec-dl-nf"]["rows_compared"] == "18"
+    for r in rows.values():
+        assert not r.get("items_per_s") and r["agrees"] in ("yes", "no")
+        assert 0 < float(r["max_row_mean_diff"]) < 0.2  # two dtypes: close, not equal
+
+
+def test_judge_table_refuses_a_path_the_store_cannot_hold(tmp_path, mirror):
+    with pytest.raises(SystemExit):
+        bench.main(["--kernels", "judge_table", "--tables", "lk_t02", "--table-paths",
+                    "llama-q4km", "--table-from-store", "--table-questions", "1",
+                    "--csv", str(tmp_path / "b.csv")])

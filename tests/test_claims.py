@@ -60,6 +60,41 @@ def test_a_row_under_ten_questions_is_too_few_and_a_bound_near_its_line_borderli
     assert row_verdict(-0.14, -0.01, 0.0, 430) == "contradicted"
 
 
+def test_a_bound_closer_to_its_line_than_the_dtype_moved_the_row_is_borderline():
+    """lk_t02's every-candidate table ran its judge in bfloat16: a row whose bound lies closer
+    to the line than bf16 moved the same comparison on the float32 draw could turn in
+    float32."""
+    near = row_verdict(0.005, 0.100, 0.0, 53, dtype_shift=-0.0135, dtype="bfloat16")
+    assert near.startswith("borderline: holds here, a bound 0.0050 from the line")
+    assert "bfloat16 moved this comparison by -0.0135 against float32" in near
+    assert row_verdict(0.050, 0.100, 0.0, 53, dtype_shift=0.0135, dtype="bfloat16") == "holds"
+    assert row_verdict(0.005, 0.100, 0.0, 53) == "holds"  # no dtype check: the seed rule only
+    assert row_verdict(0.1, 0.5, 0.0, 9, dtype_shift=0.5) == "too few questions"
+
+
+def test_the_l1_l2_rows_carry_the_shift_of_their_own_comparison_from_the_dtype_check():
+    from nfeval_repro.claims import _diff_rows
+
+    table = pd.DataFrame([
+        {"dataset": "trec-dl-nf", "method": f"linkage-0shot - {b}", "coefficient": "spearman",
+         "our_judge": "j", "ours": 0.05, "ci_low": lo, "ci_high": 0.10, "n_questions": 53}
+        for b, lo in (("pointwise-noref", 0.005), ("pointwise-ref", 0.006))])
+    check = pd.DataFrame([
+        {"dataset": "trec-dl-nf", "method": "linkage-0shot - pointwise-noref",
+         "coefficient": "spearman", "shift": 0.0136, "dtype": "bfloat16"},
+        {"dataset": "trec-dl-nf", "method": "linkage-0shot - pointwise-ref",
+         "coefficient": "spearman", "shift": 0.0010, "dtype": "bfloat16"},
+        {"dataset": "trec-dl-nf", "method": "linkage-0shot - pointwise-ref",
+         "coefficient": "kendall", "shift": 0.5, "dtype": "bfloat16"}])
+    paper = pd.DataFrame(columns=["dataset", "method", "judge", "coefficient", "paper"])
+    rows = _diff_rows(table, claim="L2", source="lk_t02", a="linkage-0shot",
+                      others={"trec-dl-nf": ["pointwise-noref", "pointwise-ref"]}, paper=paper,
+                      dtype_check=check)
+    verdicts = [r.as_dict()["verdict"] for r in rows]
+    assert verdicts[0].startswith("borderline: holds here") and "+0.0136" in verdicts[0]
+    assert verdicts[1] == "holds"  # its own shift (0.001) is below its bound, not kendall's
+
+
 def test_every_baseline_the_papers_print_has_a_claims_row(committed):
     """Read from the papers' tables (data/paper_values), not from the claims code's lists:
     every non-LINKAGE row of LINKAGE Tables 2-5 and every DebateQA Table 2 metric has a row

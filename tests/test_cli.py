@@ -168,6 +168,50 @@ def test_the_linkage_judge_scores_in_bf16_only_where_amx_made_it_faster_and_tabl
     assert ("scores in bfloat16" in capsys.readouterr().err) == (want == "bfloat16")
 
 
+@pytest.mark.parametrize("method, mode, want", [
+    ("linkage", "prob", True),  # the listwise judge: its Table 2 rows agreed in bf16
+    ("linkage", "sample", False),
+    ("pointwise", "prob", False),  # its rows moved by up to 0.016 in bf16, two verdicts moved
+    ("pointwise-ref", "prob", False),
+    ("pairwise", "prob", False),
+])
+def test_only_the_listwise_linkage_judge_may_take_bf16(method, mode, want):
+    from nfeval.linkage import score_file as SF
+    from nfeval.linkage.settings import LinkageSettings
+
+    seen = {}
+
+    class Hooks:
+        def load(self, name, backend=None, *, judge=False):
+            seen["judge"] = judge
+
+    SF._scoring_model(None, LinkageSettings(method, mode=mode), Hooks())
+    assert seen["judge"] is want
+
+
+def test_meta_scores_every_method_in_float32_on_amx(monkeypatch, tmp_path):
+    """nfeval meta compares methods: none of them may run in another dtype than the others."""
+    import nfeval.machine as machine
+    import nfeval.meta_evaluation as M
+    import nfeval.models as models
+
+    monkeypatch.setattr(machine, "cpu_flags", lambda: ("avx2", "amx_bf16"))
+    monkeypatch.delenv("NFEVAL_DTYPE", raising=False)
+    seen = []
+
+    def score_methods(answers, methods, *, load, **kw):
+        load("qwen2.5-coder-1.5b-instruct", "judge")
+        raise SystemExit(0)
+
+    monkeypatch.setattr(M, "score_methods", score_methods)
+    monkeypatch.setattr(models, "load_model", lambda name, backend="hf", **k: seen.append(k))
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("{}\n")
+    with pytest.raises(SystemExit):
+        main(["meta", "--answers", str(answers), "--methods", "linkage,pointwise"])
+    assert seen and all(k.get("dtype") in (None, "float32") for k in seen)
+
+
 def test_da_keeps_float32_on_amx_its_table_moved_in_bf16(isolated, monkeypatch):
     import nfeval.machine as machine
 

@@ -98,9 +98,12 @@ def _models_prepare(args: argparse.Namespace) -> int:
 
 def _load(name: str, args: argparse.Namespace, backend: str | None = None,
           judge: bool = False):
-    """The model ``name`` as the command's options ask. ``judge``: the LINKAGE judge scoring
-    label probabilities, which runs in bf16 where the CPU has AMX unless a dtype is asked for
-    (:func:`nfeval.machine.judge_dtype`; said on stderr, recorded in the signature)."""
+    """The model ``name`` as the command's options ask. ``judge``: the listwise LINKAGE judge
+    scoring label probabilities, which runs in bf16 where the CPU has AMX unless a dtype is
+    asked for (:func:`nfeval.machine.judge_dtype`; said on stderr, recorded in the signature).
+    The pointwise judges stay float32 (in bf16 their rows of LINKAGE Table 2 moved by up to
+    0.016 and two verdicts moved: results/bench.csv, ``judge_table``), and so does the pairwise
+    judge, whose table no bf16 check has compared."""
     import os
 
     from nfeval.machine import judge_dtype
@@ -111,9 +114,9 @@ def _load(name: str, args: argparse.Namespace, backend: str | None = None,
     if (judge and backend == "hf" and args.dtype is None and not os.environ.get(DTYPE_ENV)
             and resolve_device(args.device) == "cpu" and judge_dtype()):
         args.dtype = judge_dtype()
-        print(f"nfeval: the judge scores in {args.dtype} (this CPU has AMX: 3.3-4.1x float32's "
-              "speed, LINKAGE tables within 0.01 of float32's; --dtype float32 for float32)",
-              file=sys.stderr)
+        print(f"nfeval: the LINKAGE judge scores in {args.dtype} (this CPU has AMX: 3.3-4.1x "
+              "float32's speed, LINKAGE rows within 0.01 of float32's; --dtype float32 for "
+              "float32)", file=sys.stderr)
     kwargs: dict = {}
     if backend in ("openai", "openai-chat"):
         if not args.base_url:
@@ -480,7 +483,7 @@ def _meta(args: argparse.Namespace) -> int:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
 
         def load(name, kind):
-            return _load(name, args, judge=kind == "judge")
+            return _load(name, args)  # float32: methods compared, not dtypes
 
         frame = M.score_methods(args.answers, methods, model=args.model, seed=args.seed,
                                 limit=args.limit, use_cache=not args.no_cache,
@@ -532,9 +535,10 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
                                     "torch sees a GPU); default cpu, env NFEVAL_DEVICE")
     g.add_argument("--dtype", choices=["float32", "bfloat16", "float16", "auto"],
                    help="hf backend dtype (default: float32 on CPU, so that scores do not depend "
-                        "on the CPU, except the LINKAGE judge's prob scores on a CPU with AMX: "
-                        "bfloat16, whose tables agree with float32's within 0.01; bfloat16 on a "
-                        "GPU; env NFEVAL_DTYPE); recorded in the signature")
+                        "on the CPU, except nfeval linkage --method linkage's prob scores on a CPU "
+                        "with AMX: bfloat16, whose LINKAGE rows agree with float32's within 0.01 "
+                        "(the pointwise and pairwise judges and nfeval meta stay float32); "
+                        "bfloat16 on a GPU; env NFEVAL_DTYPE); recorded in the signature")
     g.add_argument("--batch-tokens", type=int, metavar="N",
                    help="hf backend: padded tokens per forward batch (default 2048; raise it "
                         "on a GPU; env NFEVAL_BATCH_TOKENS)")

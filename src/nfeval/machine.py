@@ -45,14 +45,19 @@ def native_bf16() -> bool:
     return any(f in cpu_flags() for f in ("avx512_bf16", "amx_bf16"))
 
 
-#: CPU flags on which ``nfeval linkage`` scores with an LLM judge (``prob`` mode) in bfloat16
+#: CPU flags on which ``nfeval linkage --method linkage`` scores (``prob`` mode) in bfloat16
 #: when no dtype is asked for: there the 1.5B judge in bf16 ran at 3.3-4.1x float32's speed on
-#: LINKAGE items in two runs, and lk_t02's linkage-0shot rows (30 questions per dataset)
-#: came out within 0.009 of float32's with no verdict moved (results/bench.csv, kernels
-#: judge_path and judge_table). D.A. stays float32: bf16 was 3.1-3.3x as fast, but dq_t03's
-#: da_prob statistics moved by up to 0.059. On a CPU with AVX512-BF16 but no AMX bf16 ran at
-#: 0.62x: float32 stays there, as on every other CPU. The notebooks keep float32 everywhere
-#: (their committed items are float32, and a store key includes the dtype).
+#: LINKAGE items in two runs, and lk_t02's LINKAGE rows (0- and 3-shot, and each minus
+#: ROUGE-L) came out within 0.005 of float32's with no verdict moved on all 53 TREC-DL-NF
+#: questions (0.009 for 0-shot on 30 questions per dataset; results/bench.csv, kernels
+#: judge_path and judge_table). The pointwise judges stay float32: in bf16 the pointwise rows
+#: and LINKAGE minus pointwise moved by up to 0.016, and two verdicts moved; so does the
+#: pairwise judge, whose table no bf16 check has compared. D.A.
+#: stays float32: bf16 was 3.1-3.3x as fast, but dq_t03's da_prob statistics moved by up to
+#: 0.059. On a CPU with AVX512-BF16 but no AMX bf16 ran at 0.62x: float32 stays there, as on
+#: every other CPU. The notebooks are float32 unless a parameter names another dtype (lk_t02's
+#: every-candidate stages: ``judge_dtype`` bfloat16, in every judge row's signature; a store
+#: key includes the dtype).
 BF16_JUDGE_FLAGS = ("amx_bf16",)
 
 

@@ -324,7 +324,7 @@ def _scoring_model(model, settings: LinkageSettings, hooks: LinkageHooks):
         return None
     if model is None or isinstance(model, (str, os.PathLike)):
         return hooks.load(str(model or DEFAULT_MODELS[kind]),
-                          judge=kind == "judge" and settings.mode == "prob")
+                          judge=(settings.method == "linkage" and settings.mode == "prob"))
     return model
 
 

@@ -36,7 +36,11 @@ The claims (:data:`CLAIMS`):
 A row on fewer than 10 questions reads *too few questions* (no interval on so few can be
 trusted) and is counted apart. A row whose bound nearest its line lies within three Monte
 Carlo spreads of it (:func:`reseed_spread`) reads *borderline*: another resampling seed could
-turn its verdict (the chance of that beyond three spreads is about 0.1%).
+turn its verdict (the chance of that beyond three spreads is about 0.1%). A row of a table
+whose judge ran in another dtype than float32 (lk_t02's every-candidate table, bfloat16) reads
+*borderline* too where its bound nearest the line lies closer to it than that dtype moved the
+same comparison on the 8-candidate draw, where float32 items exist (the table's
+``dtype_check`` frame): computed in float32, its verdict could be another.
 
 The paper's margin of a LINKAGE comparison is the paper's Mistral-7B row
 minus its other row (``paper_margin``; ChatGPT's beside it where printed):
@@ -161,10 +165,13 @@ def reseed_spread(ci_low: float, ci_high: float) -> float:
 RESEED_SPREADS = 3.0
 
 
-def row_verdict(ci_low: float, ci_high: float, line: float, n: int) -> str:
+def row_verdict(ci_low: float, ci_high: float, line: float, n: int,
+                dtype_shift: float = math.nan, dtype: str = "") -> str:
     """A row's verdict (:func:`verdict`), *too few questions* under :data:`MIN_QUESTIONS`,
     and *borderline* where the bound nearest the line lies within :data:`RESEED_SPREADS`
-    Monte Carlo spreads of it (another seed could turn the verdict)."""
+    Monte Carlo spreads of it (another seed could turn the verdict), or within
+    ``|dtype_shift|`` of it: what computing the judge in ``dtype`` instead of float32 moved the
+    same comparison where both exist (float32 could turn the verdict)."""
     v = verdict(ci_low, ci_high, line)
     if 0 < n < MIN_QUESTIONS:
         return "too few questions"
@@ -175,6 +182,9 @@ def row_verdict(ci_low: float, ci_high: float, line: float, n: int) -> str:
     if spread > 0 and near < RESEED_SPREADS * spread:
         return (f"borderline: {v} here, a bound {near:.4f} from the line (Monte Carlo spread "
                 f"{spread:.4f})")
+    if np.isfinite(dtype_shift) and near < abs(dtype_shift):
+        return (f"borderline: {v} here, a bound {near:.4f} from the line ({dtype} moved this "
+                f"comparison by {dtype_shift:+.4f} against float32 on the 8-candidate draw)")
     return v
 
 
@@ -198,10 +208,15 @@ class _Row:
     model_b: str = ""  # ... and the second side (the line's row: "")
     note: str = ""  # what the reader must know beside the verdict (a baseline at chance, ...)
     computed: bool = True  # False: a comparison the paper prints that has no row of ours
+    # what the judge's dtype (not float32) moved this comparison by where float32 exists
+    dtype_shift: float = math.nan
+    dtype: str = ""
 
     def as_dict(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if k != "computed"}
-        d["verdict"] = (row_verdict(self.ci_low, self.ci_high, self.line, self.n)
+        d = {k: v for k, v in self.__dict__.items()
+             if k not in ("computed", "dtype_shift", "dtype")}
+        d["verdict"] = (row_verdict(self.ci_low, self.ci_high, self.line, self.n,
+                                    self.dtype_shift, self.dtype)
                         if self.computed else "not computed")
         return d
 
@@ -216,6 +231,12 @@ class Sources:
                  tables: dict[str, pd.DataFrame] | None = None):
         self.results, self.seed = Path(results), seed
         self._tables = dict(tables or {})
+
+    def frame(self, artefact: str, name: str) -> pd.DataFrame | None:
+        """The artefact's committed frame ``<results>/<artefact>/<name>.csv`` (the same under
+        every seed), or None where the run wrote none."""
+        path = self.results / artefact / f"{name}.csv"
+        return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None
 
     def read(self, artefact: str) -> pd.DataFrame:
         if artefact not in self._tables:
@@ -301,9 +322,15 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
                others: dict[str, list[str]], paper, estimates: pd.DataFrame | None = None,
                judge_col: str = "our_judge", statistic: str = "spearman",
                stat_col: str = "coefficient", paper_stat: str = "coefficient",
-               prefix: str = "", dataset_name: str | None = None) -> list[_Row]:
+               prefix: str = "", dataset_name: str | None = None,
+               dtype_check: pd.DataFrame | None = None) -> list[_Row]:
     """``a`` minus every baseline of ``others`` (per dataset), from the table's paired rows; a
-    baseline the table has no paired row for is a "not computed" row, never left out."""
+    baseline the table has no paired row for is a "not computed" row, never left out.
+    ``dtype_check``: the table's dtype check (lk_t02's frame), whose ``shift`` of the same
+    comparison each row carries."""
+    shifts = ({} if dtype_check is None or dtype_check.empty else
+              {(r.dataset, r.method, r.coefficient): (float(r.shift), str(r.dtype))
+               for r in dtype_check.itertuples()})
     out = []
     for dataset, baselines in others.items():
         for b in baselines:
@@ -330,11 +357,12 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
             if estimates is not None and b not in _LEXICAL:
                 line = 0.5 if stat_col == "metric" else 0.0
                 note = _chance_note(estimates, dataset, b, statistic, stat_col, line)
+            shift, dtype = shifts.get((dataset, f"{a} - {b}", statistic), (math.nan, ""))
             out.append(_Row(claim, name, comparison, statistic, judge, float(r["ours"]),
                             float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
                             "questions", source, 0.0, *margins, model_a=judge,
                             model_b=_EMBEDDER.get(b, "" if b in _LEXICAL else judge),
-                            note=note))
+                            note=note, dtype_shift=shift, dtype=dtype))
     return out
 
 
@@ -359,13 +387,15 @@ def _linkage_table2(src: Sources) -> tuple[list[_Row], str]:
     same = t[(t["sample"] == "same items") & (t["mode"] == "prob")]
     judge = next((j for j in same.loc[same["method"] == "linkage-0shot", "our_judge"]), "")
     same = same[same["our_judge"].fillna("") == judge]
+    checked = src.frame("lk_t02", "dtype_check")
     rows = _diff_rows(same, claim="L1", source="lk_t02", a="linkage-0shot",
-                      others=paper_baselines("lk_t02", lexical=True), paper=paper)
+                      others=paper_baselines("lk_t02", lexical=True), paper=paper,
+                      dtype_check=checked)
     for a in LINKAGE_VARIANTS:
         rows += _diff_rows(same, claim="L2", source="lk_t02", a=a,
                            others=_release_pairwise(paper_baselines("lk_t02", lexical=False),
                                                     same, a),
-                           paper=paper, estimates=same)
+                           paper=paper, estimates=same, dtype_check=checked)
     return rows, judge
 
 
