@@ -37,7 +37,8 @@ A row on fewer than 10 questions reads *too few questions* (no interval on so fe
 trusted) and is counted apart. A row whose bound nearest its line lies within three Monte
 Carlo spreads of it (:func:`reseed_spread`) reads *borderline*: another resampling seed could
 turn its verdict (the chance of that beyond three spreads is about 0.1%). A row of a table
-whose judge ran in another dtype than float32 (lk_t02's every-candidate table, bfloat16) reads
+whose judge ran in another dtype than float32 (the every-candidate tables of lk_t02, lk_t03 and
+lk_t04: bfloat16) reads
 *borderline* too where its bound nearest the line lies closer to it than that dtype moved the
 same comparison on the 8-candidate draw, where float32 items exist (the table's
 ``dtype_check`` frame): computed in float32, its verdict could be another.
@@ -405,11 +406,14 @@ def _generated_references(src: Sources) -> list[_Row]:
         t = src.read(artefact)
         paired = t[t["references"] == "paired"]
         estimates = t[t["references"] != "paired"]
+        checked = src.frame(artefact, "dtype_check")
+        if checked is not None and not checked.empty:
+            checked = checked[checked["references"] == "paired"]
         for a in LINKAGE_VARIANTS:
             rows += _diff_rows(paired, claim="L3", source=artefact, a=a,
                                others=_release_pairwise(paper_baselines(artefact), paired, a),
                                paper=_paper(artefact), estimates=estimates,
-                               prefix=f"{label}: ")
+                               prefix=f"{label}: ", dtype_check=checked)
     t = src.read("lk_t05")
     t = t[t["ties"].fillna("miss") == "miss"] if "ties" in t.columns else t
     for metric, label in (("acc_best", "Acc(best)"), ("acc_best_worst", "Acc(best+worst)")):

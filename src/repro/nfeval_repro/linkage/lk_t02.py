@@ -24,6 +24,7 @@ from nfeval_repro.linkage.table2 import (DEFAULT_JUDGE_ROWS, JUDGE_ROWS, automat
                                                bleu_pools,
                                                judge_frame, judged_items, mode_subset_frames,
                                                same_items_frames, small_judge_frames, table_rows)
+from nfeval_repro import dtype_check as checks
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
 
@@ -34,11 +35,6 @@ DATASETS = ("antique", "trec-dl-nf")
 #: ``refppl_lm`` that leaves the refppl row out (the every-candidate stages judge first and
 #: score refppl, a row beyond the paper, in a stage of its own).
 NO_REFPPL = "none"
-#: The judge rows whose float32 items lie on the 8-candidate draw (lk_t02's committed
-#: judgments), so a table in another dtype can be checked against float32 there.
-DTYPE_CHECK_ROWS = ("linkage-0shot", "linkage-fewshot", "pointwise-ref", "pointwise-noref")
-#: Candidates per question of the draw a dtype check compares on.
-DTYPE_CHECK_DRAW = 8
 
 
 def _step(progress: bool, started: float, what: str) -> None:
@@ -63,8 +59,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
     row of the table (``bfloat16``: the every-candidate stages' fast path on CPUs with native
     bf16; each signature records it). ``refppl_lm`` :data:`NO_REFPPL` (``"none"``) leaves
     the refppl row out. ``dtype_check``: with a ``judge_dtype`` other than float32, the
-    same-items rows of :data:`DTYPE_CHECK_ROWS` on the 8-candidate draw in float32 and in that
-    dtype (:func:`dtype_check`; frame ``dtype_check``), whose differences the claims table
+    same-items rows on the 8-candidate draw in float32 and in that dtype
+    (:mod:`nfeval_repro.dtype_check`; frame ``dtype_check``), whose differences the claims table
     reads as the dtype's margin.
 
     ``extra``: ``items`` (dataset -> lk_t02's judged items), ``bleu_pools`` (what the
@@ -158,13 +154,13 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
         _step(progress, t, "small judge")
 
     checked = None
-    if dtype_check and judge_dtype and judge_dtype != "float32":
+    if checks.wanted(judge_dtype, dtype_check):
         t = time.time()
         checked = _dtype_check(judge_dtype, profile=profile, seed=seed, limit=limit,
                                judge=judge_name, judge_mode=mode, unparsed=unparsed, shots=shots,
                                datasets=names, rows=rows, progress=progress)
         _step(progress, t, f"the dtype check ({judge_dtype} against float32 on the "
-                           f"{DTYPE_CHECK_DRAW}-candidate draw)")
+                           f"{checks.DRAW}-candidate draw)")
 
     frame = pd.concat(frames, ignore_index=True)
     table = table_rows(frame, paper_values(ID), mode=mode, judge=judge_name,
@@ -188,29 +184,22 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
 
 def _dtype_check(dtype: str, *, datasets: list[str], rows: list[str], progress: bool,
                  **params) -> pd.DataFrame:
-    """The same-items rows of the judge rows of ``rows`` in :data:`DTYPE_CHECK_ROWS` (and their
-    paired differences) on the :data:`DTYPE_CHECK_DRAW`-candidate draw, computed in float32
-    and in ``dtype`` (the store's items, computed where missing): per dataset, method and
-    coefficient, both estimates and intervals and ``shift`` (``dtype`` minus float32). Only
-    rows that involve a checked judge row; a row of ``rows`` with no float32 items on the draw
-    (pairwise with the candidate first) is not checked."""
-    checked = [r for r in rows if r in DTYPE_CHECK_ROWS]
+    """The same-items rows of the judge rows of ``rows`` (those with float32 items on the draw,
+    :func:`~nfeval_repro.dtype_check.checked_rows`) and their paired differences on the
+    :data:`~nfeval_repro.dtype_check.DRAW`-candidate draw, computed in float32 and in ``dtype``
+    (the store's items, computed where missing): :func:`~nfeval_repro.dtype_check.compare` per
+    dataset, method and coefficient."""
+    checked = checks.checked_rows(rows)
     if not checked:
         return pd.DataFrame()
-    keys = ["dataset", "method", "coefficient"]
-    cols = [*keys, "n_questions", "ours", "ci_low", "ci_high"]
     got = {}
     for dt in ("float32", dtype):
-        t = run(**params, max_candidates=DTYPE_CHECK_DRAW, small_judge="", sample_limit=0,
+        t = run(**params, max_candidates=checks.DRAW, small_judge="", sample_limit=0,
                 refppl_lm=NO_REFPPL, datasets=",".join(datasets), judge_rows=",".join(checked),
                 judge_dtype=dt, dtype_check=False, progress=progress).table
-        t = t[(t["sample"] == "same items")
-              & t["method"].map(lambda m: any(p in checked for p in m.split(" - ")))]
-        got[dt] = t[cols].drop_duplicates(keys)
-    out = got["float32"].merge(got[dtype], on=keys, suffixes=("_float32", "_table"))
-    if len(out) != len(got["float32"]) or len(out) != len(got[dtype]):
-        raise NfevalError("the dtype check's two tables have different rows")
-    return out.assign(dtype=dtype, shift=out["ours_table"] - out["ours_float32"])
+        got[dt] = t[t["sample"] == "same items"]
+    return checks.compare(got["float32"], got[dtype], keys=["dataset", "method", "coefficient"],
+                          dtype=dtype)
 
 
 def _names(text: str, default, what: str, known=None) -> list[str]:

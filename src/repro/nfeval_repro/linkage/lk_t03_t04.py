@@ -17,6 +17,7 @@ from nfeval.data import load_linkage
 from nfeval_repro.linkage.table2 import judged_items
 from nfeval_repro.linkage.tables3_4 import generated_references_table, setting_rows
 from nfeval.linkage.generated import GENERATORS, parse_generator
+from nfeval_repro import dtype_check as checks
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
 
@@ -33,7 +34,7 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
         degraded_tokens: int = 320, attempts: int = 2, openai_base_url: str = "",
         judge: str = "", judge_mode: str = "",
         unparsed: str = "drop", judge_rows: str = "", judge_dtype: str = "",
-        progress: bool = True) -> Experiment:
+        dtype_check: bool = True, progress: bool = True) -> Experiment:
     """Table 3 (``artefact`` "lk_t03") or Table 4 ("lk_t04") on the first ``limit`` of
     lk_t02's judged questions per dataset (-1: 2 embedded, all paper).
 
@@ -48,6 +49,9 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
     candidate first as the release runs it, for 1GT); ``judge_dtype`` (empty: the
     profile's) is the judge's dtype, every judge row alike (``bfloat16``: the
     every-candidate stages, as lk_t02's, whose human-reference rows they reuse).
+    ``dtype_check``: with a ``judge_dtype`` other than float32, the same table on the
+    8-candidate draw in float32 and in that dtype (:mod:`nfeval_repro.dtype_check`; frame
+    ``dtype_check``), whose differences the claims table reads as the dtype's margin.
     """
     if artefact not in SETTINGS:
         raise NfevalError(f"artefact must be one of {sorted(SETTINGS)}, got {artefact!r}.")
@@ -80,6 +84,19 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
         mode=mode, seed=seed, shots=shots, unparsed=unparsed, attempts=attempts,
         golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=progress,
         rows=list(rows))
+    checked = None
+    if checks.wanted(judge_dtype, dtype_check) and checks.checked_rows(list(rows)):
+        got = {dt: run(artefact=artefact, profile=profile, seed=seed, limit=limit,
+                       datasets=datasets, max_candidates=checks.DRAW, shots=shots,
+                       generator=generator, degraders=degraders, golden_tokens=golden_tokens,
+                       degraded_tokens=degraded_tokens, attempts=attempts,
+                       openai_base_url=openai_base_url, judge=judge, judge_mode=judge_mode,
+                       unparsed=unparsed, judge_rows=",".join(checks.checked_rows(list(rows))),
+                       judge_dtype=dt, dtype_check=False, progress=progress).table
+               for dt in ("float32", judge_dtype)}
+        checked = checks.compare(got["float32"], got[judge_dtype],
+                                 keys=["dataset", "references", "method", "coefficient"],
+                                 dtype=judge_dtype)
     if progress:
         for name, lists in result.lists.items():
             print(f"{name}: {len(items[name].judged)} of lk_t02's judged questions, "
@@ -102,7 +119,8 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
               "candidates; our value sits beside both paper judges (mistral, chatgpt), "
               "our_judge names ours. pointwise-noref and the '-human' rows are lk_t02's "
               "judgments.",
-        frames={"references": result.references, "per_candidate": result.frame},
+        frames={"references": result.references, "per_candidate": result.frame,
+                **({"dtype_check": checked} if checked is not None else {})},
         extra={"setting": setting, "paper_table": paper_table, "questions": questions,
                "items": items, "run": result, "datasets": dataset_list,
                "generator": str(gold_spec), "degraders": [str(s) for s in deg_specs]})
