@@ -329,3 +329,37 @@ def test_changes_pairs_rows_and_names_every_verdict_that_moved(committed, tmp_pa
     with pytest.raises(SystemExit):
         _main([str(a), str(b), "--claims", "L9"])
     assert "unknown claim L9" in capsys.readouterr().err
+
+
+def test_a_stages_part_table_gives_its_artefacts_rows_on_its_dataset(committed, tmp_path,
+                                                                      capsys):
+    """A part folder holding the committed lk_t02 outputs cut to TREC-DL-NF gives the committed
+    TREC-DL-NF rows of lk_t02 back (same estimates and intervals, no verdict changed), and
+    nothing of another artefact or dataset."""
+    import shutil
+
+    from nfeval import NfevalError
+    from nfeval_repro.claims import _main, part_claims
+
+    part = tmp_path / "lk_t02-trec-dl-nf"
+    (part / "lk_t02").mkdir(parents=True)
+    t = pd.read_csv(RESULTS / "lk_t02.csv", keep_default_na=False, na_values=[""])
+    t[t["dataset"] == "trec-dl-nf"].to_csv(part / "lk_t02.csv", index=False)
+    shutil.copy(RESULTS / "lk_t02.json", part / "lk_t02.json")
+    per = pd.read_csv(RESULTS / "lk_t02" / "per_candidate.csv", dtype=str)
+    per[per["dataset"] == "trec-dl-nf"].to_csv(part / "lk_t02" / "per_candidate.csv",
+                                                index=False)
+    rows, artefact, datasets = part_claims(part)
+    assert (artefact, datasets) == ("lk_t02", ["trec-dl-nf"])
+    mine = committed[(committed["source"] == "lk_t02") & (committed["dataset"] == "trec-dl-nf")]
+    assert len(rows) == len(mine) > 0 and set(rows["claim"]) == {"L1", "L2"}
+    got = rows.set_index(["claim", "comparison"])[["ours", "ci_low", "ci_high", "n"]]
+    want = mine.set_index(["claim", "comparison"])[["ours", "ci_low", "ci_high", "n"]]
+    pd.testing.assert_frame_equal(got.sort_index(), want.sort_index(), check_dtype=False)
+    assert _main([str(RESULTS / "claims.csv"), "--part", str(part), "--claims", "L2"]) == 0
+    out = capsys.readouterr().out
+    assert "lk_t02 on trec-dl-nf" in out and "0 verdicts changed" in out
+    with pytest.raises(SystemExit):
+        _main([str(RESULTS / "claims.csv"), str(RESULTS / "claims.csv"), "--part", str(part)])
+    with pytest.raises(NfevalError):
+        part_claims(tmp_path)

@@ -1037,6 +1037,37 @@ def changes(before: pd.DataFrame, after: pd.DataFrame, *,
     return merged.reset_index(drop=True)[CHANGE_COLUMNS]
 
 
+def part_claims(part: str | Path, results: str | Path = RESULTS
+                ) -> tuple[pd.DataFrame, str, list[str]]:
+    """The claims rows of a ``make evidence`` stage that scored part of an artefact's datasets
+    (its tables under ``results/evidence/parts/<artefact>-<dataset>``, beside the committed
+    table): the claims table built from the committed results with that artefact's table,
+    per-unit files and frames taken from the part, at resampling seed 0 (no five-seed check),
+    kept to the rows that artefact gives on the part's datasets. Returns (rows, artefact,
+    datasets)."""
+    import tempfile
+
+    part = Path(part)
+    artefact, _, named = part.name.partition("-")
+    datasets = [d for d in named.split("+") if d]
+    own = (artefact, f"{artefact}.csv", f"{artefact}.json")
+    found = next((d for d in (part / "results", part) if (d / f"{artefact}.csv").is_file()),
+                 None)
+    if not datasets or found is None:
+        raise NfevalError(f"{part}: not a stage's part (a folder <artefact>-<dataset> holding "
+                          f"<artefact>.csv, as make evidence writes under "
+                          f"results/evidence/parts/)")
+    with tempfile.TemporaryDirectory(prefix="nfeval-claims-part-") as tmp:
+        for src_dir, keep in ((Path(results), lambda n: n not in own),
+                              (found, lambda n: n in own)):
+            for p in src_dir.iterdir():
+                if keep(p.name):
+                    (Path(tmp) / p.name).symlink_to(p.resolve())
+        table = claims_table(tmp, seeds=())
+    rows = table[(table["source"] == artefact) & table["dataset"].isin(datasets)]
+    return rows.reset_index(drop=True), artefact, datasets
+
+
 def changes_markdown(table: pd.DataFrame) -> str:
     """:func:`changes` as a markdown table: every row's interval width before and after (with
     its n), and the verdict, written ``before -> after`` where it changed."""
@@ -1061,23 +1092,39 @@ def _main(argv: Sequence[str] | None = None) -> int:
         prog="python -m nfeval_repro.claims",
         description="Compare two claims tables (results/claims.csv of two runs or commits): "
                     "each comparison's interval width before and after, with its n, and every "
-                    "verdict that changed.")
-    p.add_argument("before", help="the earlier claims table (CSV), e.g. from "
+                    "verdict that changed. With --part, the later table is the claims rows "
+                    "that a make evidence stage's part table gives (one dataset's table under "
+                    "results/evidence/parts/), at resampling seed 0.")
+    p.add_argument("before", help="the earlier claims table (CSV), e.g. results/claims.csv or "
                                   "`git show HEAD~1:results/claims.csv > before.csv`")
-    p.add_argument("after", help="the later claims table (CSV)")
+    p.add_argument("after", nargs="?", help="the later claims table (CSV); not with --part")
+    p.add_argument("--part", metavar="DIR",
+                   help="a stage's part folder, e.g. results/evidence/parts/lk_t02-trec-dl-nf: "
+                        "its artefact's rows on its datasets, against the same rows of BEFORE")
     p.add_argument("--claims", default="", metavar="L1,L2,...",
                    help="only these claims (default: all)")
     p.add_argument("--out", metavar="FILE.csv", help="also write the comparison as a CSV")
     args = p.parse_args(argv)
-    tables = []
-    for path in (args.before, args.after):
-        if not Path(path).is_file():
-            p.error(f"{path}: no such file")
-        tables.append(pd.read_csv(path, keep_default_na=False, na_values=[""]))
+    if (args.after is None) == (args.part is None):
+        p.error("give AFTER or --part, one of them")
     wanted = tuple(c for c in args.claims.split(",") if c)
     unknown = [c for c in wanted if c not in CLAIMS]
     if unknown:
         p.error(f"unknown claim {', '.join(unknown)}; the claims are {', '.join(CLAIMS)}")
+    tables = []
+    for path in (args.before, args.after or args.before):
+        if not Path(path).is_file():
+            p.error(f"{path}: no such file")
+        tables.append(pd.read_csv(path, keep_default_na=False, na_values=[""]))
+    if args.part:
+        if not Path(args.part).is_dir():
+            p.error(f"{args.part}: no such folder")
+        rows, artefact, datasets = part_claims(args.part)
+        before = tables[0]
+        tables = [before[(before["source"] == artefact) & before["dataset"].isin(datasets)],
+                  rows]
+        print(f"{artefact} on {', '.join(datasets)}: the committed rows (before) against the "
+              f"part's {args.part} (after), resampling seed 0 only\n")
     table = changes(*tables, claims=wanted)
     print(changes_markdown(table), end="")
     moved = int(table["verdict_changed"].sum())
