@@ -183,15 +183,15 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
 
 
 def _dtype_check(dtype: str, *, datasets: list[str], rows: list[str], progress: bool,
-                 **params) -> pd.DataFrame:
+                 **params) -> pd.DataFrame | None:
     """The same-items rows of the judge rows of ``rows`` (those with float32 items on the draw,
     :func:`~nfeval_repro.dtype_check.checked_rows`) and their paired differences on the
     :data:`~nfeval_repro.dtype_check.DRAW`-candidate draw, computed in float32 and in ``dtype``
     (the store's items, computed where missing): :func:`~nfeval_repro.dtype_check.compare` per
-    dataset, method and coefficient."""
+    dataset, method and coefficient; None where no row of ``rows`` can be checked."""
     checked = checks.checked_rows(rows)
     if not checked:
-        return pd.DataFrame()
+        return None
     got = {}
     for dt in ("float32", dtype):
         t = run(**params, max_candidates=checks.DRAW, small_judge="", sample_limit=0,
