@@ -325,6 +325,9 @@ def test_changes_pairs_rows_and_names_every_verdict_that_moved(committed, tmp_pa
     assert _main([str(a), str(b), "--claims", "L1", "--out", str(tmp_path / "c.csv")]) == 0
     out = capsys.readouterr().out
     assert "-> **contradicted**" in out and "1 verdict changed" in out
+    assert "-> **-**" not in out and "nan" not in out  # L1 only: the dropped row is not L1
+    _main([str(a), str(b), "--claims", next(iter(committed.iloc[[-1]]["claim"]))])
+    assert "-> **-**" in capsys.readouterr().out  # the row the later table lacks
     assert (tmp_path / "c.csv").is_file()
     with pytest.raises(SystemExit):
         _main([str(a), str(b), "--claims", "L9"])

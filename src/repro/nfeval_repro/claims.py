@@ -1077,8 +1077,10 @@ def changes_markdown(table: pd.DataFrame) -> str:
         def w(width, n):
             return "-" if pd.isna(width) else f"{width:.3f} ({'' if pd.isna(n) else int(n)})"
         ratio = "" if pd.isna(r.width_ratio) else f"{r.width_ratio:.2f}"
-        v = (f"{r.verdict_before} -> **{r.verdict_after}**" if r.verdict_changed
-             else str(r.verdict_after))
+        def said(v):  # a comparison in one table only: "-" on the other side
+            return "-" if pd.isna(v) else str(v)
+        v = (f"{said(r.verdict_before)} -> **{said(r.verdict_after)}**" if r.verdict_changed
+             else said(r.verdict_after))
         lines.append(f"| {r.claim} | {r.dataset} | {r.comparison} | "
                      f"{w(r.width_before, r.n_before)} | {w(r.width_after, r.n_after)} | "
                      f"{ratio} | {v} |")
