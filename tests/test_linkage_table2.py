@@ -96,3 +96,21 @@ def test_same_items_frames_without_a_language_model_leave_the_refppl_row_out(mir
     methods = set(pd.concat(frames)["method"])
     assert "refppl" not in methods and {"rouge1", "rougeL", "bleu"} <= methods
     assert sigs == [] and counts == {}
+
+
+def test_pairwise_with_the_candidate_first_is_set_beside_the_papers_pairwise_figure():
+    """The release runs pairwise with the candidate first: that row gets the paper's pairwise
+    figure, as the seeded coin's row does (and the [CLS] BERTScore the paper's BERTScore)."""
+    import pandas as pd
+
+    from nfeval_repro.linkage.table2 import paper_rows
+    from nfeval_repro.tables import paper_values
+
+    paper = paper_values("lk_t02")
+    out = paper_rows(paper)
+    for ours, theirs in (("pairwise-release", "pairwise"), ("bertscore-cls", "bertscore")):
+        a = out[out["method"] == ours].drop(columns="method").reset_index(drop=True)
+        b = paper[paper["method"] == theirs].drop(columns="method").reset_index(drop=True)
+        assert len(a) > 0
+        pd.testing.assert_frame_equal(a, b)
+    assert len(out) == len(paper) + len(a) + len(paper[paper["method"] == "pairwise"])

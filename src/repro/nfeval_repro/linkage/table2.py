@@ -58,6 +58,7 @@ __all__ = [
     "JUDGE_ROWS",
     "LEXICAL_ROWS",
     "MODE_ROWS",
+    "PAPER_ROW_OF",
     "ROW_POSITIONS",
     "TABLE_COLUMNS",
     "automatic_frames",
@@ -65,6 +66,7 @@ __all__ = [
     "comparisons",
     "judge_frame",
     "judged_items",
+    "paper_rows",
     "lexical_frame",
     "mode_subset_frames",
     "refppl_frame",
@@ -332,6 +334,19 @@ TABLE_COLUMNS = ["dataset", "sample", "mode", "method", "judge", "coefficient", 
 _SAMPLE_ORDER = {"all": 0, "same items": 1, "small judge": 2, "mode subset": 3}
 
 
+#: Our rows that stand for a paper row of another name (the paper's figure goes beside both):
+#: pairwise with the candidate first is the paper's pairwise as its release runs it (the seeded
+#: coin of positions, the paper's text, keeps the figure too); BERTScore's [CLS] variant.
+PAPER_ROW_OF = {"pairwise-release": "pairwise", "bertscore-cls": "bertscore"}
+
+
+def paper_rows(paper: pd.DataFrame) -> pd.DataFrame:
+    """``paper`` with the rows of each :data:`PAPER_ROW_OF` paper row copied under our row's
+    name."""
+    return pd.concat([paper, *[paper[paper["method"] == theirs].assign(method=ours)
+                               for ours, theirs in PAPER_ROW_OF.items()]], ignore_index=True)
+
+
 def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: str,
                small_judge: str = "", seed: int = 0) -> pd.DataFrame:
     """Every row of the table from the per-candidate ``frame`` (:data:`FRAME_COLUMNS`).
@@ -373,7 +388,7 @@ def table_rows(frame: pd.DataFrame, paper: pd.DataFrame, *, mode: str, judge: st
         diffs.append(paired_rows(small, own, by=["dataset", "sample"], seed=seed)
                      .assign(mode=mode, our_judge=small_judge))
     ours = pd.concat([rows, *diffs], ignore_index=True)
-    paper = pd.concat([paper, paper[paper["method"] == "bertscore"].assign(method="bertscore-cls")])
+    paper = paper_rows(paper)
     eligible = (((ours["sample"] == "all") & ours["method"].isin(LEXICAL_ROWS))
                 | ((ours["sample"] == "same items") & (ours["mode"] == mode)
                    & ours["method"].isin(list(JUDGE_ROWS))))

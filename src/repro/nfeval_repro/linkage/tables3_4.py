@@ -39,7 +39,8 @@ from nfeval.data import load_prompt
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval_repro.linkage.settings import judge_setting, single_ground_truth, with_paper
-from nfeval_repro.linkage.table2 import JUDGE_ROWS, ROW_POSITIONS, JudgeSample, judge_frame
+from nfeval_repro.linkage.table2 import (JUDGE_ROWS, ROW_POSITIONS, JudgeSample, judge_frame,
+                                         paper_rows)
 from nfeval.linkage.generated import (DEGRADE_PROMPT, GOLDEN_PROMPTS, GeneratedReferences,
                                       generate_reference_lists, generated_split)
 from nfeval.linkage.references import ReferenceSplit, sample_all
@@ -248,7 +249,7 @@ def generated_references_table(
     rows = correlation_rows(frame, by=by, seed=seed)
     rows = rows.merge(frame.groupby(by, sort=False)["unparsed"].sum().rename("n_unparsed")
                       .reset_index(), on=by)
-    rows = with_paper(rows, paper[paper["dataset"].isin(list(items))],
+    rows = with_paper(rows, paper_rows(paper[paper["dataset"].isin(list(items))]),
                       on=["dataset", "method", "coefficient"])
     diffs = paired_rows(frame, comparisons(setting, list(judged_rows)), by=["dataset"],
                         method="method", seed=seed)
