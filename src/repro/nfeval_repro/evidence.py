@@ -660,6 +660,8 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
                 "wall_s": round(wall, 1), "items_computed": items, "item_s": round(secs, 1),
                 "machine": machine_tag(), "commit": git_commit(), "started": first["started"],
                 **end})
+            if log_path.resolve() == (RESULTS / LOG).resolve():
+                refresh_cost_page(log_path)
         where = "not logged (--set)" if overrides else f"logged in {display_path(log_path)}"
         print(f"== {artefact} {stage}: {wall:.0f} s, {items} items computed since "
               f"{first['started']} ({secs / 3600:.2f} item-hours), {_stored_items(artefact)} "
@@ -668,6 +670,30 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
     if failed:
         raise StagesFailed(failed)
     return took
+
+
+#: The page whose generated ``stages`` block is the cost table of the repository's log.
+COST_PAGE = ROOT / "docs" / "reproduce.md"
+
+
+def refresh_cost_page(log_path: Path, page: Path = COST_PAGE) -> bool:
+    """Rewrite ``page``'s ``stages`` block (:func:`cost_table` of the log at ``log_path``), as
+    ``make readme`` does, so a stage that finishes leaves no stale page behind; whether the
+    page changed. A page without the block is left as it is, with a note."""
+    from nfeval import NfevalError
+    from nfeval_repro.readme import render
+
+    if not page.is_file():
+        return False
+    text = page.read_text(encoding="utf-8")
+    try:
+        new = render(text, {"stages": cost_table(read_log(log_path))})
+    except NfevalError as exc:
+        print(f"{display_path(page)}: its cost table is not updated ({exc})", flush=True)
+        return False
+    if new != text:
+        page.write_text(new, encoding="utf-8")
+    return new != text
 
 
 def missing_items(store: Path, artefact: str, logged: dict) -> int | None:
