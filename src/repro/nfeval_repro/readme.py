@@ -18,12 +18,12 @@ everything else in a page is left as it is. Blocks (:data:`PAGES` says which pag
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 from nfeval import NfevalError
 from nfeval.paths import RESULTS
+from nfeval_repro.pageblocks import render
 
 
 #: The pages with generated blocks (relative to the README's folder) and their blocks.
@@ -45,17 +45,6 @@ def blocks(results: Path = RESULTS) -> dict[str, str]:
     table = pd.read_csv(path, keep_default_na=False, na_values=[""])
     return {"claims-summary": summary(table), "claims": markdown(table),
             "artefacts": readme_table(), "stages": cost_table(read_log(Path(results) / LOG))}
-
-
-def render(text: str, new: dict[str, str]) -> str:
-    """``text`` with every block of ``new`` replaced; a block the text lacks is an error."""
-    for name, body in new.items():
-        pat = re.compile(rf"(<!-- BEGIN {name} -->\n).*?(<!-- END {name} -->)", re.S)
-        if not pat.search(text):
-            raise NfevalError(f"the page has no block {name!r} (<!-- BEGIN {name} --> ... "
-                              f"<!-- END {name} -->)")
-        text = pat.sub(lambda m: m.group(1) + body + m.group(2), text)
-    return text
 
 
 def main(argv: list[str] | None = None) -> int:
