@@ -212,15 +212,13 @@ def bench_judge_tables(args, csv_path, write_row) -> list[dict]:
 
     run = run_stamp()
     paths = [p.strip() for p in args.table_paths.split(",") if p.strip()]
-    names = [w.strip() for w in getattr(args, "tables", ",".join(WORKLOADS)).split(",")
-             if w.strip()]
+    names = [w.strip() for w in args.tables.split(",") if w.strip()]
     if unknown := [w for w in names if w not in WORKLOADS]:
         raise SystemExit(f"judge_table: no table {unknown[0]!r}; use {', '.join(WORKLOADS)}")
-    datasets = tuple(d.strip() for d in (getattr(args, "table_datasets", "") or "").split(",")
-                     if d.strip()) or DATASETS
+    datasets = tuple(d.strip() for d in args.table_datasets.split(",") if d.strip()) or DATASETS
     if unknown := [d for d in datasets if d not in DATASETS]:
         raise SystemExit(f"judge_table: no dataset {unknown[0]!r}; use {', '.join(DATASETS)}")
-    from_store = bool(getattr(args, "table_from_store", False))
+    from_store = args.table_from_store
     sizes = {"lk_t02": 1 if args.quick else args.table_questions,
              "dq_t03": 4 if args.quick else args.table_answers}
     extra = {"lk_t02": {"datasets": datasets}, "dq_t03": {}}

@@ -329,6 +329,8 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
     baseline the table has no paired row for is a "not computed" row, never left out.
     ``dtype_check``: the table's dtype check (lk_t02's frame), whose ``shift`` of the same
     comparison each row carries."""
+    from nfeval_repro.linkage.table2 import PAPER_ROW_OF
+
     shifts = ({} if dtype_check is None or dtype_check.empty else
               {(r.dataset, r.method, r.coefficient): (float(r.shift), str(r.dtype))
                for r in dtype_check.itertuples()})
@@ -337,7 +339,7 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
         for b in baselines:
             sel = table[(table["dataset"] == dataset) & (table["method"] == f"{a} - {b}")
                         & (table[stat_col] == statistic)]
-            pb = _PAPER_NAME.get(b, b)
+            pb = PAPER_ROW_OF.get(b, b)  # the paper's row our baseline stands for
             margins = [_paper_value(paper, dataset=dataset, method=a, judge=j,
                                     **{paper_stat: statistic})
                        - _paper_value(paper, dataset=dataset, method=pb,
@@ -367,8 +369,6 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
     return out
 
 
-#: A baseline of ours -> the paper's row it stands for (its margin).
-_PAPER_NAME = {"pairwise-release": "pairwise"}
 #: The LINKAGE variants LINKAGE's Tables 2-4 print (0-shot, and few-shot: the bold rows).
 LINKAGE_VARIANTS = ("linkage-0shot", "linkage-fewshot")
 
@@ -406,9 +406,7 @@ def _generated_references(src: Sources) -> list[_Row]:
         t = src.read(artefact)
         paired = t[t["references"] == "paired"]
         estimates = t[t["references"] != "paired"]
-        checked = src.frame(artefact, "dtype_check")
-        if checked is not None and not checked.empty:
-            checked = checked[checked["references"] == "paired"]
+        checked = src.frame(artefact, "dtype_check")  # its paired rows are the "A - B" ones
         for a in LINKAGE_VARIANTS:
             rows += _diff_rows(paired, claim="L3", source=artefact, a=a,
                                others=_release_pairwise(paper_baselines(artefact), paired, a),

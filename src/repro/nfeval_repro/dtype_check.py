@@ -12,13 +12,13 @@ questions): LINKAGE rows within 0.005, pointwise rows and LINKAGE minus pointwis
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
 from nfeval import NfevalError
 
-__all__ = ["DRAW", "UNCHECKED_ROWS", "checked_rows", "compare", "wanted"]
+__all__ = ["DRAW", "UNCHECKED_ROWS", "check", "checked_rows", "compare", "wanted"]
 
 #: Candidates per question of the draw whose float32 items are committed.
 DRAW = 8
@@ -50,3 +50,10 @@ def compare(float32: pd.DataFrame, other: pd.DataFrame, *, keys: Sequence[str],
     if len(out) != len(a) or len(out) != len(b):
         raise NfevalError("the dtype check's two tables have different rows")
     return out.assign(dtype=dtype, shift=out["ours_table"] - out["ours_float32"])
+
+
+def check(table_in: Callable[[str], pd.DataFrame], dtype: str, *,
+          keys: Sequence[str]) -> pd.DataFrame:
+    """:func:`compare` of ``table_in("float32")`` and ``table_in(dtype)``: an artefact's table
+    on the :data:`DRAW`-candidate draw, computed in each dtype."""
+    return compare(table_in("float32"), table_in(dtype), keys=keys, dtype=dtype)

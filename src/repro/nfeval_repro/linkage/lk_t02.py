@@ -192,14 +192,14 @@ def _dtype_check(dtype: str, *, datasets: list[str], rows: list[str], progress: 
     checked = checks.checked_rows(rows)
     if not checked:
         return None
-    got = {}
-    for dt in ("float32", dtype):
+
+    def same_items(dt: str) -> pd.DataFrame:
         t = run(**params, max_candidates=checks.DRAW, small_judge="", sample_limit=0,
                 refppl_lm=NO_REFPPL, datasets=",".join(datasets), judge_rows=",".join(checked),
                 judge_dtype=dt, dtype_check=False, progress=progress).table
-        got[dt] = t[t["sample"] == "same items"]
-    return checks.compare(got["float32"], got[dtype], keys=["dataset", "method", "coefficient"],
-                          dtype=dtype)
+        return t[t["sample"] == "same items"]
+
+    return checks.check(same_items, dtype, keys=["dataset", "method", "coefficient"])
 
 
 def _names(text: str, default, what: str, known=None) -> list[str]:

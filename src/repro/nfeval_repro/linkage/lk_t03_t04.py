@@ -84,19 +84,18 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
         mode=mode, seed=seed, shots=shots, unparsed=unparsed, attempts=attempts,
         golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=progress,
         rows=list(rows))
-    checked = None
-    if checks.wanted(judge_dtype, dtype_check) and checks.checked_rows(list(rows)):
-        got = {dt: run(artefact=artefact, profile=profile, seed=seed, limit=limit,
-                       datasets=datasets, max_candidates=checks.DRAW, shots=shots,
-                       generator=generator, degraders=degraders, golden_tokens=golden_tokens,
-                       degraded_tokens=degraded_tokens, attempts=attempts,
-                       openai_base_url=openai_base_url, judge=judge, judge_mode=judge_mode,
-                       unparsed=unparsed, judge_rows=",".join(checks.checked_rows(list(rows))),
-                       judge_dtype=dt, dtype_check=False, progress=progress).table
-               for dt in ("float32", judge_dtype)}
-        checked = checks.compare(got["float32"], got[judge_dtype],
-                                 keys=["dataset", "references", "method", "coefficient"],
-                                 dtype=judge_dtype)
+    checked, check_rows = None, checks.checked_rows(list(rows))
+    if checks.wanted(judge_dtype, dtype_check) and check_rows:
+        checked = checks.check(
+            lambda dt: run(artefact=artefact, profile=profile, seed=seed, limit=limit,
+                           datasets=datasets, max_candidates=checks.DRAW, shots=shots,
+                           generator=generator, degraders=degraders,
+                           golden_tokens=golden_tokens, degraded_tokens=degraded_tokens,
+                           attempts=attempts, openai_base_url=openai_base_url, judge=judge,
+                           judge_mode=judge_mode, unparsed=unparsed,
+                           judge_rows=",".join(check_rows), judge_dtype=dt, dtype_check=False,
+                           progress=progress).table,
+            judge_dtype, keys=["dataset", "references", "method", "coefficient"])
     if progress:
         for name, lists in result.lists.items():
             print(f"{name}: {len(items[name].judged)} of lk_t02's judged questions, "
