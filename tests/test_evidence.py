@@ -27,6 +27,28 @@ def test_every_planned_artefact_has_a_probe_and_stages_that_are_notebook_paramet
             assert set(stage) <= known, (artefact, set(stage) - known)
 
 
+def test_lk_t02s_defaults_are_its_committed_table_and_its_first_stages_name_the_8_candidate_draw():
+    """The notebook's defaults are the every-candidate stage on both datasets (what ``make
+    reproduce`` rebuilds: the committed table); the first stages name every parameter of the
+    8-candidate draw they ran, and their rows are table2's."""
+    import papermill as pm
+
+    from nfeval_repro.artefacts import by_id
+    from nfeval_repro.linkage.table2 import CLAIM_ROWS, DEFAULT_JUDGE_ROWS
+
+    defaults = {k: v["default"] for k, v in pm.inspect_notebook(str(by_id("lk_t02").path)).items()}
+    for key, value in evidence._EVERY_BOTH.items():
+        if key != "judge_rows":  # empty: table2.CLAIM_ROWS
+            assert defaults[key] == repr(value).replace("'", '"'), key
+    assert defaults["judge_rows"] == '""' and evidence.EVERY_ROWS == ",".join(CLAIM_ROWS)
+    assert evidence._EIGHT["judge_rows"] == ",".join(DEFAULT_JUDGE_ROWS)
+    first = evidence.STAGES["lk_t02"][:3]
+    assert [s["limit"] for s in first] == [30, 60, 120]
+    assert all(s["max_candidates"] == 8 and s["judge_dtype"] == "float32" for s in first)
+    assert all(defaults[k] != repr(v).replace("'", '"') for k, v in evidence._EIGHT.items()
+               if k != "judge_rows")
+
+
 def test_projection_is_each_files_items_times_its_probe_seconds_per_item(tmp_path):
     committed, probe = tmp_path / "committed", tmp_path / "probe"
     _write(committed, "lk_t02", "judge.labels.jsonl",
@@ -231,8 +253,8 @@ def _log(artefact, stage, q, wall, items):
 
 def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():
     steps = evidence.schedule(["lk_t02", "lk_t05"])
-    log = [_log("lk_t02", {"limit": 30}, 60, 6000.0, 100),
-           _log("lk_t02", {"limit": 60}, 113, 5300.0, 90)]
+    log = [_log("lk_t02", {"limit": 30, **evidence._EIGHT}, 60, 6000.0, 100),
+           _log("lk_t02", {"limit": 60, **evidence._EIGHT}, 113, 5300.0, 90)]
     rows = {(r["artefact"], r["stage"].get("limit")): r for r in evidence.projection(steps, log)
             if r["stage"].get("max_candidates") != 0}
     assert rows["lk_t02", 30]["done"] and rows["lk_t02", 60]["done"]
@@ -246,8 +268,8 @@ def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():
     # an every-candidate stage: the 8-candidate rate times the candidates per question over 8,
     # on the questions it adds to the earlier every-candidate stages of its datasets
     rows = {(r["artefact"], r["stage"].get("limit"), r["stage"].get("datasets")): r
-            for r in evidence.projection(steps, [_log("lk_t02", {"limit": 30}, 60, 6000.0, 100),
-                                                 _log("lk_t02", {"limit": 60}, 113, 5300.0, 90)],
+            for r in evidence.projection(steps, [_log("lk_t02", {"limit": 30, **evidence._EIGHT}, 60, 6000.0, 100),
+                                                 _log("lk_t02", {"limit": 60, **evidence._EIGHT}, 113, 5300.0, 90)],
                                          speedup=lambda dtype: None)
             if r["stage"].get("max_candidates") == 0}
     factor = {d: evidence.CANDIDATES[d] / 8 for d in evidence.CANDIDATES}
@@ -261,7 +283,7 @@ def test_projection_scales_the_last_logged_stage_by_the_questions_a_step_adds():
     both = rows["lk_t02", 120, None]
     assert both["projected_s"] is None and "refppl" in both["why"]
     # a rerun that computed nothing gives no rate
-    rows = evidence.projection(steps, [_log("lk_t02", {"limit": 30}, 60, 74.0, 0)])
+    rows = evidence.projection(steps, [_log("lk_t02", {"limit": 30, **evidence._EIGHT}, 60, 74.0, 0)])
     assert rows[0]["done"] and rows[1]["projected_s"] is None
 
 
@@ -485,8 +507,8 @@ def test_the_command_exits_1_naming_the_failed_artefacts(monkeypatch, capsys):
 def test_a_stage_in_another_dtype_is_projected_at_its_benched_speed_up(tmp_path):
     every = {"limit": 0, "datasets": "trec-dl-nf", **evidence._EVERY}
     assert every["judge_dtype"] == "bfloat16"
-    steps = [("lk_t02", {"limit": 30}), ("lk_t02", every)]
-    log = [_log("lk_t02", {"limit": 30}, 60, 6000.0, 100)]
+    steps = [("lk_t02", {"limit": 30, **evidence._EIGHT}), ("lk_t02", every)]
+    log = [_log("lk_t02", {"limit": 30, **evidence._EIGHT}, 60, 6000.0, 100)]
     at_float32 = evidence.projection(steps, log, speedup=lambda d: None)[1]
     assert at_float32["speedup"] is None
     faster = evidence.projection(steps, log, speedup=lambda d: 4.0)[1]

@@ -90,6 +90,14 @@ EVERY_ROWS = "linkage-0shot,pointwise-ref,pointwise-noref,linkage-fewshot,pairwi
 _EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sample_limit": 0,
           "judge_dtype": "bfloat16", "refppl_lm": "none"}
 _EVERY_BOTH = {"limit": 120, **{k: v for k, v in _EVERY.items() if k != "refppl_lm"}}
+#: lk_t02's first stages: 8 candidates per question drawn at random, the five rows of
+#: table2.DEFAULT_JUDGE_ROWS (pairwise with a seeded coin) in float32, the small judge
+#: (Qwen2.5-Coder-0.5B) on the same items and both decodings on 10 questions per dataset.
+#: The notebook's defaults are the every-candidate table (:data:`_EVERY_BOTH`), so these
+#: stages name every parameter that differs.
+_EIGHT = {"max_candidates": 8, "small_judge": "qwen2.5-coder-0.5b-instruct", "sample_limit": 10,
+          "judge_rows": "pointwise-noref,pointwise-ref,pairwise,linkage-0shot,linkage-fewshot",
+          "judge_dtype": "float32"}
 #: lk_t03 / lk_t04's every-candidate stages: every candidate, in lk_t02's every-candidate dtype.
 _EVERY_GEN = {"max_candidates": 0, "judge_dtype": _EVERY["judge_dtype"]}
 #: 1GT's claim-deciding generated-list rows: pairwise as the release runs it, not the coin.
@@ -109,7 +117,7 @@ STAGES: dict[str, tuple[dict, ...]] = {
     # then every candidate: TREC-DL-NF's 53 questions (about 100 candidates each: the largest
     # gain per item), ANTIQUE's 120, then both with the refppl row (the two-dataset table),
     # then 240 ANTIQUE questions
-    "lk_t02": ({"limit": 30}, {"limit": 60}, {"limit": 120},
+    "lk_t02": ({"limit": 30, **_EIGHT}, {"limit": 60, **_EIGHT}, {"limit": 120, **_EIGHT},
                {"limit": 0, "datasets": "trec-dl-nf", **_EVERY},
                {"limit": 120, "datasets": "antique", **_EVERY},
                _EVERY_BOTH,
@@ -475,7 +483,7 @@ def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
 #: The probe of ``--measure``: the smallest stage of each artefact that computes every kind of
 #: item its plan does (sizes grow by extension, so a probe's items are the plan's first ones).
 PROBE: dict[str, dict] = {
-    "lk_t02": {"limit": 1, "sample_limit": 1, "lexical_limit": 1},
+    "lk_t02": {"limit": 1, **_EIGHT, "sample_limit": 1, "lexical_limit": 1},
     "dq_t03": {"limit": 2},
     "lk_t05": {"limit": 3, "lexical_limit": 3, **_J},
     "lk_t03": {"limit": 1, **_GEN},

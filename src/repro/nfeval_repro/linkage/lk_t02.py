@@ -20,7 +20,7 @@ import pandas as pd
 from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_linkage
 from nfeval import NfevalError
-from nfeval_repro.linkage.table2 import (DEFAULT_JUDGE_ROWS, JUDGE_ROWS, automatic_frames,
+from nfeval_repro.linkage.table2 import (CLAIM_ROWS, JUDGE_ROWS, automatic_frames,
                                                bleu_pools,
                                                judge_frame, judged_items, mode_subset_frames,
                                                same_items_frames, small_judge_frames, table_rows)
@@ -42,22 +42,31 @@ def _step(progress: bool, started: float, what: str) -> None:
         print(f"{what} in {time.time() - started:.0f} s")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candidates: int = -1,
-        judge: str = "", small_judge: str = "qwen2.5-coder-0.5b-instruct", judge_mode: str = "",
-        unparsed: str = "drop", shots: int = 3, sample_limit: int = 10,
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candidates: int = 0,
+        judge: str = "", small_judge: str = "", judge_mode: str = "",
+        unparsed: str = "drop", shots: int = 3, sample_limit: int = 0,
         sample_backend: str = "llama", sample_tokens: int = 512, lexical_limit: int = 0,
         candidates: str = "all-but-ground", rouge: str = "rouge-score", refppl_lm: str = "",
-        datasets: str = "", judge_rows: str = "", judge_dtype: str = "",
+        datasets: str = "", judge_rows: str = "", judge_dtype: str = "bfloat16",
         dtype_check: bool = True, progress: bool = True) -> Experiment:
     """Table 2 on the first ``limit`` judged questions per dataset (0: all judgeable).
 
+    The defaults are the committed table: every candidate of each judged question
+    (``max_candidates`` 0; ``n`` > 0 draws ``n`` uniformly at random, -1: 8 on the embedded
+    profile, all on the paper's), the claim-deciding rows
+    (:data:`~nfeval_repro.linkage.table2.CLAIM_ROWS`) in bfloat16, no small judge and no
+    sampled decoding. The 8-candidate tables of the earlier stages come back by parameter
+    (``max_candidates=8, small_judge="qwen2.5-coder-0.5b-instruct", sample_limit=10,
+    judge_rows=",".join(DEFAULT_JUDGE_ROWS), judge_dtype="float32"``; ``make evidence``'s
+    first stages).
+
     ``datasets`` (comma-separated; empty: both) and ``judge_rows`` (names of
-    :data:`~nfeval_repro.linkage.table2.JUDGE_ROWS`, comma-separated; empty: the five
-    default rows) narrow a run, as ``make evidence``'s every-candidate stages do (one dataset
-    at a time, the claim-deciding rows); the small judge scores the same rows.
-    ``judge_dtype`` (empty: the profile's) is the LLM judges' dtype, the same for every judge
-    row of the table (``bfloat16``: the every-candidate stages' fast path on CPUs with native
-    bf16; each signature records it). ``refppl_lm`` :data:`NO_REFPPL` (``"none"``) leaves
+    :data:`~nfeval_repro.linkage.table2.JUDGE_ROWS`, comma-separated; empty: the claim rows)
+    narrow a run, as ``make evidence``'s every-candidate stages do (one dataset at a time);
+    the small judge scores the same rows.
+    ``judge_dtype`` (empty: the profile's, float32 on a CPU) is the LLM judges' dtype, the
+    same for every judge row of the table (``bfloat16``: the fast path on CPUs with native
+    bf16, results/bench.csv; each signature records it). ``refppl_lm`` :data:`NO_REFPPL` (``"none"``) leaves
     the refppl row out. ``dtype_check``: with a ``judge_dtype`` other than float32, the
     same-items rows on the 8-candidate draw in float32 and in that dtype
     (:mod:`nfeval_repro.dtype_check`; frame ``dtype_check``), whose differences the claims table
@@ -74,7 +83,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
     embedder = prof.embedder if profile == "paper" else None  # embedded: the registry's MiniLM
     num_layers = 6 if profile == "embedded" else None
     names = _names(datasets, DATASETS, "dataset")
-    rows = _names(judge_rows, DEFAULT_JUDGE_ROWS, "judge row", known=JUDGE_ROWS)
+    rows = _names(judge_rows, CLAIM_ROWS, "judge row", known=JUDGE_ROWS)
     limits = {name: max(limit, 0) for name in names}
     questions = {name: load_linkage(name) for name in names}
     items = {name: judged_items(questions[name], name, seed=seed, limit=limits[name],

@@ -1,7 +1,8 @@
 """lk_x01: beyond LINKAGE: a combined evaluator, chosen on some questions and judged on others.
 
-Every per-candidate score of lk_t02's "same items" (the 1.5B judge's LINKAGE 0- and 3-shot,
-pointwise with and without references, pairwise; ROUGE-1/2/L, BLEU, both BERTScores, the
+Every per-candidate score of lk_t02's "same items" (every candidate of its judged questions:
+the 1.5B judge's LINKAGE 0- and 3-shot, pointwise with and without references, pairwise with
+the candidate first as the release runs it; ROUGE-1/2/L, BLEU, both BERTScores, the
 reference-recovery perplexity) is already in ``results/lk_t02/per_candidate.csv``: no model
 runs here. A combination is scored **out of sample**: each dataset's questions are split into
 folds by question (seeded, repeated), the combination is chosen or fitted on the training
@@ -47,7 +48,7 @@ ID = "lk_x01"
 #: them), with the judge prompts each costs per candidate ("r": one per reference).
 METHODS: dict[str, str] = {
     "linkage-0shot": "1", "linkage-fewshot": "1", "pointwise-noref": "1",
-    "pointwise-ref": "1", "pairwise": "r", "rouge1": "0", "rouge2": "0", "rougeL": "0",
+    "pointwise-ref": "1", "pairwise-release": "r", "rouge1": "0", "rouge2": "0", "rougeL": "0",
     "bleu": "0", "bertscore": "0", "bertscore-cls": "0", "refppl": "0",
 }
 COEFFICIENTS = ("spearman", "kendall")

@@ -54,6 +54,7 @@ from nfeval_repro.tables import Signature
 
 __all__ = [
     "FRAME_COLUMNS",
+    "CLAIM_ROWS",
     "DEFAULT_JUDGE_ROWS",
     "JUDGE_ROWS",
     "LEXICAL_ROWS",
@@ -90,9 +91,15 @@ JUDGE_ROWS: dict[str, tuple[str, int | None]] = {
 #: ``pairwise`` a seeded coin per pair (the paper's text), ``pairwise-release`` the candidate
 #: always first (what the release scripts run); every other row has no positions.
 ROW_POSITIONS: dict[str, str] = {"pairwise-release": "release"}
-#: The judge rows a default run scores (``pairwise-release``: the every-candidate stages).
+#: The judge rows of the 8-candidate draw (pairwise with a seeded coin for positions, the small
+#: judge beside them): lk_t02's earlier stages, lk_f03's case study.
 DEFAULT_JUDGE_ROWS = ("pointwise-noref", "pointwise-ref", "pairwise", "linkage-0shot",
                       "linkage-fewshot")
+#: The claim-deciding judge rows, judged on every candidate (lk_t02's default): LINKAGE 0-shot
+#: and few-shot, pointwise with and without references, and pairwise as the release runs it
+#: (the candidate first); the coin's positions stay lk_x02's position-bias diagnostic.
+CLAIM_ROWS = ("linkage-0shot", "pointwise-ref", "pointwise-noref", "linkage-fewshot",
+              "pairwise-release")
 #: The automatic metrics (lexical and embedding).
 LEXICAL_ROWS = ("rouge1", "rouge2", "rougeL", "bleu", "bertscore", "bertscore-cls")
 #: Rows scored in both decodings on the mode subset.
