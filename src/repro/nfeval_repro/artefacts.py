@@ -54,7 +54,8 @@ ARTEFACTS: tuple[Artefact, ...] = (
              status="equals the paper: all 12 counts"),
     Artefact("lk_t02", "linkage", "Table 2: correlation with human grades",
              "lk_t02_correlations.ipynb", figure=True,
-             status="n = 120 / 53: LINKAGE in the paper's range, beats pairwise; vs pointwise cannot tell"),
+             status="n = 120 / 53, every candidate: LINKAGE 0-shot in the paper's range, beats pairwise; "
+                    "vs pointwise cannot tell but TREC-DL-NF without references (ahead)"),
     Artefact("lk_t05", "linkage", "Table 5: WebGLM Acc(best) and Acc(best+worst)",
              "lk_t05_webglm.ipynb", figure=True,
              status="n = 100, 1.5B judge: LINKAGE at chance, its lead not reproduced"),
@@ -117,8 +118,9 @@ ARTEFACTS: tuple[Artefact, ...] = (
              status="n = 40: beats pairwise; vs pointwise with references cannot tell"),
     Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,
-             parameters=(("artefact", "lk_t04"), ("limit", 40), *_LK_T03_T04),
-             status="n = 40: pointwise wins on ANTIQUE, TREC-DL-NF cannot tell",
+             parameters=(("artefact", "lk_t04"), ("limit", 40), *_LK_T03_T04[:-1],
+                         ("max_candidates", 0), ("judge_dtype", "bfloat16")),
+             status="n = 40, every candidate: pointwise wins on both datasets",
              after=('lk_t03',)),
     Artefact("lk_t06", "linkage", "Table 6: reference-list length and grade composition",
              "lk_t06_reference_composition.ipynb", figure=True,
@@ -173,7 +175,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              after=('dq_t06',)),
     Artefact("lk_x01", "linkage", "beyond the paper: a combined evaluator chosen on some "
              "questions, judged on others", "lk_x01_combined_evaluator.ipynb", figure=True,
-             status="out of sample: no combination beats the best single method",
+             status="n = 120 / 53, out of sample: a combination beats the best single method",
              after=('lk_t02',)),
     Artefact("lk_x02", "linkage", "beyond the paper: the pairwise judge's position bias (why "
              "pairwise sits at chance)", "lk_x02_pairwise_position_bias.ipynb", figure=True,

@@ -131,9 +131,13 @@ STAGES: dict[str, tuple[dict, ...]] = {
                 "datasets": "trec-dl-nf"},
                {"limit": 40, **_GEN, **_EVERY_GEN, "judge_rows": _ROWS_1GT,
                 "datasets": "antique"}),
-    "lk_t04": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN},
+    # lk_t04: its registry parameters are the last stage (every candidate, both datasets, read
+    # from the store the two before it filled); the 8-candidate stages name their float32
+    "lk_t04": ({"limit": 20, **_GEN, "judge_dtype": "float32"},
+               {"limit": 40, **_GEN, "judge_dtype": "float32"},
                {"limit": 40, **_GEN, **_EVERY_GEN, "datasets": "trec-dl-nf"},
-               {"limit": 40, **_GEN, **_EVERY_GEN, "datasets": "antique"}),
+               {"limit": 40, **_GEN, **_EVERY_GEN, "datasets": "antique"},
+               {"limit": 40, **_GEN, **_EVERY_GEN}),
     # the judge's metrics (40 questions, then all); then P.D. on the judge's own backbone (the
     # paper's same-backbone comparison) beside SmolLM2-135M's, 40 questions, then all
     "dq_t02": ({"limit": 40, **_J}, {"limit": 0, "judge_limit": 0, **_J},
@@ -487,7 +491,7 @@ PROBE: dict[str, dict] = {
     "dq_t03": {"limit": 2},
     "lk_t05": {"limit": 3, "lexical_limit": 3, **_J},
     "lk_t03": {"limit": 1, **_GEN},
-    "lk_t04": {"limit": 1, **_GEN},
+    "lk_t04": {"limit": 1, **_GEN, "judge_dtype": "float32"},
     "dq_t02": {"limit": 2, **_J},
     "dq_t04": {"limit": 1},
     "dq_f03": {"limit": 1},
