@@ -556,3 +556,30 @@ def test_a_stage_on_part_of_the_datasets_writes_beside_the_committed_table(tmp_p
     assert env_part == str(evidence.RESULTS)
     assert "NFEVAL_STORE" not in os.environ
     assert "its tables go to" in capsys.readouterr().out
+
+
+def test_an_every_candidate_stage_is_projected_at_its_artefacts_own_every_candidate_rate():
+    """Once an artefact has finished an every-candidate judge stage, a later one in the same
+    dtype is projected at that stage's rate per question times candidates over 8, not at the
+    8-candidate rate (which scales work that does not grow with the candidates); lk_t02's
+    refppl stage computes no judge item and gives no rate."""
+    trec = {"limit": 0, "datasets": "trec-dl-nf", **evidence._EVERY}
+    antique = {"limit": 120, "datasets": "antique", **evidence._EVERY}
+    more = {"limit": 240, "datasets": "antique", **evidence._EVERY}
+    eight = [_log("lk_t02", {"limit": 30, **evidence._EIGHT}, 60, 6000.0, 100)]
+    units = 53 * evidence.CANDIDATES["trec-dl-nf"] / 8
+    steps = [("lk_t02", trec), ("lk_t02", antique), ("lk_t02", evidence._EVERY_BOTH),
+             ("lk_t02", more)]
+    log = [*eight, _log("lk_t02", trec, 53, 2.0 * units, 500),
+           _log("lk_t02", evidence._EVERY_BOTH, 173, 1.0, 500)]  # refppl: no judge rate
+    rows = evidence.projection(steps, log, speedup=lambda dtype: 4.0)
+    assert rows[0]["done"] and rows[2]["done"]
+    added = 120 * evidence.CANDIDATES["antique"] / 8
+    for row in (rows[1], rows[3]):
+        assert row["projected_s"] == pytest.approx(2.0 * added)
+        assert "every-candidate stage" in row["why"] and row["speedup"] is None
+    # another dtype measured nothing yet: the 8-candidate rate over the speed-up, as before
+    other = {**antique, "judge_dtype": "float16"}
+    row = evidence.projection([("lk_t02", trec), ("lk_t02", other)], log,
+                              speedup=lambda dtype: 4.0)[1]
+    assert row["why"] == "" and row["speedup"] == 4.0

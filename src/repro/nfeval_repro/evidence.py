@@ -377,7 +377,9 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
     finished yet, or its size unknown). Stages that judge every candidate
     (``max_candidates`` 0) are projected apart, dataset by dataset: the questions earlier
     every-candidate stages of the dataset have not judged, at the 8-candidate rate times its
-    candidates per question (:data:`CANDIDATES`) over 8; a stage that adds only lk_t02's
+    candidates per question (:data:`CANDIDATES`) over 8, or, once the artefact has finished
+    an every-candidate stage in the same dtype, at that stage's own rate per question times
+    candidates over 8 (``why`` says so); a stage that adds only lk_t02's
     refppl row is not projected (``why`` says so). Rows of stages only started are left
     out. A stage whose judge runs in another dtype (``judge_dtype``) is projected at the
     float32 rate divided by ``speedup(dtype)`` (default: :func:`dtype_speedup` on this CPU
@@ -391,9 +393,26 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
         def speedup(dtype: str) -> float | None:
             return dtype_speedup(dtype, tag)
     finished: dict[str, list[dict]] = {}
+    own_every: dict[tuple[str, str], float] = {}  # (artefact, dtype) -> s per work unit
     for row in log:
-        if row["finished"] and not _every(json_loads(row["stage"])):
+        if not row["finished"]:
+            continue
+        logged_stage = json_loads(row["stage"])
+        if not _every(logged_stage):
             finished.setdefault(row["artefact"], []).append(row)
+            continue
+        # a finished every-candidate judge stage that computed items: its own rate per work
+        # unit (a question times its candidates over 8), which later such stages of the
+        # artefact in the same dtype are projected at (lk_t02's refppl stage computes no judge
+        # item: its rate says nothing about them)
+        if _adds_refppl(row["artefact"], logged_stage):
+            continue
+        units = sum((questions(row["artefact"], {**logged_stage, "datasets": d}) or 0)
+                    * CANDIDATES.get(d, 8.0) / 8.0 for d in _datasets(logged_stage))
+        if float(row.get("items_computed") or 0) > 0 and units > 0:
+            cost = max(float(row.get("wall_s") or 0), float(row.get("item_s") or 0))
+            own_every[row["artefact"], str(logged_stage.get("judge_dtype") or "")] = \
+                cost / units
     logged = {(r["artefact"], r["stage"]) for r in log if r["finished"]}
     every: dict[tuple[str, str], int] = {}  # (artefact, dataset) -> questions judged
     every_refppl: dict[tuple[str, str], int] = {}  # (artefact, dataset) -> with the refppl row
@@ -433,8 +452,12 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
                 if refppl:
                     new_refppl = new_refppl or q_d > every_refppl.get((a, d), 0)
                     every_refppl[a, d] = max(every_refppl.get((a, d), 0), q_d)
+            rate = own_every.get((a, dtype))
             if new_refppl and work == 0:
                 why = "the refppl row on every candidate: its rate is not logged apart"
+            elif not done and rate is not None and work is not None:
+                projected, gain = rate * work, None  # measured in this dtype: no speed-up
+                why = "at the rate of its last finished every-candidate stage"
             elif not done and per is not None and work is not None:
                 projected = per * work
         elif not done and per is not None and q is not None:
@@ -468,13 +491,17 @@ def print_projection(steps: Sequence[tuple[str, dict]], log_path: Path) -> None:
     print(f"the plan: {len(rows)} steps, {len(rows) - len(todo)} logged as done in "
           f"{display_path(log_path)}", flush=True)
     for i, r in enumerate(rows, 1):
-        what = ("done" if r["done"] else f"not projected: {r['why']}" if r.get("why") else
-                "not projected: no finished stage of it logged yet"
-                if r["projected_s"] is None else f"projected {r['projected_s'] / 3600:.1f} h"
-                + ("" if not r.get("dtype") or r["dtype"] == "float32" else
-                   f" ({r['dtype']}: float32's rate / {r['speedup']:.2f}, results/bench.csv)"
-                   if r.get("speedup") else
-                   f" ({r['dtype']} at float32's rate: `make bench` records none here)"))
+        if r["done"]:
+            what = "done"
+        elif r["projected_s"] is None:
+            what = f"not projected: {r.get('why') or 'no finished stage of it logged yet'}"
+        else:
+            what = f"projected {r['projected_s'] / 3600:.1f} h" + (
+                f" ({r['why']})" if r.get("why") else
+                "" if not r.get("dtype") or r["dtype"] == "float32" else
+                f" ({r['dtype']}: float32's rate / {r['speedup']:.2f}, results/bench.csv)"
+                if r.get("speedup") else
+                f" ({r['dtype']} at float32's rate: `make bench` records none here)")
         q = f"{r['questions']} questions" if r["questions"] is not None else "size unknown"
         print(f"  {i:>2}. {r['artefact']:<15} {_stage_text(r['stage']):<58} {q:<14} {what}")
     print(f"projected: {known / 3600:.1f} h of wall time for the {len(todo) - len(unknown)} "
