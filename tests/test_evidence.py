@@ -49,6 +49,27 @@ def test_lk_t02s_defaults_are_its_committed_table_and_its_first_stages_name_the_
                if k != "judge_rows")
 
 
+def test_lk_t03_and_lk_t04s_registry_parameters_are_their_last_stage_and_their_first_name_float32():
+    """lk_t03 / lk_t04's committed tables are their every-candidate stage on both datasets
+    (what ``make reproduce`` rebuilds from the store); their 8-candidate stages name the float32
+    they ran in (and lk_t03's the rows of 1GT it judged, pairwise with a seeded coin)."""
+    from nfeval_repro.artefacts import by_id
+    from nfeval_repro.linkage.tables3_4 import GENERATED_ROWS
+
+    for artefact in ("lk_t03", "lk_t04"):
+        registry = {k: v for k, v in by_id(artefact).parameters if k != "artefact"}
+        *eight, trec, antique, both = evidence.STAGES[artefact]
+        assert both == registry, artefact
+        assert trec == {**both, "datasets": "trec-dl-nf"}
+        assert antique == {**both, "datasets": "antique"}
+        assert both["max_candidates"] == 0 and both["judge_dtype"] == "bfloat16"
+        assert [s["limit"] for s in eight] == [20, 40]
+        assert all(s["max_candidates"] == -1 and s["judge_dtype"] == "float32" for s in eight)
+    assert "pairwise-release" in dict(by_id("lk_t03").parameters)["judge_rows"].split(",")
+    eight = evidence.STAGES["lk_t03"][:2]
+    assert all(s["judge_rows"].split(",") == list(GENERATED_ROWS["1gt"]) for s in eight)
+
+
 def test_projection_is_each_files_items_times_its_probe_seconds_per_item(tmp_path):
     committed, probe = tmp_path / "committed", tmp_path / "probe"
     _write(committed, "lk_t02", "judge.labels.jsonl",
@@ -583,3 +604,28 @@ def test_an_every_candidate_stage_is_projected_at_its_artefacts_own_every_candid
     row = evidence.projection([("lk_t02", trec), ("lk_t02", other)], log,
                               speedup=lambda dtype: 4.0)[1]
     assert row["why"] == "" and row["speedup"] == 4.0
+
+
+def test_a_stage_that_adds_no_question_logs_no_every_candidate_rate():
+    """A two-dataset stage that reads its datasets' every-candidate stages from the store adds
+    no question: even if it computes a few items in a few seconds, its log row must not become
+    the artefact's rate (it would project the next stage at almost nothing). A stage's rate is
+    its cost over the questions it added, not over all it names."""
+    stage = {"limit": 40, **evidence._GEN, **evidence._EVERY_GEN}
+    trec, antique = ({**stage, "datasets": d} for d in ("trec-dl-nf", "antique"))
+    more = {**stage, "limit": 80, "datasets": "antique"}
+    units = {d: 40 * evidence.CANDIDATES[d] / 8 for d in ("trec-dl-nf", "antique")}
+    log = [_log("lk_t04", trec, 40, 3.0 * units["trec-dl-nf"], 900),
+           _log("lk_t04", antique, 40, 5.0 * units["antique"], 300),
+           _log("lk_t04", stage, 80, 2.0, 5)]  # both datasets: 5 items, 2 s
+    steps = [("lk_t04", trec), ("lk_t04", antique), ("lk_t04", stage), ("lk_t04", more)]
+    rows = evidence.projection(steps, log, speedup=lambda dtype: 4.0)
+    assert [r["done"] for r in rows] == [True, True, True, False]
+    # the ANTIQUE stage's rate (per unit it added), for the 40 ANTIQUE questions "more" adds
+    assert rows[3]["projected_s"] == pytest.approx(5.0 * units["antique"])
+    assert "every-candidate stage" in rows[3]["why"]
+    # the helper both loops share: the work a stage adds, dataset by dataset
+    judged = {}
+    assert evidence._every_work("lk_t04", trec, judged) == pytest.approx(units["trec-dl-nf"])
+    assert evidence._every_work("lk_t04", stage, judged) == pytest.approx(units["antique"])
+    assert evidence._every_work("lk_t04", stage, judged) == 0

@@ -114,7 +114,10 @@ ARTEFACTS: tuple[Artefact, ...] = (
              inputs=('sample',)),
     Artefact("lk_t03", "linkage", "Table 3: single ground truth (1GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,
-             parameters=(("artefact", "lk_t03"), ("limit", 40), *_LK_T03_T04),
+             parameters=(("artefact", "lk_t03"), ("limit", 40), *_LK_T03_T04[:-1],
+                         ("max_candidates", 0), ("judge_dtype", "bfloat16"),
+                         ("judge_rows", "pointwise-ref,pairwise-release,linkage-0shot,"
+                                        "linkage-fewshot")),
              status="n = 40: beats pairwise; vs pointwise with references cannot tell"),
     Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,

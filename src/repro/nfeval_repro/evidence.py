@@ -102,6 +102,9 @@ _EIGHT = {"max_candidates": 8, "small_judge": "qwen2.5-coder-0.5b-instruct", "sa
 _EVERY_GEN = {"max_candidates": 0, "judge_dtype": _EVERY["judge_dtype"]}
 #: 1GT's claim-deciding generated-list rows: pairwise as the release runs it, not the coin.
 _ROWS_1GT = "pointwise-ref,pairwise-release,linkage-0shot,linkage-fewshot"
+#: lk_t03's 8-candidate stages: 1GT's own rows (pairwise with a seeded coin), in float32.
+_EIGHT_1GT = {"judge_rows": "pointwise-ref,pairwise,linkage-0shot,linkage-fewshot",
+              "judge_dtype": "float32"}
 #: Mean candidates per judged question when every candidate is judged (lk_t02's draw, seed 0:
 #: 5,273 candidates of the 53 TREC-DL-NF questions, 2,379 of the first 120 ANTIQUE ones),
 #: against the 8-candidate stages' 8: what the projection scales an 8-candidate stage's rate by.
@@ -125,12 +128,15 @@ STAGES: dict[str, tuple[dict, ...]] = {
     "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
     # then every candidate of the same 40 questions per dataset, TREC-DL-NF first, in bf16
     # (the lk_t02 rows they show beside, judged with human references, are lk_t02's
-    # every-candidate items); 1GT's pairwise baseline as the release runs it (candidate first)
-    "lk_t03": ({"limit": 20, **_GEN}, {"limit": 40, **_GEN},
+    # every-candidate items); 1GT's pairwise baseline as the release runs it (candidate first).
+    # Its registry parameters are the last stage (both datasets, read from the store the two
+    # before it filled); the 8-candidate stages name their rows and their float32
+    "lk_t03": ({"limit": 20, **_GEN, **_EIGHT_1GT}, {"limit": 40, **_GEN, **_EIGHT_1GT},
                {"limit": 40, **_GEN, **_EVERY_GEN, "judge_rows": _ROWS_1GT,
                 "datasets": "trec-dl-nf"},
                {"limit": 40, **_GEN, **_EVERY_GEN, "judge_rows": _ROWS_1GT,
-                "datasets": "antique"}),
+                "datasets": "antique"},
+               {"limit": 40, **_GEN, **_EVERY_GEN, "judge_rows": _ROWS_1GT}),
     # lk_t04: its registry parameters are the last stage (every candidate, both datasets, read
     # from the store the two before it filled); the 8-candidate stages name their float32
     "lk_t04": ({"limit": 20, **_GEN, "judge_dtype": "float32"},
@@ -180,7 +186,9 @@ PLAN: tuple[tuple[str, str], ...] = (
                "row on both, then 240 ANTIQUE questions"),
     ("lk_t05", "LINKAGE Table 5: the 1.5B judge's rows on all 100 WebGLM questions (40, then 100)"),
     ("lk_t03", "LINKAGE Table 3 (1GT): references written by the 1.5B model, its judge rows, 40 "
-               "questions per dataset x 8 candidates (20, then 40)"),
+               "questions per dataset x 8 candidates (20, then 40); then every candidate of "
+               "the same questions with pairwise as the release runs it (TREC-DL-NF, then "
+               "ANTIQUE, then the two-dataset table from the store)"),
     ("lk_t04", "LINKAGE Table 4 (0GT): as lk_t03 with references from the question alone"),
     ("dq_t02", "DebateQA Table 2: the 1.5B judge's metrics on every usable ANTIQUE and "
                "TREC-DL-NF question (40, then all); then P.D. with the 1.5B model as backbone "
@@ -280,6 +288,22 @@ def _datasets(stage: dict) -> list[str]:
 def _adds_refppl(artefact: str, stage: dict) -> bool:
     """Whether an lk_t02 stage computes the refppl row (``refppl_lm`` not ``none``)."""
     return artefact == "lk_t02" and stage.get("refppl_lm") != "none"
+
+
+def _every_work(artefact: str, stage: dict,
+                judged: dict[tuple[str, str], int]) -> float | None:
+    """The work an every-candidate stage adds, in units of a question times its candidates
+    over 8 (:data:`CANDIDATES`): per dataset it names, the questions that earlier
+    every-candidate stages of the artefact (``judged``: (artefact, dataset) -> questions,
+    updated here) have not judged. None where a dataset's question count is unknown."""
+    work = 0.0
+    for d in _datasets(stage):
+        q_d = questions(artefact, {**stage, "datasets": d})
+        if q_d is None:
+            return None
+        work += max(q_d - judged.get((artefact, d), 0), 0) * CANDIDATES.get(d, 8.0) / 8.0
+        judged[artefact, d] = max(judged.get((artefact, d), 0), q_d)
+    return work
 
 
 #: Where ``make bench`` writes the judge's speed-up of each dtype on each CPU class.
@@ -394,6 +418,7 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
             return dtype_speedup(dtype, tag)
     finished: dict[str, list[dict]] = {}
     own_every: dict[tuple[str, str], float] = {}  # (artefact, dtype) -> s per work unit
+    logged_every: dict[tuple[str, str], int] = {}  # (artefact, dataset) -> questions judged
     for row in log:
         if not row["finished"]:
             continue
@@ -402,14 +427,15 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
             finished.setdefault(row["artefact"], []).append(row)
             continue
         # a finished every-candidate judge stage that computed items: its own rate per work
-        # unit (a question times its candidates over 8), which later such stages of the
-        # artefact in the same dtype are projected at (lk_t02's refppl stage computes no judge
-        # item: its rate says nothing about them)
+        # unit it added (the questions earlier such stages of the dataset had not judged, each
+        # a question times its candidates over 8), which later such stages of the artefact in
+        # the same dtype are projected at. A stage that adds no question (one that reads its
+        # datasets' stages from the store, even if it computes a few items) and lk_t02's refppl
+        # stage (no judge item) give no rate: theirs says nothing about judging candidates
+        units = _every_work(row["artefact"], logged_stage, logged_every)
         if _adds_refppl(row["artefact"], logged_stage):
             continue
-        units = sum((questions(row["artefact"], {**logged_stage, "datasets": d}) or 0)
-                    * CANDIDATES.get(d, 8.0) / 8.0 for d in _datasets(logged_stage))
-        if float(row.get("items_computed") or 0) > 0 and units > 0:
+        if float(row.get("items_computed") or 0) > 0 and units:
             cost = max(float(row.get("wall_s") or 0), float(row.get("item_s") or 0))
             own_every[row["artefact"], str(logged_stage.get("judge_dtype") or "")] = \
                 cost / units
@@ -440,16 +466,11 @@ def projection(steps: Sequence[tuple[str, dict]], log: Sequence[dict],
         if _every(stage):
             # per dataset: the questions earlier every-candidate stages of it have not judged,
             # each at the 8-candidate rate times its candidates per question over 8
-            work = 0.0
-            refppl, new_refppl = _adds_refppl(a, stage), False
-            for d in _datasets(stage):
-                q_d = questions(a, {**stage, "datasets": d})
-                if q_d is None:
-                    work = None
-                    break
-                work += max(q_d - every.get((a, d), 0), 0) * CANDIDATES.get(d, 8.0) / 8.0
-                every[a, d] = max(every.get((a, d), 0), q_d)
-                if refppl:
+            work = _every_work(a, stage, every)
+            new_refppl = False
+            if _adds_refppl(a, stage):
+                for d in _datasets(stage):
+                    q_d = questions(a, {**stage, "datasets": d}) or 0
                     new_refppl = new_refppl or q_d > every_refppl.get((a, d), 0)
                     every_refppl[a, d] = max(every_refppl.get((a, d), 0), q_d)
             rate = own_every.get((a, dtype))
@@ -517,7 +538,7 @@ PROBE: dict[str, dict] = {
     "lk_t02": {"limit": 1, **_EIGHT, "sample_limit": 1, "lexical_limit": 1},
     "dq_t03": {"limit": 2},
     "lk_t05": {"limit": 3, "lexical_limit": 3, **_J},
-    "lk_t03": {"limit": 1, **_GEN},
+    "lk_t03": {"limit": 1, **_GEN, **_EIGHT_1GT},
     "lk_t04": {"limit": 1, **_GEN, "judge_dtype": "float32"},
     "dq_t02": {"limit": 2, **_J},
     "dq_t04": {"limit": 1},
