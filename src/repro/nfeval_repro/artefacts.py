@@ -206,12 +206,18 @@ def make_rules() -> str:
     """The Makefile's artefact rules: one file target per artefact, after its inputs."""
     out = ["# Generated from src/repro/nfeval_repro/artefacts.py by `python -m nfeval_repro.artefacts --make`;",
            "# do not edit.", "",
+           "# a comma inside $(call ...)'s arguments would split them: parameters spell it $(comma)",
+           "comma := ,", "",
            "ARTEFACTS := " + " ".join(a.target for a in ARTEFACTS), ""]
     for a in ARTEFACTS:
         deps = [f"notebooks/{a.notebook}", "$(SRC)", *(by_id(d).target for d in a.after),
                 *(INPUTS[i] for i in a.inputs)]
         label = {"linkage": "LINKAGE", "debateqa": "DebateQA", "both": "Both papers"}[a.paper]
-        args = " ".join(f"-p {k} {v}" for k, v in a.parameters)
+        for k, v in a.parameters:
+            if not str(v) or any(c in str(v) for c in " \t\n$#()'\""):
+                raise ValueError(f"{a.id}: parameter {k}={v!r} cannot pass through make's "
+                                 "command line (empty, or a space, $, #, bracket or quote)")
+        args = " ".join(f"-p {k} {str(v).replace(',', '$(comma)')}" for k, v in a.parameters)
         out += [f"{a.target}: {' '.join(deps)} | $(STAMP) ## {label} {a.item}",
                 f"\t$(call run_notebook,$<,{a.executed},{args})", ""]
     return "\n".join(out)
