@@ -118,7 +118,8 @@ ARTEFACTS: tuple[Artefact, ...] = (
                          ("max_candidates", 0), ("judge_dtype", "bfloat16"),
                          ("judge_rows", "pointwise-ref,pairwise-release,linkage-0shot,"
                                         "linkage-fewshot")),
-             status="n = 40: beats pairwise; vs pointwise with references cannot tell"),
+             status="n = 40, every candidate: 0-shot beats pairwise as released on TREC-DL-NF "
+                    "only; vs pointwise with references cannot tell"),
     Artefact("lk_t04", "linkage", "Table 4: no ground truth (0GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,
              parameters=(("artefact", "lk_t04"), ("limit", 40), *_LK_T03_T04[:-1],
