@@ -61,3 +61,33 @@ def test_lk_t02_in_bf16_on_every_candidate_carries_its_check_from_the_store(tmp_
     # pairwise with the candidate first has no float32 items on the draw: not checked
     assert not any("pairwise" in m for m, _ in check.index)
     assert not math.isnan(check["shift"].abs().max())
+
+
+def test_item_shift_compares_the_items_both_dtypes_judged(tmp_path, capsys):
+    """The item-level check for rows the table-level one cannot cover: shared keys only, the
+    largest label-probability change per item, and how often the preferred label flips."""
+    import json
+
+    def write(name, rows):
+        p = tmp_path / name
+        p.write_text("".join(json.dumps({"k": k, "v": v}) + "\n" for k, v in rows.items()))
+        return p
+
+    half = math.log(0.5)
+    more, less = math.log(0.6), math.log(0.4)
+    a = write("j@f32.labels.jsonl", {"same": [half, half, -50.0], "flip": [more, less, -50.0],
+                                     "only-a": [0.0, -1.0, -2.0]})
+    b = write("j@bf16.labels.jsonl", {"same": [half, half, -50.0], "flip": [less, more, -50.0],
+                                      "only-b": [0.0, -1.0, -2.0]})
+    r = checks.item_shift(a, b)
+    assert r["shared"] == 2
+    assert r["max_shift"] == pytest.approx(0.2, abs=1e-9)
+    assert r["mean_shift"] == pytest.approx(0.1, abs=1e-9)
+    assert r["flips"] == 0.5 and r["first_vs_second_flips"] == 0.5
+    assert checks.main([str(a), str(b)]) == 0
+    assert "2 shared items" in capsys.readouterr().out
+    c = write("j@other.labels.jsonl", {"elsewhere": [0.0, -1.0]})
+    with pytest.raises(NfevalError, match="share no item"):
+        checks.item_shift(a, c)
+    with pytest.raises(NfevalError, match="not a judge item file"):
+        checks.item_shift(a, tmp_path / "x.gen.jsonl")
