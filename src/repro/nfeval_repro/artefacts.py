@@ -54,8 +54,8 @@ ARTEFACTS: tuple[Artefact, ...] = (
              status="equals the paper: all 12 counts"),
     Artefact("lk_t02", "linkage", "Table 2: correlation with human grades",
              "lk_t02_correlations.ipynb", figure=True,
-             status="n = 120 / 53, every candidate: LINKAGE 0-shot in the paper's range, beats pairwise; "
-                    "vs pointwise cannot tell but TREC-DL-NF without references (ahead)"),
+             status="n = 240 / 53, every candidate: LINKAGE 0-shot beats pairwise; vs pointwise "
+                    "without references behind on ANTIQUE, ahead on TREC-DL-NF"),
     Artefact("lk_t05", "linkage", "Table 5: WebGLM Acc(best) and Acc(best+worst)",
              "lk_t05_webglm.ipynb", figure=True,
              status="n = 100, 1.5B judge: LINKAGE at chance, its lead not reproduced"),
@@ -179,7 +179,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              after=('dq_t06',)),
     Artefact("lk_x01", "linkage", "beyond the paper: a combined evaluator chosen on some "
              "questions, judged on others", "lk_x01_combined_evaluator.ipynb", figure=True,
-             status="n = 120 / 53, out of sample: a combination beats the best single method",
+             status="n = 240 / 53, out of sample: a combination beats the best single method",
              after=('lk_t02',)),
     Artefact("lk_x02", "linkage", "beyond the paper: the pairwise judge's position bias (why "
              "pairwise sits at chance)", "lk_x02_pairwise_position_bias.ipynb", figure=True,

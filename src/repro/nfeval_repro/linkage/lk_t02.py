@@ -56,7 +56,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 240, max_candi
     profile, all on the paper's), the claim-deciding rows
     (:data:`~nfeval_repro.linkage.table2.CLAIM_ROWS`) in bfloat16, no small judge and no
     sampled decoding. The 8-candidate tables of the earlier stages come back by parameter
-    (``max_candidates=8, small_judge="qwen2.5-coder-0.5b-instruct", sample_limit=10,
+    (``limit=120, max_candidates=8, small_judge="qwen2.5-coder-0.5b-instruct", sample_limit=10,
     judge_rows=",".join(DEFAULT_JUDGE_ROWS), judge_dtype="float32"``; ``make evidence``'s
     first stages).
 
