@@ -121,13 +121,15 @@ STAGES: dict[str, tuple[dict, ...]] = {
     # judgeable questions are reached at the second stage; most of their items are stored);
     # then every candidate: TREC-DL-NF's 53 questions (about 100 candidates each: the largest
     # gain per item), ANTIQUE's 120, then both with the refppl row (the two-dataset table),
-    # then 240 ANTIQUE questions, then both with the refppl row again (the committed table)
+    # then 240 ANTIQUE questions, then both with the refppl row again (the committed table),
+    # then every judgeable ANTIQUE question (345; its part table, beside the committed one)
     "lk_t02": ({"limit": 30, **_EIGHT}, {"limit": 60, **_EIGHT}, {"limit": 120, **_EIGHT},
                {"limit": 0, "datasets": "trec-dl-nf", **_EVERY},
                {"limit": 120, "datasets": "antique", **_EVERY},
                _EVERY_BOTH_120,
                {"limit": 240, "datasets": "antique", **_EVERY},
-               _EVERY_BOTH),
+               _EVERY_BOTH,
+               {"limit": 0, "datasets": "antique", **_EVERY}),
     "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
     # then every candidate of the same 40 questions per dataset, TREC-DL-NF first, in bf16
     # (the lk_t02 rows they show beside, judged with human references, are lk_t02's
@@ -187,7 +189,8 @@ PLAN: tuple[tuple[str, str], ...] = (
                "with and without references, pairwise with the candidate first) on every "
                "candidate: TREC-DL-NF's 53 questions, then 120 ANTIQUE ones, then the refppl "
                "row on both, then 240 ANTIQUE questions and the refppl row on them (the "
-               "committed table: 240 ANTIQUE and 53 TREC-DL-NF questions)"),
+               "committed table: 240 ANTIQUE and 53 TREC-DL-NF questions), then all 345 "
+               "judgeable ANTIQUE questions"),
     ("lk_t05", "LINKAGE Table 5: the 1.5B judge's rows on all 100 WebGLM questions (40, then 100)"),
     ("lk_t03", "LINKAGE Table 3 (1GT): references written by the 1.5B model, its judge rows, 40 "
                "questions per dataset x 8 candidates (20, then 40); then every candidate of "
