@@ -72,23 +72,21 @@ def item_shift(float32_items: str | Path, other_items: str | Path) -> dict:
     cannot cover (:data:`UNCHECKED_ROWS`) are compared where both dtypes judged the same
     prompts, for instance lk_x02's candidate-first pairs (float32) against lk_t02's
     every-candidate store (bfloat16)."""
-    import json
-
     import numpy as np
+
+    from nfeval.itemfile import read_records
 
     def read(path) -> dict[str, list[float]]:
         p = Path(path)
         if not p.name.endswith(".labels.jsonl"):
             raise NfevalError(f"{p}: not a judge item file (<model>@<signature>.labels.jsonl)")
-        out = {}
-        with p.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    try:
-                        row = json.loads(line)
-                        out[row["k"]] = [float(x) for x in row["v"]]
-                    except (ValueError, KeyError, TypeError) as e:
-                        raise NfevalError(f"{p}:{n}: not an item line ({e})") from None
+        out: dict[str, list[float]] = {}
+        for rec in read_records(p):  # the store's reader: a line cut short by a kill skipped
+            try:
+                out.setdefault(rec["k"], [float(x) for x in rec["v"]])  # the first wins
+            except (ValueError, TypeError) as e:
+                raise NfevalError(f"{p}: item {rec['k']}: not label log-probabilities ({e})"
+                                  ) from None
         return out
 
     a, b = read(float32_items), read(other_items)
