@@ -53,7 +53,7 @@ artefacts.mk: src/repro/nfeval_repro/artefacts.py src/nfeval/paths.py
 	@PYTHONPATH=src:src/repro $(PYTHON) -m nfeval_repro.artefacts --make > $@.tmp && mv $@.tmp $@
 include artefacts.mk
 
-.PHONY: help env reproduce evidence evidence-cost test test-fast bench gpu-check readme lab models data-status lock clean distclean
+.PHONY: help env reproduce check-kernels evidence evidence-cost test test-fast bench gpu-check readme lab models data-status lock clean distclean
 
 help: ## List the targets
 	@echo "nfeval -- make targets (PROFILE=$(PROFILE), mirror: $(or $(NFEVAL_MIRROR),none))"
@@ -100,6 +100,10 @@ reproduce: ## Regenerate every artefact (results/*.csv|json, figures/*.png) from
 	  PAPERMILL_PROGRESS=--no-progress-bar) results/claims.csv $(ARTEFACTS)
 	@$(MAKE) --no-print-directory readme
 	@echo "artefacts up to date: $(ARTEFACTS)"
+
+# SETTINGS=default,avx2-only narrows the kernel settings (python -m nfeval_repro.kernel_check --list)
+check-kernels: $(STAMP) ## Rerun `make reproduce` under kernel settings that imitate other CPUs; list every results/ file whose bytes change (about 5 min a setting)
+	$(PY) -m nfeval_repro.kernel_check $(if $(SETTINGS),--settings $(SETTINGS))
 
 readme: $(STAMP) ## Rewrite the generated blocks (claims, artefacts, stage costs) of README.md and docs/
 	$(PY) -m nfeval_repro.readme README.md

@@ -163,16 +163,26 @@ def test_d1_sets_pd_against_the_judge_on_one_backbone(committed):
 
 def test_the_seed_check_recomputes_the_committed_sources_at_seed_0():
     """Seed 0 of the check recomputes the source tables from their per-unit files and must
-    give the committed rows (the check varies the resampling only)."""
+    give the committed rows (the check varies the resampling only). The committed source
+    cells hold 6 significant digits (tables.TABLE_DIGITS) and a row is one cell or the
+    difference of two, each at most 1 in size: a row recomputed in memory lies within two
+    half-units of the 6th digit of 1 (1e-6) of the row read from the committed cells, on
+    every CPU (the numbers are computed without kernel-dependent sums where it matters)."""
+    import math
+
     from nfeval_repro import claims
+    from nfeval_repro.tables import TABLE_DIGITS, tolerance
 
     base = claims._rows(claims.Sources(RESULTS))
     again = claims._rows(claims.Sources(RESULTS, tables={
         a: claims.recomputed_source(RESULTS, a, 0) for a in claims.SOURCES}))
     assert again["comparison"].tolist() == base["comparison"].tolist()
     for col in ("ours", "ci_low", "ci_high"):
-        assert again[col].tolist() == pytest.approx(base[col].tolist(), rel=2e-5, abs=2e-6,
-                                                    nan_ok=True), col
+        for key, a, b in zip(base["comparison"], again[col], base[col]):
+            if math.isnan(a) and math.isnan(b):
+                continue
+            tol = 2 * tolerance(max(abs(b), 0.5), TABLE_DIGITS)
+            assert abs(a - b) <= tol, f"{key} {col}: {a} recomputed, {b} committed (tol {tol})"
     assert again["n"].tolist() == base["n"].tolist()
 
 

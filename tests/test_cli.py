@@ -141,23 +141,35 @@ def _da_load_options(answers, monkeypatch, *argv) -> dict:
     return seen
 
 
+AMX = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")  # x86_64/avx2+avx512f+avx512_bf16+amx_bf16
+
+
+def _fake_cpu(monkeypatch, flags):
+    """An x86-64 CPU with ``flags`` (``cpu_flags`` is cached: replaced whole)."""
+    import nfeval.machine as machine
+
+    monkeypatch.setattr(machine, "cpu_flags", lambda: tuple(flags))
+    monkeypatch.setattr(machine.platform, "machine", lambda: "x86_64")
+
+
 @pytest.mark.parametrize("flags, kw, env, want", [
-    (("avx2", "avx512f", "avx512_bf16", "amx_bf16"), {}, "", "bfloat16"),  # AMX: bf16
-    (("avx2", "avx512f", "avx512_bf16"), {}, "", None),  # bf16 without AMX was slower
+    (AMX, {}, "", "bfloat16"),  # its kind's entry: faster in two runs, LINKAGE rows agreed
+    (("avx2", "avx512f", "avx512_bf16"), {}, "", None),  # a kind with no entry: float32
     (("avx2",), {}, "", None),
-    (("avx2", "amx_bf16"), {"dtype": "float32"}, "", "float32"),  # asked for: kept
-    (("avx2", "amx_bf16"), {}, "float32", None),  # NFEVAL_DTYPE decides in the load
-    (("avx2", "amx_bf16"), {"judge": False}, "", None),  # not a LINKAGE judge
+    (("avx2", "amx_bf16"), {}, "", None),  # a kind never measured, whatever its flags
+    (AMX, {"dtype": "float32"}, "", "float32"),  # asked for: kept
+    (AMX, {}, "float32", None),  # NFEVAL_DTYPE decides in the load
+    (AMX, {"judge": False}, "", None),  # not a LINKAGE judge
 ])
-def test_the_linkage_judge_scores_in_bf16_only_where_amx_made_it_faster_and_tables_agreed(
+def test_the_linkage_judge_scores_in_its_cpu_kinds_dtype_only_where_listed(
         capsys, monkeypatch, flags, kw, env, want):
     import argparse
 
     import nfeval.cli as cli
-    import nfeval.machine as machine
     import nfeval.models as models
+    from nfeval.machine import LISTWISE_JUDGE_DTYPES, machine_tag
 
-    monkeypatch.setattr(machine, "cpu_flags", lambda: flags)
+    _fake_cpu(monkeypatch, flags)
     monkeypatch.setenv("NFEVAL_DTYPE", env)
     seen = {}
     monkeypatch.setattr(models, "load_model", lambda name, backend="hf", **k: seen.update(k))
@@ -165,7 +177,24 @@ def test_the_linkage_judge_scores_in_bf16_only_where_amx_made_it_faster_and_tabl
                               batch_tokens=None, threads=None)
     cli._load("qwen2.5-coder-1.5b-instruct", args, judge=kw.get("judge", True))
     assert seen.get("dtype") == want
-    assert ("scores in bfloat16" in capsys.readouterr().err) == (want == "bfloat16")
+    err = capsys.readouterr().err
+    assert ("scores in bfloat16" in err) == (want == "bfloat16")
+    if want == "bfloat16":  # the line names the kind and the table's evidence, and the way out
+        kind = machine_tag()
+        assert f"on this CPU kind ({kind}: {LISTWISE_JUDGE_DTYPES[kind][1]})" in err
+        assert "--dtype float32" in err and "AMX" not in err
+
+
+def test_linkage_help_lists_the_listwise_judges_cpu_kinds_from_the_table(capsys, monkeypatch):
+    from nfeval.machine import LISTWISE_JUDGE_DTYPES
+
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit):
+        main(["linkage", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "default: float32 on CPU" in text and "at least two benchmark runs" in text
+    for kind, (dtype, _) in LISTWISE_JUDGE_DTYPES.items():
+        assert f"{kind}: {dtype}" in text
 
 
 @pytest.mark.parametrize("method, mode, want", [
@@ -191,11 +220,10 @@ def test_only_the_listwise_linkage_judge_may_take_bf16(method, mode, want):
 
 def test_meta_scores_every_method_in_float32_on_amx(monkeypatch, tmp_path):
     """nfeval meta compares methods: none of them may run in another dtype than the others."""
-    import nfeval.machine as machine
     import nfeval.meta_evaluation as M
     import nfeval.models as models
 
-    monkeypatch.setattr(machine, "cpu_flags", lambda: ("avx2", "amx_bf16"))
+    _fake_cpu(monkeypatch, AMX)
     monkeypatch.delenv("NFEVAL_DTYPE", raising=False)
     seen = []
 
@@ -213,9 +241,7 @@ def test_meta_scores_every_method_in_float32_on_amx(monkeypatch, tmp_path):
 
 
 def test_da_keeps_float32_on_amx_its_table_moved_in_bf16(isolated, monkeypatch):
-    import nfeval.machine as machine
-
-    monkeypatch.setattr(machine, "cpu_flags", lambda: ("avx2", "amx_bf16"))
+    _fake_cpu(monkeypatch, AMX)
     monkeypatch.delenv("NFEVAL_DTYPE", raising=False)
     answers = isolated / "a.jsonl"
     answers.write_text('{"id": 9001, "generation": "x"}\n')

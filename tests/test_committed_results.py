@@ -190,7 +190,9 @@ def test_rerun_from_the_committed_store_gives_the_committed_table(artefact_id, t
     ours = pd.read_csv(csv_path)
     assert list(ours.columns) == list(committed.columns)
     assert len(ours) == len(committed)
-    rerun = json.loads(json_path.read_text())
+    from nfeval_repro.tables import run_record_path
+
+    rerun = json.loads(run_record_path(artefact_id, tmp_path).read_text())
     if rerun.get("store"):
         computed = rerun["store"]["items_computed"]
         assert computed == 0, f"{artefact_id}: the committed store is missing {computed} items"

@@ -155,9 +155,17 @@ def test_per_question_memo_computes_each_input_once_and_returns_the_same_rows(mo
     with C.per_question_memo():
         first, again = C.per_question(frame), C.per_question(frame.copy())
         first.loc[0, "value"] = 99.0  # a caller's change does not reach the memo
-        changed = C.per_question(frame.assign(score=frame["score"] + 1))
-    assert len(calls) == 2  # the same content once, the changed scores once more
+        # a shift keeps every rank: another input (computed again), the same coefficients
+        shifted = C.per_question(frame.assign(score=frame["score"] + 1))
+        # q1 of method a reversed: its ranks change, so must its coefficients
+        reordered = frame.copy()
+        reordered.loc[0:2, "score"] = [0.1, 0.2, 0.9]
+        changed = C.per_question(reordered)
+    assert len(calls) == 3  # the same content once, each changed input once more
     pd.testing.assert_frame_equal(again, plain)
-    assert not changed.equals(plain)
+    pd.testing.assert_frame_equal(shifted, plain, check_exact=False, rtol=0, atol=1e-12)
+    moved = changed.compare(plain)
+    assert len(moved) and set(changed.loc[moved.index, "qid"]) == {"q1"}
+    assert set(changed.loc[moved.index, "method"]) == {"a"}
     C.per_question(frame)
-    assert len(calls) == 3  # outside the memo nothing is kept
+    assert len(calls) == 4  # outside the memo nothing is kept

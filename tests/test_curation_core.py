@@ -532,3 +532,19 @@ def test_question_chunk_similarity_minilm():
     assert (per_mode == per_mode.iloc[0]).all() and per_mode.iloc[0] > 5
     assert sims["n_tokens"].max() <= 100
     assert sims["cosine"].between(-1, 1).all() and sims["cosine"].mean() > 0.3
+
+
+def test_chunk_cosines_are_exact_dots_the_same_in_any_order():
+    """A question-chunk cosine is the exactly rounded dot of two float32 embeddings: the
+    same bits whatever order a kernel would sum in (a float32 BLAS dot is not)."""
+    import numpy as np
+
+    from nfeval_repro.debateqa.curation.chunking import exact_dot
+
+    rng = np.random.default_rng(1)
+    a, b = (rng.normal(size=384).astype(np.float32) for _ in range(2))
+    value = exact_dot(a, b)
+    assert value == pytest.approx(float(a.astype(np.float64) @ b.astype(np.float64)), rel=1e-12)
+    for seed in range(5):
+        order = np.random.default_rng(seed).permutation(384)
+        assert exact_dot(a[order], b[order]) == value

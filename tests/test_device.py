@@ -178,3 +178,103 @@ def test_cpu_default_is_float32_even_where_the_cpu_has_native_bf16(monkeypatch):
     assert default_dtype("cpu") is torch.float32 and _as_dtype("auto", "cpu") is torch.float32
     assert _as_dtype("bfloat16", "cpu") is torch.bfloat16  # only when asked
     assert default_dtype("cuda") is torch.bfloat16
+
+
+AMX = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+AMX_KIND = "x86_64/avx2+avx512f+avx512_bf16+amx_bf16"
+
+
+def _fake_cpu(monkeypatch, flags, arch="x86_64"):
+    """This machine's CPU kind, faked: its flags (``cpu_flags`` is cached: replaced whole) and
+    its architecture."""
+    from nfeval import machine
+
+    monkeypatch.setattr(machine, "cpu_flags", lambda: tuple(flags))
+    monkeypatch.setattr(machine.platform, "machine", lambda: arch)
+
+
+@pytest.mark.parametrize("flags, arch, want", [
+    (AMX, "x86_64", "bfloat16"),  # the Xeon's kind: faster in two runs, its table agreed
+    (("avx2",), "x86_64", None),
+    (("avx2", "avx512f", "avx512_bf16"), "x86_64", None),  # no agreeing table on this kind yet
+    (("avx2", "amx_bf16"), "x86_64", None),  # a kind never measured, whatever its flags
+    (AMX, "aarch64", None),  # the kind includes the architecture
+    ((), "x86_64", None),  # no /proc/cpuinfo
+])
+def test_the_listwise_judge_dtype_is_its_cpu_kinds_entry(monkeypatch, flags, arch, want):
+    from nfeval import machine
+
+    _fake_cpu(monkeypatch, flags, arch)
+    assert machine.judge_dtype() == want
+    default = machine.listwise_judge_default()
+    if want is None:
+        assert default is None
+    else:
+        kind, dtype, reason = default
+        assert (kind, dtype) == (machine.machine_tag(), want) and reason
+
+
+def test_the_judge_dtype_table_is_frozen_and_names_kinds_as_machine_tag_does():
+    from nfeval import machine
+
+    table = machine.LISTWISE_JUDGE_DTYPES
+    with pytest.raises(TypeError):
+        table["x86_64/avx2"] = ("bfloat16", "")  # type: ignore[index]
+    for kind, (dtype, reason) in table.items():
+        arch, _, flags = kind.partition("/")
+        named = flags.split("+")
+        assert arch and named == [f for f in machine.RELEVANT_FLAGS if f in named], kind
+        assert dtype in ("bfloat16", "float16") and reason and "\n" not in reason
+
+
+def _linkage_table_gap(rows, kind: str) -> float:
+    """The largest LINKAGE-row difference of bf16's judge_table rows on ``kind``."""
+    from judge_tables import KIND
+
+    gaps = [float(r["max_row_mean_diff"]) for r in rows if r.get("kernel") == "judge_table"
+            and r["workload"].endswith(f"@{kind}") and r["model"].endswith("/hf-bfloat16")
+            and KIND.get(r["workload"].partition("@")[0].split("-")[0]) == "linkage"]
+    return max(gaps, default=float("nan"))
+
+
+def test_the_judge_dtype_table_is_what_results_bench_csv_supports():
+    """Every kind in the table is one where ``choose`` picks that dtype's path for LINKAGE on
+    the committed rows (its speed-ups as the reason states them), and every kind measured but
+    left out is one where it picks float32: the library's defaults follow the evidence."""
+    import csv
+
+    from judge_paths import choose, summarize
+
+    from nfeval.machine import LISTWISE_JUDGE_DTYPES
+    from nfeval.paths import ROOT
+
+    bench_csv = ROOT / "results" / "bench.csv"
+    rows = list(csv.DictReader(bench_csv.open(newline="")))
+    summary, tables = summarize(bench_csv)
+    linkage = [s for s in summary if s["workload"].startswith("linkage")]
+    for kind in sorted({s["machine"] for s in linkage} | set(LISTWISE_JUDGE_DTYPES)):
+        workloads = sorted({s["workload"] for s in linkage if s["machine"] == kind})
+        picked = {w: choose(summary, tables, kind, w) for w in workloads}
+        if kind in LISTWISE_JUDGE_DTYPES:
+            dtype, reason = LISTWISE_JUDGE_DTYPES[kind]
+            path = f"hf-{dtype}"
+            chosen = [w for w, p in picked.items() if p == path]
+            assert chosen, (f"nfeval.machine.LISTWISE_JUDGE_DTYPES gives {kind} {dtype}, but "
+                            f"results/bench.csv does not support it (choose: {picked}): remove "
+                            "the entry, or add the judge_path runs and judge_table check")
+            s = next(s for s in linkage if (s["machine"], s["workload"], s["path"])
+                     == (kind, chosen[0], path))
+            said = f"{s['speedup_min']:.1f}-{s['speedup_max']:.1f}x float32 in {s['runs']} runs"
+            assert said in reason, f"{kind}'s reason should say {said!r} (bench.csv): {reason!r}"
+        else:
+            bf16 = [w for w, p in picked.items() if p != "hf-float32"]
+            if bf16:
+                s = next(s for s in linkage if (s["machine"], s["workload"], s["path"])
+                         == (kind, bf16[0], picked[bf16[0]]))
+                line = (f'"{kind}": ("{picked[bf16[0]].removeprefix("hf-")}", "bf16 '
+                        f'{s["speedup_min"]:.1f}-{s["speedup_max"]:.1f}x float32 in {s["runs"]} '
+                        f"runs; lk_t02's LINKAGE rows within {_linkage_table_gap(rows, kind):.3f}"
+                        ', no verdict moved"),')
+                pytest.fail(f"results/bench.csv supports {picked[bf16[0]]} for the LINKAGE judge "
+                            f"on {kind}: add its entry to nfeval.machine.LISTWISE_JUDGE_DTYPES: "
+                            f"{line}")

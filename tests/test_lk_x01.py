@@ -75,3 +75,38 @@ def test_bad_parameters_are_clear_errors():
         lk_x01.run(methods="linkage-0shot,nope,bleu", progress=False)
     with pytest.raises(NfevalError, match="folds"):
         lk_x01.run(folds=1, progress=False)
+
+
+def test_the_ridge_fit_is_exact_and_independent_of_the_order_of_the_candidates():
+    """The linear combination's weights come from exact sums and a fixed-order solve: the
+    same bits for the training candidates in any order (a BLAS sum is not), equal to LAPACK's
+    solution to rounding, and equal rows get equal combined scores."""
+    import numpy as np
+
+    from nfeval.metrics.combine import linear_score, ridge_weights
+
+    rng = np.random.default_rng(3)
+    xs = rng.normal(size=(500, 12))
+    ys = xs @ rng.normal(size=12) + rng.normal(size=500)
+    w = ridge_weights(xs, ys, 1.0)
+    lapack = np.linalg.solve(xs.T @ xs + np.eye(12), xs.T @ ys)
+    assert np.allclose(w, lapack, rtol=1e-12, atol=1e-12)
+    for seed in range(5):
+        order = np.random.default_rng(seed).permutation(500)
+        assert ridge_weights(xs[order], ys[order], 1.0) == w  # bit for bit
+    z = np.vstack([xs[:3], xs[:3]])
+    s = linear_score(z, w)
+    assert (s[:3] == s[3:]).all()
+    with pytest.raises(ValueError, match="alpha"):
+        ridge_weights(xs, ys, 0.0)
+
+
+def test_a_constant_column_standardizes_to_zero_not_to_rounding_noise():
+    import numpy as np
+
+    from nfeval.metrics.combine import _z
+
+    x = np.array([[0.1, 1.0], [0.1, 2.0], [0.1, 3.0]])
+    z = _z(x)
+    assert (z[:, 0] == 0).all()
+    assert z[:, 1].tolist() == pytest.approx([-1.224744871391589, 0.0, 1.224744871391589])

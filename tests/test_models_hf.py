@@ -343,6 +343,8 @@ def test_prepared_folder_and_info(m16, tmp_path):
     man = registry.read_manifest(folder)
     assert man["gguf_sha256"] == registry.get_spec(SMALL).sha256
     assert man["name"] == SMALL and man["transformers"]
+    assert folder == registry.model_dir(SMALL) == registry.converted_dir(SMALL)
+    assert man["versions"] == registry.conversion_versions()
     info = m16.info
     assert info.backend == "hf" and info.dtype == "bfloat16"
     assert info.checksum == registry.get_spec(SMALL).sha256

@@ -27,7 +27,14 @@ def test_column_order_and_json(tmp_path):
     assert record["rows"][1]["paper"] is None
     assert record["signatures"][0]["string"].startswith("metric:kendall|variant:test|model:none")
     assert record["parameters"] == {"seed": 1, "output_dir": "<outside the repository>"}
-    assert record["interval"] == "questions" and record["machine"] and "cpu_flags" in record
+    assert record["interval"] == "questions"
+    # the machine and the wall time are the run's, not the table's: beside the executed notebooks
+    assert not {"machine", "cpu_flags", "wall_time_s", "store"} & set(record)
+    from nfeval_repro.tables import run_record_path
+
+    run = json.loads(run_record_path("t", tmp_path).read_text())
+    assert run["machine"] and "cpu_flags" in run and run["commit"] == record["commit"]
+    assert run_record_path("t", tmp_path).parent == tmp_path / "results" / "executed"
     assert str(tmp_path) not in json_path.read_text()
 
 
@@ -99,9 +106,10 @@ def test_companion_frames_live_in_the_artefact_folder(tmp_path):
     frame = pd.DataFrame({"id": [1, 2], "score": [0.5, 1 / 3]})
     path = write_frame("xx_t01", "scores", frame, tmp_path)
     assert path == tmp_path / "results" / "xx_t01" / "scores.csv"
-    # full precision: a value reads back exactly (6 digits would tie 1/3 and 0.3333331)
-    assert path.read_text() == "id,score\n1,0.5\n2,0.3333333333333333\n"
-    assert pd.read_csv(path)["score"].tolist() == [0.5, 1 / 3]
+    # 12 significant digits: 1/3 and 0.3333331 stay apart (6 digits would tie them), the last
+    # bits a CPU's kernels move (1e-16 of the value) never reach the file
+    assert path.read_text() == "id,score\n1,0.5\n2,0.333333333333\n"
+    assert pd.read_csv(path)["score"].tolist() == [0.5, 0.333333333333]
     assert not (tmp_path / "results" / "xx_t01.csv").exists()  # the table's name stays free
 
 
@@ -145,3 +153,52 @@ def test_join_paper_matches_a_transcribed_whole_number_to_a_float_key_without_a_
         warnings.simplefilter("error")
         joined = join_paper(ours, pd.DataFrame({"n": [3], "d": [-2], "paper": [1.95]}), on=["n", "d"])
     assert joined["paper"].tolist()[0] == 1.95 and pd.isna(joined["paper"].tolist()[1])
+
+
+def test_every_float_is_written_at_the_stated_precision_whatever_its_column():
+    from nfeval_repro.tables import FRAME_DIGITS, TABLE_DIGITS, csv_text
+
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "x": [1 / 3, -0.0, float("nan")],
+                          "mixed": [2 / 3, "text", 7], "n": [1, 2, 3]})
+    assert csv_text(frame, TABLE_DIGITS) == ("id,x,mixed,n\na,0.333333,0.666667,1\n"
+                                             "b,0,text,2\nc,,7,3\n")
+    assert csv_text(frame, FRAME_DIGITS).splitlines()[1] == "a,0.333333333333,0.666666666667,1"
+
+
+def test_the_last_bits_a_cpu_moves_do_not_reach_the_file():
+    """Two runs whose sums went in another order differ by an ulp or two: the same bytes."""
+    import numpy as np
+
+    from nfeval_repro.tables import FRAME_DIGITS, TABLE_DIGITS, csv_text
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=1000)
+    moved = values * (1 + 4 * np.finfo(float).eps)
+    a = csv_text(pd.DataFrame({"v": values}), TABLE_DIGITS)
+    assert a == csv_text(pd.DataFrame({"v": moved}), TABLE_DIGITS)
+    # at 12 digits a value within 4 ulps of a rounding boundary still turns: about 3 in
+    # 10,000 values (the 12th digit's unit is about 3e-12 of the value, 4 ulps 9e-16)
+    a = csv_text(pd.DataFrame({"v": values}), FRAME_DIGITS).splitlines()
+    b = csv_text(pd.DataFrame({"v": moved}), FRAME_DIGITS).splitlines()
+    assert sum(x != y for x, y in zip(a, b)) <= 2
+
+
+def test_the_tolerance_is_half_a_unit_of_the_last_digit_written():
+    from nfeval_repro.tables import format_float, tolerance
+
+    assert tolerance(0.0653929) == pytest.approx(5e-8)
+    assert tolerance(123.456) == pytest.approx(5e-4)
+    assert tolerance(0.0) == 0.0
+    for v in (0.0653929123, 123.4564999, -7.77777777e-5):
+        assert abs(float(format_float(v, 6)) - v) <= tolerance(v)
+
+
+def test_a_committed_record_holds_nothing_of_the_run(tmp_path):
+    """Rerun later or on another machine, the same table writes the same JSON bytes."""
+    table = pd.DataFrame({"method": ["a"], "ours": [1 / 3]})
+    _, a = write_table("t", table, id_columns=["method"], interval=NONE,
+                       output_dir=tmp_path / "1", started=0.0)
+    _, b = write_table("t", table, id_columns=["method"], interval=NONE,
+                       output_dir=tmp_path / "2", started=1.0)
+    assert a.read_bytes() == b.read_bytes()
+    assert json.loads(a.read_text())["rows"] == [{"method": "a", "ours": 0.333333}]

@@ -60,13 +60,112 @@ def test_the_pack_holds_the_files_of_this_machines_conversion(name):
     """Where this machine has converted the model (registry.prepare, from the GGUF), the pack
     unpacks to the same bytes. (tests/test_models_hf.py checks SmolLM2's pack against the
     tokenizer transformers builds from the GGUF file itself.)"""
-    folder = registry.model_dir(name)
-    if not registry._valid(folder, registry.get_spec(name)):
-        pytest.skip(f"{name} is not converted here")
+    folder = registry.converted_dir(name)  # this environment's versions' conversion only
+    if folder is None:
+        pytest.skip(f"{name} is not converted by this environment's versions")
     man = json.loads((registry.tokenizer_pack(name) / registry.PACK_MANIFEST).read_text())
     from nfeval.hashing import sha256_file
 
     assert {f: sha256_file(folder / f) for f in man["files"]} == man["files"]
+
+
+# ------------------------------------------------------------- the converted-model cache
+# Folders are built by hand (a manifest, a config.json, an empty safetensors file): no test
+# here converts a model.
+
+SMALL = "smollm2-135m-instruct"
+
+
+def _converted(folder, versions, sha256=None):
+    """A folder that looks like a finished conversion by the code of ``versions``."""
+    folder.mkdir(parents=True)
+    man = {"name": SMALL, "gguf_sha256": sha256 or registry.get_spec(SMALL).sha256,
+           "versions": versions}
+    (folder / registry.MANIFEST).write_text(json.dumps(man))
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"")
+    return folder
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty NFEVAL_CACHE, and a prepare() whose conversion is recorded, not run."""
+    monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path / "cache"))
+    calls = []
+
+    def convert(spec, gguf, out):
+        calls.append(spec.name)
+        (out / "config.json").write_text("{}")
+        (out / "model.safetensors").write_bytes(b"")
+        return {}
+
+    monkeypatch.setattr(registry, "_convert", convert)
+    monkeypatch.setattr(registry, "gguf_file", lambda name: tmp_path / "model.gguf")
+    return tmp_path / "cache", calls
+
+
+def test_the_conversion_versions_name_the_converting_packages():
+    versions = registry.conversion_versions()
+    assert set(versions) == {"nfeval_conversion", "transformers", "tokenizers", "torch", "gguf"}
+    assert versions["nfeval_conversion"] == registry.CONVERSION_VERSION
+    assert versions["transformers"]  # installed wherever these tests run
+
+
+@pytest.mark.parametrize("changed", ["transformers", "tokenizers", "torch", "gguf",
+                                     "nfeval_conversion"])
+def test_the_key_changes_when_any_one_version_changes(changed, cache):
+    ours = registry.conversion_versions()
+    other = {**ours, changed: "0.0.0-other" if ours[changed] != "0.0.0-other" else "1"}
+    assert registry.conversion_key(SMALL, other) != registry.conversion_key(SMALL, ours)
+    assert registry.model_dir(SMALL, other) != registry.model_dir(SMALL)
+    assert registry.model_dir(SMALL).parent == cache[0] / "models"
+    assert registry.model_dir(SMALL).name == f"{SMALL}-{registry.conversion_key(SMALL)}"
+    # and the model's GGUF is part of the key: another model never shares one
+    assert registry.conversion_key("gemma3-270m", ours) != registry.conversion_key(SMALL, ours)
+
+
+def test_an_old_unkeyed_folder_is_ignored_and_converted_beside(cache):
+    root, calls = cache
+    old = _converted(root / "models" / SMALL, registry.conversion_versions())
+    assert registry.converted_dir(SMALL) is None
+    folder = registry.prepare(SMALL)
+    assert calls == [SMALL] and folder == registry.model_dir(SMALL) != old
+    assert registry.converted_dir(SMALL) == folder
+    assert registry.read_manifest(folder)["versions"] == registry.conversion_versions()
+    assert (old / "config.json").is_file()  # left alone, not deleted
+    assert registry.other_model_dirs() == [(old, "unkeyed")]
+
+
+@pytest.mark.parametrize("changed", ["transformers", "tokenizers"])
+def test_a_folder_at_the_key_with_other_versions_is_refused(changed, cache):
+    root, calls = cache
+    versions = {**registry.conversion_versions(), changed: "0.0.0-other"}
+    folder = _converted(registry.model_dir(SMALL), versions)
+    assert registry.converted_dir(SMALL) is None
+    assert not registry._valid(folder, registry.get_spec(SMALL))
+    with pytest.raises(NfevalError, match=f"{changed} 0.0.0-other .*Fix: delete it") as err:
+        registry.prepare(SMALL)
+    assert "\n" not in str(err.value)
+    assert calls == [] and (folder / "model.safetensors").is_file()
+
+
+def test_a_folder_of_this_environments_versions_is_used_without_converting(cache, capsys):
+    from nfeval.cli import main
+
+    root, calls = cache
+    folder = _converted(registry.model_dir(SMALL), registry.conversion_versions())
+    other = _converted(registry.model_dir(SMALL, {**registry.conversion_versions(),
+                                                  "transformers": "0.0.0-other"}),
+                       {**registry.conversion_versions(), "transformers": "0.0.0-other"})
+    assert registry.prepare(SMALL) == folder and registry.converted_dir(SMALL) == folder
+    assert registry.resolve(SMALL).path == str(folder)
+    assert calls == []
+    assert registry.other_model_dirs() == [(other, "other versions")]
+    assert main(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.startswith(SMALL))
+    assert f"converted: {folder}" in line
+    assert f"{other}: another environment's conversion" in out
 
 
 def test_models_load_with_no_weight_package_and_no_network(models_extra, tmp_path):

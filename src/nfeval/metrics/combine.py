@@ -13,6 +13,13 @@ is measured on the held-out fold. The procedure is fixed before any held-out gra
   likewise, and a ridge regression (``alpha``) of the grade on the methods fitted on the
   training candidates; the held-out score is the fitted combination.
 
+Every sum these choices and the linear score rest on is exact (``math.fsum``: correctly
+rounded, so independent of the order of summation) and the ridge system is solved by a
+Cholesky factorization written out in Python floats, not by BLAS or LAPACK, whose kernels
+(and so the last bits of a sum) differ between CPUs. Two candidates whose scores are equal
+therefore get equal combined scores on every machine, a rank never flips between CPU kinds,
+and a chosen combination or its held-out coefficient is the same to the last bit everywhere.
+
 Each held-out question gets one value per repeat; its value is the mean over the repeats.
 :func:`transfer` chooses and fits on every question of one set and scores another.
 ``nfeval meta`` and the lk_x01 artefact use these functions.
@@ -31,8 +38,8 @@ from scipy import stats
 from nfeval.metrics.correlation import kendall_tau_b, pearson_r, spearman_rho
 
 __all__ = ["ALPHA", "CHOSEN", "Choice", "Question", "choose", "coefficient", "fold_assignments",
-           "out_of_sample", "question_values", "questions_of", "rank_combinations",
-           "score_with", "transfer"]
+           "linear_score", "out_of_sample", "question_values", "questions_of",
+           "rank_combinations", "ridge_weights", "score_with", "transfer"]
 
 ALPHA = 1.0
 #: The chosen evaluators, in their report order.
@@ -119,25 +126,85 @@ class Choice:
     weights: tuple[float, ...]
 
 
+def _fmean(values: np.ndarray) -> float:
+    return math.fsum(values) / len(values)
+
+
 def _z(x: np.ndarray) -> np.ndarray:
-    sd = x.std(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = (x - x.mean(axis=0)) / sd
-    return np.where(sd > 0, z, 0.0)
+    """Each column z-standardized (population sd; a constant column gives 0), its mean and
+    variance summed exactly: the same bits on every CPU."""
+    x = np.asarray(x, dtype=float)
+    out = np.zeros_like(x)
+    for j in range(x.shape[1]):
+        col = x[:, j]
+        if not len(col):
+            continue
+        dev = col - _fmean(col)
+        sd = math.sqrt(_fmean(dev * dev))
+        if sd > 0 and not (col == col[0]).all():
+            out[:, j] = dev / sd
+    return out
+
+
+def _gram(xs: np.ndarray, ys: np.ndarray) -> tuple[list[list[float]], list[float]]:
+    """``xs.T @ xs`` and ``xs.T @ ys`` with every entry summed exactly (``math.fsum``)."""
+    k = xs.shape[1]
+    cols = [xs[:, j] for j in range(k)]
+    gram = [[0.0] * k for _ in range(k)]
+    for i in range(k):
+        for j in range(i + 1):
+            gram[i][j] = gram[j][i] = math.fsum(cols[i] * cols[j])
+    return gram, [math.fsum(c * ys) for c in cols]
+
+
+def ridge_weights(xs: np.ndarray, ys: np.ndarray, alpha: float = ALPHA) -> tuple[float, ...]:
+    """The ridge solution ``(X'X + alpha I) w = X'y``: exact sums, then a Cholesky
+    factorization and two triangular solves in Python floats, in a fixed order (no BLAS, no
+    LAPACK), so every CPU gets the same bits. ``alpha`` > 0 keeps the system positive
+    definite whatever the inputs."""
+    if alpha <= 0:
+        raise ValueError(f"ridge alpha must be > 0, not {alpha}")
+    gram, rhs = _gram(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
+    k = len(rhs)
+    low = [[0.0] * k for _ in range(k)]
+    for i in range(k):
+        for j in range(i + 1):
+            acc = gram[i][j] + (alpha if i == j else 0.0) - math.fsum(
+                low[i][m] * low[j][m] for m in range(j))
+            low[i][j] = math.sqrt(acc) if i == j else acc / low[j][j]
+    y = [0.0] * k
+    for i in range(k):
+        y[i] = (rhs[i] - math.fsum(low[i][m] * y[m] for m in range(i))) / low[i][i]
+    w = [0.0] * k
+    for i in reversed(range(k)):
+        w[i] = (y[i] - math.fsum(low[m][i] * w[m] for m in range(i + 1, k))) / low[i][i]
+    return tuple(w)
+
+
+def linear_score(z: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+    """Each row of ``z`` (within-question z-scores) combined with ``weights``: a correctly
+    rounded sum per row, so equal rows give equal scores on every CPU."""
+    terms = np.asarray(z, dtype=float) * np.asarray(weights, dtype=float)
+    return np.array([math.fsum(row) for row in terms], dtype=float)
 
 
 def choose(train: Sequence[Question], values: np.ndarray, combos: Sequence[tuple[int, ...]],
            n_methods: int, alpha: float = ALPHA) -> Choice:
     """The choice made on the training questions only: ``values`` are their rows of
     :func:`question_values` (same order as ``train``); ties go to the first in order."""
-    means = np.nanmean(values, axis=0) if len(values) else np.full(values.shape[1], np.nan)
+    means = np.array([_nanmean_exact(values[:, j]) for j in range(values.shape[1])])
     means = np.where(np.isnan(means), -np.inf, means)
     single = int(np.argmax(means[:n_methods]))
     combo = combos[int(np.argmax(means[n_methods:]))] if combos else (single,)
     xs = np.concatenate([_z(q.scores) for q in train])
     ys = np.concatenate([_z(q.grades[:, None])[:, 0] for q in train])
-    w = np.linalg.solve(xs.T @ xs + alpha * np.eye(n_methods), xs.T @ ys)
-    return Choice(single, tuple(combo), tuple(float(v) for v in w))
+    return Choice(single, tuple(combo), ridge_weights(xs, ys, alpha))
+
+
+def _nanmean_exact(values: np.ndarray) -> float:
+    """The mean of the finite values, summed exactly; NaN where there are none."""
+    finite = values[np.isfinite(values)]
+    return _fmean(finite) if len(finite) else math.nan
 
 
 def score_with(choice: Choice, q: Question) -> dict[str, np.ndarray]:
@@ -145,7 +212,7 @@ def score_with(choice: Choice, q: Question) -> dict[str, np.ndarray]:
     ranks = _rank_within(q.scores)
     return {"best single": q.scores[:, choice.single],
             "rank average": ranks[:, list(choice.combo)].mean(axis=1),
-            "linear": _z(q.scores) @ np.asarray(choice.weights)}
+            "linear": linear_score(_z(q.scores), choice.weights)}
 
 
 def fold_assignments(n: int, folds: int, seed: int, repeat: int, key: str,
@@ -209,9 +276,8 @@ def out_of_sample(questions: Sequence[Question], methods: Sequence[str], *, fold
                     sums.setdefault((name, coef, qid), []).append(v)
     agg: dict = {}
     for (name, coef, qid), vs in sums.items():
-        arr = np.asarray(vs, float)
-        agg.setdefault(name, {}).setdefault(coef, {})[qid] = (
-            float(np.nanmean(arr)) if np.isfinite(arr).any() else math.nan)
+        agg.setdefault(name, {}).setdefault(coef, {})[qid] = _nanmean_exact(
+            np.asarray(vs, float))
     return agg, choices
 
 

