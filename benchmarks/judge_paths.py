@@ -267,8 +267,17 @@ def bench_judge_paths(args, csv_path, write_row) -> list[dict]:
     return out
 
 
+def _classes(tag: str, row: dict) -> tuple[str, ...]:
+    """The CPU classes a bench row counts for: its kind (``tag``, every run of the kind) and,
+    where the row recorded its CPU model, ``"<kind> on <model>"`` (that model's runs alone,
+    the key :func:`nfeval.machine.listwise_judge_default` tries first)."""
+    cpu = row.get("cpu")
+    return (tag, f"{tag} on {cpu}") if cpu else (tag,)
+
+
 def summarize(csv_path: Path) -> tuple[list[dict], set[tuple[str, str, str]]]:
-    """Every judge_path run in ``csv_path``, per CPU class, workload and path: the runs, the
+    """Every judge_path run in ``csv_path``, per CPU class (a kind, and a kind on one recorded
+    CPU model: :func:`_classes`), workload and path: the runs, the
     smallest and largest speed-up over float32, whether every run's items agreed (within
     ``EXPECTED_TOL``: information); and the (CPU class, kind of work, path) triples whose
     tables agree with float32's in every ``judge_table`` run (kind: ``linkage`` for lk_t02's
@@ -281,7 +290,8 @@ def summarize(csv_path: Path) -> tuple[list[dict], set[tuple[str, str, str]]]:
     for r in rows:
         if r.get("kernel") == "judge_path" and r.get("items_per_s"):
             work, _, tag = r["workload"].partition("@")
-            groups.setdefault((tag, work, r["model"].rpartition("/")[2]), []).append(r)
+            for machine in _classes(tag, r):
+                groups.setdefault((machine, work, r["model"].rpartition("/")[2]), []).append(r)
     out = []
     for (tag, work, path), rs in sorted(groups.items()):
         speed = [float(r["speedup_vs_float32"]) for r in rs]
@@ -296,8 +306,9 @@ def summarize(csv_path: Path) -> tuple[list[dict], set[tuple[str, str, str]]]:
         if r.get("kernel") == "judge_table":
             work, _, tag = r["workload"].partition("@")
             kind = KIND.get(work.split("-")[0], work)
-            verdicts.setdefault((tag, kind, r["model"].rpartition("/")[2]), []).append(
-                r.get("agrees") == "yes")
+            for machine in _classes(tag, r):
+                verdicts.setdefault((machine, kind, r["model"].rpartition("/")[2]), []).append(
+                    r.get("agrees") == "yes")
     tables = {k for k, v in verdicts.items() if all(v)}
     return out, tables
 

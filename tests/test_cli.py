@@ -144,11 +144,12 @@ def _da_load_options(answers, monkeypatch, *argv) -> dict:
 AMX = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")  # x86_64/avx2+avx512f+avx512_bf16+amx_bf16
 
 
-def _fake_cpu(monkeypatch, flags):
-    """An x86-64 CPU with ``flags`` (``cpu_flags`` is cached: replaced whole)."""
+def _fake_cpu(monkeypatch, flags, model="a CPU model never measured"):
+    """An x86-64 CPU with ``flags`` (``cpu_flags`` is cached: replaced whole) named ``model``."""
     import nfeval.machine as machine
 
     monkeypatch.setattr(machine, "cpu_flags", lambda: tuple(flags))
+    monkeypatch.setattr(machine, "cpu_model", lambda: model)
     monkeypatch.setattr(machine.platform, "machine", lambda: "x86_64")
 
 

@@ -184,12 +184,13 @@ AMX = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
 AMX_KIND = "x86_64/avx2+avx512f+avx512_bf16+amx_bf16"
 
 
-def _fake_cpu(monkeypatch, flags, arch="x86_64"):
-    """This machine's CPU kind, faked: its flags (``cpu_flags`` is cached: replaced whole) and
-    its architecture."""
+def _fake_cpu(monkeypatch, flags, arch="x86_64", model="a CPU model never measured"):
+    """This machine's CPU kind, faked: its flags (``cpu_flags`` is cached: replaced whole), its
+    architecture and its model name."""
     from nfeval import machine
 
     monkeypatch.setattr(machine, "cpu_flags", lambda: tuple(flags))
+    monkeypatch.setattr(machine, "cpu_model", lambda: model)
     monkeypatch.setattr(machine.platform, "machine", lambda: arch)
 
 
@@ -220,7 +221,9 @@ def test_the_judge_dtype_table_is_frozen_and_names_kinds_as_machine_tag_does():
     table = machine.LISTWISE_JUDGE_DTYPES
     with pytest.raises(TypeError):
         table["x86_64/avx2"] = ("bfloat16", "")  # type: ignore[index]
-    for kind, (dtype, reason) in table.items():
+    for key, (dtype, reason) in table.items():
+        kind, on, model = key.partition(" on ")
+        assert not on or model.strip() == model != "", key  # a kind, or a kind on a CPU model
         arch, _, flags = kind.partition("/")
         named = flags.split("+")
         assert arch and named == [f for f in machine.RELEVANT_FLAGS if f in named], kind
@@ -228,19 +231,24 @@ def test_the_judge_dtype_table_is_frozen_and_names_kinds_as_machine_tag_does():
 
 
 def _linkage_table_gap(rows, kind: str) -> float:
-    """The largest LINKAGE-row difference of bf16's judge_table rows on ``kind``."""
+    """The largest LINKAGE-row difference of bf16's judge_table rows on ``kind`` (a kind, or
+    ``"<kind> on <CPU model>"``: that model's rows)."""
     from judge_tables import KIND
 
+    tag, on, model = kind.partition(" on ")
     gaps = [float(r["max_row_mean_diff"]) for r in rows if r.get("kernel") == "judge_table"
-            and r["workload"].endswith(f"@{kind}") and r["model"].endswith("/hf-bfloat16")
+            and r["workload"].endswith(f"@{tag}") and (not on or r.get("cpu") == model)
+            and r["model"].endswith("/hf-bfloat16")
             and KIND.get(r["workload"].partition("@")[0].split("-")[0]) == "linkage"]
     return max(gaps, default=float("nan"))
 
 
 def test_the_judge_dtype_table_is_what_results_bench_csv_supports():
-    """Every kind in the table is one where ``choose`` picks that dtype's path for LINKAGE on
-    the committed rows (its speed-ups as the reason states them), and every kind measured but
-    left out is one where it picks float32: the library's defaults follow the evidence."""
+    """Every key in the table (a CPU kind, or a kind on one CPU model) is one where ``choose``
+    picks that dtype's path for LINKAGE on the committed rows (its speed-ups as the reason
+    states them), and every class measured but left out is one where it picks float32 (or
+    its kind's entry already gives what it picks): the library's defaults follow the
+    evidence."""
     import csv
 
     from judge_paths import choose, summarize
@@ -268,7 +276,8 @@ def test_the_judge_dtype_table_is_what_results_bench_csv_supports():
             assert said in reason, f"{kind}'s reason should say {said!r} (bench.csv): {reason!r}"
         else:
             bf16 = [w for w, p in picked.items() if p != "hf-float32"]
-            if bf16:
+            wider = LISTWISE_JUDGE_DTYPES.get(kind.partition(" on ")[0])
+            if bf16 and not (wider and picked[bf16[0]] == f"hf-{wider[0]}"):  # kind covers it
                 s = next(s for s in linkage if (s["machine"], s["workload"], s["path"])
                          == (kind, bf16[0], picked[bf16[0]]))
                 line = (f'"{kind}": ("{picked[bf16[0]].removeprefix("hf-")}", "bf16 '

@@ -78,7 +78,7 @@ def native_bf16() -> bool:
 #: are float32 unless a parameter names another dtype (lk_t02's every-candidate stages:
 #: ``judge_dtype`` bfloat16, in every judge row's signature; a store key includes the dtype).
 #: AVX512-BF16 without AMX (``x86_64/avx2+avx512f+avx512_bf16``) has no entry: bf16 ran at
-#: 0.62x (an older row, an earlier torch) and 2.38x float32 in its two runs, and no
+#: 0.62x (a run of 2026-11-26 that recorded no CPU model) and 2.38x float32 in its two runs, and no
 #: ``judge_table`` check has run on that kind.
 LISTWISE_JUDGE_DTYPES: Mapping[str, tuple[str, str]] = MappingProxyType({
     "x86_64/avx2+avx512f+avx512_bf16+amx_bf16": ("bfloat16", "bf16 3.3-4.1x float32 in 2 runs; lk_t02's LINKAGE rows within 0.009, no verdict moved"),
@@ -86,11 +86,15 @@ LISTWISE_JUDGE_DTYPES: Mapping[str, tuple[str, str]] = MappingProxyType({
 
 
 def listwise_judge_default() -> tuple[str, str, str] | None:
-    """(CPU kind, dtype, reason) of this machine's entry in :data:`LISTWISE_JUDGE_DTYPES`, or
-    None where its kind has none (float32)."""
+    """(key, dtype, reason) of this machine's entry in :data:`LISTWISE_JUDGE_DTYPES`: its kind
+    and CPU model's (``"<kind> on <model>"``) where the table has one, else its kind's; None
+    where neither is listed (float32)."""
     kind = machine_tag()
-    entry = LISTWISE_JUDGE_DTYPES.get(kind)
-    return None if entry is None else (kind, *entry)
+    for key in (f"{kind} on {cpu_model()}", kind):
+        entry = LISTWISE_JUDGE_DTYPES.get(key)
+        if entry is not None:
+            return (key, *entry)
+    return None
 
 
 def judge_dtype() -> str | None:

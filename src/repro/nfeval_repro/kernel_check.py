@@ -15,7 +15,9 @@ checkout is restored after each setting.
 
 Each setting reruns every notebook (about five minutes on 2 cores). It refuses to start while
 ``results/``, ``figures/``, ``README.md`` or ``docs/`` differ from the commit, since it
-restores them from git after each run. Exit status 1 when any setting changed a file.
+restores them from git after each run: leave them, and the sources the notebooks import
+(``src/``, ``notebooks/``), untouched until it ends, or an edit is lost or changes the runs
+it compares. Exit status 1 when any setting changed a file.
 """
 
 from __future__ import annotations
