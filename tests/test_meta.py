@@ -187,3 +187,74 @@ def test_the_python_api_scores_judge_methods_with_its_default_loader(tiny_gpt2_w
     per = frame.groupby("method").size()
     assert per["pointwise"] == per["rouge1"] > 1
     assert frame["score"].notna().all()
+
+
+def _reversed(df: pd.DataFrame, method: str, seed: int = 1) -> pd.DataFrame:
+    """``method``'s scores replaced by minus the grade plus a little noise: it ranks worse
+    answers higher."""
+    rng = np.random.default_rng(seed)
+    df = df.copy()
+    rows = df["method"] == method
+    df.loc[rows, "score"] = -df.loc[rows, "grade"] + rng.normal(0, 0.5, rows.sum())
+    return df
+
+
+def test_no_evaluator_is_called_best_when_every_one_is_at_chance():
+    res = M.meta(_synthetic(noise=(80.0, 80.0, 80.0), seed=3), combine=False)
+    rows = res.rows
+    assert (rows["ci_low"] <= 0).all()  # the premise: no interval above 0
+    best = res.best.iloc[0]
+    assert not best["beyond_chance"]
+    (reading,) = res.readings()
+    assert "agrees best" not in reading and "no evaluator agrees with the grades" in reading
+    assert "none can be trusted" in reading
+    table = [line for line in res.lines() if line.startswith("  m")]
+    assert "highest mean" in "\n".join(table) and " best" not in "\n".join(table)
+    assert M.meta(_synthetic(), combine=False).best.iloc[0]["beyond_chance"]  # and otherwise
+
+
+def test_an_evaluator_whose_interval_lies_below_0_is_said_to_reverse_the_grades():
+    res = M.meta(_reversed(_synthetic(noise=(0.5, 80.0, 80.0)), "m2"), combine=False)
+    r = res.rows.set_index("evaluator").loc["m2"]
+    assert r["ci_high"] < 0
+    line = next(x for x in res.lines() if x.strip().startswith("m2"))
+    assert line.endswith("reverses the grades")
+    assert "m2 reverses the grades" in res.readings()[0]
+    assert "m0 agrees best" in res.readings()[0]
+    # with every other evaluator at chance: none is named, the reversal still is
+    res = M.meta(_reversed(_synthetic(noise=(80.0, 80.0, 80.0)), "m2"), combine=False)
+    (reading,) = res.readings()
+    assert "no evaluator agrees with the grades beyond chance" in reading
+    assert "m2 reverses the grades" in reading
+
+
+def test_the_combination_block_prints_each_paired_difference_and_labels_each_row():
+    res = M.meta(_synthetic(n_q=60, noise=(1.0, 1.0, 60.0)), seed=0)
+    text = "\n".join(res.lines())
+    for name in ("rank average", "linear"):
+        d = res.combination[res.combination["evaluator"] == f"{name} - best single"].iloc[0]
+        verdict = ("beats it" if d["ci_low"] > 0 else "worse" if d["ci_high"] < 0
+                   else "cannot tell")
+        line = next(x for x in text.splitlines() if f"{name} - best single" in x)
+        assert f"paired: {verdict}" in line and f"n = {int(d['n_questions'])}" in line
+    chosen = res.combination.set_index("evaluator")["chosen"]
+    assert chosen["linear"].startswith("a ridge fit") and "mean weights" in chosen["linear"]
+    assert chosen["rank average"].startswith("the mean rank of")
+    assert "folds" in chosen["best single"]
+    assert len({chosen["linear"], chosen["rank average"], chosen["best single"]}) == 3
+
+
+def test_meta_answers_names_every_line_it_leaves_out(notebooks_extra, tmp_path, capsys):
+    lines = EXAMPLE.read_text().splitlines()
+    bad = tmp_path / "answers.jsonl"
+    bad.write_text("\n".join([lines[0], "{not json", lines[1], "", *lines[2:]]) + "\n")
+    out = tmp_path / "m.json"
+    code = cli.main(["meta", "--answers", str(bad), "--methods", "rouge1,rougeL,bleu",
+                     "--summary", str(out), "--no-progress", "--no-combination"])
+    cap = capsys.readouterr()
+    assert code == 0
+    assert "skipped line 2: invalid JSON" in cap.err and "skipped line 4: blank line" in cap.err
+    assert "left out of every evaluator: 2 line(s)" in cap.out
+    summary = json.loads(out.read_text())
+    assert summary["left_out"]["count"] == 2
+    assert summary["left_out"]["entries"][0].startswith("line 2: invalid JSON")

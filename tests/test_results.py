@@ -103,13 +103,14 @@ def test_signature_records_model():
 
 
 def test_companion_frames_live_in_the_artefact_folder(tmp_path):
-    frame = pd.DataFrame({"id": [1, 2], "score": [0.5, 1 / 3]})
+    frame = pd.DataFrame({"id": [1, 2], "score": [0.5, 1 / 3], "p": [0.5, 1 / 3]})
     path = write_frame("xx_t01", "scores", frame, tmp_path)
     assert path == tmp_path / "results" / "xx_t01" / "scores.csv"
     # 12 significant digits: 1/3 and 0.3333331 stay apart (6 digits would tie them), the last
-    # bits a CPU's kernels move (1e-16 of the value) never reach the file
-    assert path.read_text() == "id,score\n1,0.5\n2,0.333333333333\n"
-    assert pd.read_csv(path)["score"].tolist() == [0.5, 0.333333333333]
+    # bits a CPU's kernels move (1e-16 of the value) never reach the file; the score column
+    # in full, so a rank statistic read back from it is the table's
+    assert path.read_text() == "id,score,p\n1,0.5,0.5\n2,0.3333333333333333,0.333333333333\n"
+    assert pd.read_csv(path)["score"].tolist() == [0.5, 1 / 3]
     assert not (tmp_path / "results" / "xx_t01.csv").exists()  # the table's name stays free
 
 

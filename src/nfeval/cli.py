@@ -523,6 +523,8 @@ def _meta(args: argparse.Namespace) -> int:
         frame = M.score_methods(args.answers, methods, model=args.model, seed=args.seed,
                                 limit=args.limit, use_cache=not args.no_cache,
                                 progress=not args.no_progress, load=load)
+        for line in frame.attrs.get("left_out", []):
+            print(f"nfeval: skipped {line}", file=sys.stderr)
     else:
         if args.methods or args.model:
             raise NfevalError("--methods and --model go with --answers (the CSVs are already "

@@ -166,6 +166,7 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
     load = load or _load_default
     models: dict[tuple[str, str], Any] = {}
     frames = []
+    left_out: list[str] = []  # every line or question left out, and unparsed items, named
     for label, name, shots in parsed:
         kind = SF.method_kind(name)
         model_obj = None
@@ -178,7 +179,14 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
                                     model_obj, use_cache=use_cache, progress=progress)
         t = res.table.rename(columns={"candidate_id": "doc_id"})
         frames.append(t.assign(method=label)[["qid", "doc_id", "grade", "score", "method"]])
-    return meta_frame(pd.concat(frames, ignore_index=True))
+        for x in [*lf.skipped, *res.skipped]:
+            if x not in left_out:
+                left_out.append(x)
+        if res.n_unparsed:
+            left_out.append(f"{label}: {res.n_unparsed} candidate(s) unparsed (no score)")
+    frame = meta_frame(pd.concat(frames, ignore_index=True))
+    frame.attrs["left_out"] = left_out
+    return frame
 
 
 def _load_default(name: str, kind: str):
@@ -205,6 +213,8 @@ class MetaResult:
     coefficients: tuple[str, ...]
     groups: list[str]
     notes: list[str] = field(default_factory=list)
+    #: input left out before scoring ("line 4: invalid JSON ...", unparsed items), each named
+    left_out: list[str] = field(default_factory=list)
 
     # ---- words
     def readings(self) -> list[str]:
@@ -217,14 +227,30 @@ class MetaResult:
             best = b["best"]
             ties = [t for t in b["ties"] if t]
             beats = list(b["beats"])
+            mine = self._rows_of(b["group"], coef)
+            reversing = [r for _, r in mine.iterrows() if r["ci_high"] < 0]
+            rev = "".join(f" {r['evaluator']} reverses the grades ({_signed(r['ours'])}, "
+                          f"{_signed(r['ci_low'])} to {_signed(r['ci_high'])}, n = "
+                          f"{int(r['n_questions'])}): its interval lies below 0, so it ranks "
+                          "worse answers higher." for r in reversing)
+            if not b["beyond_chance"]:
+                out.append(f"{where}on these {n} questions ({coef}), no evaluator agrees with "
+                           "the grades beyond chance: no interval lies above 0 (the highest "
+                           f"mean, {best}'s {_signed(b['mean'])}, has an interval that holds "
+                           f"{'0' if b['ci_low'] <= 0 <= b['ci_high'] else 'only values below 0'}"
+                           "), so none can be trusted to rank these answers." + rev
+                           + small_n_warning(n))
+                continue
             s = f"{where}on these {n} questions ({coef}), {best} agrees best with the grades"
+            if b["ci_low"] <= 0:
+                s += " (its own interval holds 0)"
             if ties:
                 tie_text = ", ".join(f"{t} ({_signed(d)}, {_signed(lo)} to {_signed(hi)})"
                                      for t, d, lo, hi in ties)
                 s += f"; the data cannot tell it apart from {tie_text}"
             if beats:
                 s += f"; {'they beat' if ties else 'it beats'} {', '.join(beats)}"
-            out.append(s + "." + small_n_warning(n))
+            out.append(s + "." + rev + small_n_warning(n))
         for _, c in self.combination.iterrows():
             if c["evaluator"].endswith(" - best single"):
                 where = f"{c['group']}: " if c["group"] else ""
@@ -251,35 +277,54 @@ class MetaResult:
             out.append(title)
             width = max(len(e) for e in part["evaluator"])
             out.append(f"  {'evaluator':<{width}}  mean    95% CI            n   vs best")
-            best = self.best[(self.best["group"] == group)
-                             & (self.best["coefficient"] == coef)].iloc[0]["best"]
+            b = self.best[(self.best["group"] == group) & (self.best["coefficient"] == coef)]
+            best = b.iloc[0]["best"] if len(b) else None
+            top = "best" if len(b) and b.iloc[0]["beyond_chance"] else "highest mean"
             for _, r in part.sort_values("ours", ascending=False, na_position="last").iterrows():
-                vs = "best" if r["evaluator"] == best else self._vs_best(group, coef, best,
-                                                                          r["evaluator"])
-                chance = "  at chance" if not (r["ci_low"] > 0 or r["ci_high"] < 0) else ""
+                vs = top if r["evaluator"] == best else self._vs_best(group, coef, best,
+                                                                       r["evaluator"])
+                chance = ("  reverses the grades" if r["ci_high"] < 0 else
+                          "" if r["ci_low"] > 0 else "  at chance")
                 out.append(f"  {r['evaluator']:<{width}}  {_fmt(r['ours'])}  "
                            f"{_fmt(r['ci_low'])} to {_fmt(r['ci_high'])}  "
                            f"{int(r['n_questions']):>3}   {vs}{chance}")
-        comb = self.combination[~self.combination["evaluator"].str.contains(" - ")] \
-            if len(self.combination) else self.combination
-        if len(comb):
+        if len(self.combination):
             out.append("combination out of sample (chosen on training folds of questions, "
                        "scored on the held-out ones)")
-            for _, r in comb.iterrows():
-                out.append(f"  {r['group'] + ' ' if r['group'] else ''}{r['coefficient']} "
-                           f"{r['evaluator']:<13} {_fmt(r['ours'])}  {_fmt(r['ci_low'])} to "
-                           f"{_fmt(r['ci_high'])}  n = {int(r['n_questions'])}"
-                           + (f"  ({r['chosen']})" if r.get("chosen") else ""))
+            for _, r in self.combination.iterrows():
+                where = f"  {r['group'] + ' ' if r['group'] else ''}{r['coefficient']} "
+                if " - " in r["evaluator"]:  # a paired difference, with its verdict
+                    verdict = ("beats it" if r["ci_low"] > 0 else "worse" if r["ci_high"] < 0
+                               else "cannot tell")
+                    out.append(f"{where}{r['evaluator']:<26} {_signed(r['ours'])}  "
+                               f"{_signed(r['ci_low'])} to {_signed(r['ci_high'])}  n = "
+                               f"{int(r['n_questions'])}  paired: {verdict}")
+                else:
+                    out.append(f"{where}{r['evaluator']:<26} {_fmt(r['ours'])}  "
+                               f"{_fmt(r['ci_low'])} to {_fmt(r['ci_high'])}  n = "
+                               f"{int(r['n_questions'])}"
+                               + (f"  ({r['chosen']})" if r.get("chosen") else ""))
         out += self.notes
+        if self.left_out:
+            out.append(f"left out of every evaluator: {len(self.left_out)} line(s), question(s) "
+                       "or item(s) of the input:")
+            out += [f"  {x}" for x in self.left_out]
         out += [f"reading: {s}" for s in self.readings()]
         return out
+
+    def _rows_of(self, group: str, coef: str) -> pd.DataFrame:
+        """The agreement rows of one group and coefficient."""
+        return self.rows[(_group_text(self.rows, self.groups) == group)
+                         & (self.rows["coefficient"] == coef)].dropna(subset=["ours"])
 
     def _by_group_coef(self):
         rows = self.rows.assign(group=_group_text(self.rows, self.groups))
         for (g, c), part in rows.groupby(["group", "coefficient"], sort=False):
             yield (g, c), part
 
-    def _vs_best(self, group: str, coef: str, best: str, other: str) -> str:
+    def _vs_best(self, group: str, coef: str, best: str | None, other: str) -> str:
+        if best is None:
+            return "no coefficient"
         p = self.pairs.assign(group=_group_text(self.pairs, self.groups))
         r = p[(p["group"] == group) & (p["coefficient"] == coef)
               & (p["evaluator"] == f"{best} - {other}")]
@@ -295,7 +340,8 @@ class MetaResult:
         from nfeval.result import json_number as num
 
         def records(df: pd.DataFrame) -> list[dict]:
-            return [{k: (num(v) if isinstance(v, (int, float, np.floating, np.integer))
+            return [{k: (bool(v) if isinstance(v, (bool, np.bool_)) else
+                         num(v) if isinstance(v, (int, float, np.floating, np.integer))
                          else v) for k, v in r.items()} for r in df.to_dict("records")]
 
         best = self.best.assign(ties=[[list(t) for t in x] for x in self.best["ties"]],
@@ -305,7 +351,8 @@ class MetaResult:
                 "agreement": records(self.rows), "best": records(best),
                 "pairs": records(self.pairs), "combination": records(self.combination),
                 "position": records(self.position), "readings": self.readings(),
-                "notes": self.notes}
+                "notes": self.notes,
+                "left_out": {"count": len(self.left_out), "entries": list(self.left_out)}}
 
     def plot(self, path: str | Path) -> Path:
         """A forest plot: each evaluator's mean with its 95% interval, per group and
@@ -370,6 +417,7 @@ def meta(frame: pd.DataFrame, *, coefficients: Sequence[str] = ("kendall",), see
     if bad := [c for c in coefficients if c not in COEFFICIENTS]:
         raise NfevalError(f"unknown coefficient(s) {bad}; use {', '.join(COEFFICIENTS)}")
     df = meta_frame(frame)
+    left_out = list(frame.attrs.get("left_out", []))
     groups = [c for c in GROUPS if c in df.columns]
     ev = _evaluator_columns(df)
     df["evaluator"] = _evaluator_labels(df, ev)
@@ -408,7 +456,9 @@ def meta(frame: pd.DataFrame, *, coefficients: Sequence[str] = ("kendall",), see
             beaten = [o for o in beats if all(
                 _beats(pr, coef, t[0], o) for t in ties)]
             best_rows.append({"group": text, "coefficient": coef, "best": top["evaluator"],
-                              "mean": top["ours"], "n_questions": int(top["n_questions"]),
+                              "mean": top["ours"], "ci_low": top["ci_low"],
+                              "ci_high": top["ci_high"], "n_questions": int(top["n_questions"]),
+                              "beyond_chance": bool((defined["ci_low"] > 0).any()),
                               "ties": ties, "beats": beaten})
     pairs_df = pd.concat(pair_frames, ignore_index=True).rename(columns={"method": "evaluator"})
     for _, r in rows.iterrows():
@@ -420,10 +470,12 @@ def meta(frame: pd.DataFrame, *, coefficients: Sequence[str] = ("kendall",), see
         else pd.DataFrame()
     return MetaResult(rows=rows, pairs=pairs_df, per_question=pq,
                       best=pd.DataFrame(best_rows, columns=["group", "coefficient", "best",
-                                                            "mean", "n_questions", "ties",
-                                                            "beats"]),
+                                                            "mean", "ci_low", "ci_high",
+                                                            "n_questions", "beyond_chance",
+                                                            "ties", "beats"]),
                       combination=comb, position=_position(df, groups, seed),
-                      coefficients=coefficients, groups=groups, notes=notes)
+                      coefficients=coefficients, groups=groups, notes=notes,
+                      left_out=left_out)
 
 
 def _beats(pr: pd.DataFrame, coef: str, a: str, b: str) -> bool:
@@ -473,8 +525,18 @@ def _combination(df: pd.DataFrame, groups: list[str], coefficients: Sequence[str
                                              seed=seed, key=text or "all",
                                              coefficients=coefficients, prefix="meta")
         picks = pd.DataFrame(choices)
-        chosen = (f"rank average {picks['rank_average'].value_counts().index[0]}; best single "
-                  f"{picks['best_single'].value_counts().index[0]} (most folds)")
+        folds_n = len(picks)
+
+        def most(col: str) -> str:
+            counts = picks[col].value_counts()
+            return f"{counts.index[0]} in {counts.iloc[0]} of {folds_n} folds"
+
+        weights = ", ".join(f"{n} {_signed(float(picks[f'w_{n}'].mean()))}" for n in names
+                            if f"w_{n}" in picks)
+        chosen = {"best single": most("best_single"),
+                  "rank average": f"the mean rank of {most('rank_average')}",
+                  "linear": f"a ridge fit on every evaluator's z-scores, refit per fold; mean "
+                            f"weights {weights}"}
         for coef in coefficients:
             vals = {n: {q: v for q, v in per[n][coef].items() if np.isfinite(v)}
                     for n in combine.CHOSEN}
@@ -482,8 +544,7 @@ def _combination(df: pd.DataFrame, groups: list[str], coefficients: Sequence[str
                 iv = mean_interval(list(vals[n].values()), seed=seed,
                                    key=f"meta/{text}/{n}/{coef}")
                 out.append({"group": text, "coefficient": coef, "evaluator": n, **iv.columns(),
-                            "chosen": chosen if n != "best single" else
-                            f"{picks['best_single'].value_counts().index[0]} (most folds)"})
+                            "chosen": chosen[n]})
             for n in ("rank average", "linear"):
                 iv = paired_difference(vals[n], vals["best single"], seed=seed,
                                        key=f"meta/{text}/{n} - best single/{coef}")

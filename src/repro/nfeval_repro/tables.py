@@ -40,13 +40,22 @@ from nfeval.signature import SOURCE_PATHS, Signature, git_commit  # noqa: F401 (
 #: The stated precision of every committed CSV, in significant digits. A table
 #: (``results/<id>.csv``: estimates, intervals, paper values) carries 6, three more than a
 #: paper prints; a companion data file (``results/<id>/<name>.csv``: per-item scores that
-#: other artefacts read back and rank) carries 12, so no two values a model produced tie by
+#: other artefacts read back and rank) carries 12 (its ``score`` column in full: :data:`EXACT_COLUMNS`), so no two values a model produced tie by
 #: rounding while the last bits that the CPU's kernels move (float64 sums in another order:
 #: about 1e-16 of the value) never reach the file. Verdicts and readings are decided on the
 #: unrounded values in memory, before writing. A recomputed number agrees with a committed
 #: one to within half a unit of the last digit written (:func:`tolerance`).
 TABLE_DIGITS = 6
 FRAME_DIGITS = 12
+#: The columns of a companion data file written in full (Python's shortest spelling that
+#: reads back to the same float, :func:`format_exact`): ``score``, the per-item value the
+#: tables' rank statistics were computed from and that ``nfeval meta`` reads back. Two
+#: scores a lexical metric computes as the same fraction by two roads can differ in their
+#: last bit; the table ranked them apart, and 12 digits would make them a tie (lk_t02's
+#: ROUGE-1 Kendall read back from 12 digits: 0.234738 against the table's 0.234697). These
+#: values come from the item store or from code with no CPU kernel in it, and the kernel
+#: check (:mod:`nfeval_repro.kernel_check`) holds their bytes under every setting.
+EXACT_COLUMNS = ("score",)
 FLOAT_FORMAT = f"%.{TABLE_DIGITS}g"
 
 
@@ -57,6 +66,14 @@ def format_float(value: float, digits: int) -> str:
         return ""
     text = f"%.{digits}g" % value
     return "0" if text in ("-0", "0") else text
+
+
+def format_exact(value: float) -> str:
+    """``value`` in full: the shortest text that reads back to the same float (``repr``),
+    a zero of either sign as ``0``, NaN as the empty field."""
+    if value != value:  # NaN
+        return ""
+    return "0" if value == 0 else repr(float(value))
 
 
 def tolerance(value: float, digits: int = TABLE_DIGITS) -> float:
@@ -73,15 +90,18 @@ def _object_float(value: float, digits: int) -> str:
     return text if text == "" else str(float(text))
 
 
-def csv_text(frame: pd.DataFrame, digits: int) -> str:
+def csv_text(frame: pd.DataFrame, digits: int, exact: Sequence[str] = ()) -> str:
     """The one way a committed CSV is written: no index, ``\n`` line ends, every float with
     ``digits`` significant digits (:func:`format_float`), whatever column holds it (a float
-    inside a column of mixed types too, spelt as Python spells the rounded value); integers
+    inside a column of mixed types too, spelt as Python spells the rounded value), except
+    the float columns named in ``exact``, written in full (:func:`format_exact`); integers
     and text as they are."""
     out = frame.copy()
     for col in out.columns:
         series = out[col]
-        if pd.api.types.is_float_dtype(series):
+        if col in exact and pd.api.types.is_float_dtype(series):
+            out[col] = [format_exact(v) for v in series.to_numpy(dtype=float)]
+        elif pd.api.types.is_float_dtype(series):
             out[col] = [format_float(v, digits) for v in series.to_numpy(dtype=float)]
         elif series.dtype == object:  # mixed: often a label (0.2, 1.0, "0.2 - 1.0"), so a
             # float keeps Python's own spelling of its rounded value (1.0, not 1)
@@ -90,10 +110,11 @@ def csv_text(frame: pd.DataFrame, digits: int) -> str:
     return out.to_csv(index=False, lineterminator="\n")
 
 
-def write_csv(path: str | Path, frame: pd.DataFrame, digits: int) -> Path:
+def write_csv(path: str | Path, frame: pd.DataFrame, digits: int,
+              exact: Sequence[str] = ()) -> Path:
     """Write ``frame`` to ``path`` at the stated precision (:func:`csv_text`), atomically."""
     path = Path(path)
-    _atomic_write(path, csv_text(frame, digits))
+    _atomic_write(path, csv_text(frame, digits, exact))
     return path
 
 
@@ -300,8 +321,9 @@ def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
     tables (identifiers, ``ours``, ``paper``), because it is data, not a table."""
     folder = results_dir(output_dir) / artefact_id
     folder.mkdir(exist_ok=True)
-    # 12 digits, not 6: every rank-based row recomputes from it (6 digits make false ties)
-    return write_csv(folder / f"{name}.csv", frame, FRAME_DIGITS)
+    # 12 digits, not 6: every rank-based row recomputes from it (6 digits make false ties);
+    # its scores in full, so a rank statistic read back is the table's (EXACT_COLUMNS)
+    return write_csv(folder / f"{name}.csv", frame, FRAME_DIGITS, EXACT_COLUMNS)
 
 
 def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> Path:
