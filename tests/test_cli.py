@@ -156,6 +156,7 @@ def _fake_cpu(monkeypatch, flags, model="a CPU model never measured"):
 @pytest.mark.parametrize("flags, kw, env, want", [
     (AMX, {}, "", "bfloat16"),  # its kind's entry: faster in two runs, LINKAGE rows agreed
     (("avx2", "avx512f", "avx512_bf16"), {}, "", None),  # a kind with no entry: float32
+    (("avx2", "avx512f", "avx512_bf16", "AMD EPYC"), {}, "", None),  # its table moved 0.018
     (("avx2",), {}, "", None),
     (("avx2", "amx_bf16"), {}, "", None),  # a kind never measured, whatever its flags
     (AMX, {"dtype": "float32"}, "", "float32"),  # asked for: kept
@@ -170,7 +171,8 @@ def test_the_linkage_judge_scores_in_its_cpu_kinds_dtype_only_where_listed(
     import nfeval.models as models
     from nfeval.machine import LISTWISE_JUDGE_DTYPES, machine_tag
 
-    _fake_cpu(monkeypatch, flags)
+    *flags, model = flags if flags and flags[-1] == "AMD EPYC" else (*flags, "a CPU model")
+    _fake_cpu(monkeypatch, flags, model)
     monkeypatch.setenv("NFEVAL_DTYPE", env)
     seen = {}
     monkeypatch.setattr(models, "load_model", lambda name, backend="hf", **k: seen.update(k))
@@ -400,3 +402,115 @@ def test_one_spelling_for_the_judge_and_the_slots_the_others_aliases_that_say_so
     assert da_slots("Q: #question A: #answer") == ("Q: {question} A: {answer}", True)
     assert da_slots("Q: {question} A: {answer} #answer") == ("Q: {question} A: {answer} #answer",
                                                             False)
+
+
+def test_the_missing_extras_line_works_from_a_checkout_and_gives_cpu_torch_first():
+    from nfeval.extras import missing_extra
+
+    err = str(missing_extra(ModuleNotFoundError("no torch", name="torch")))
+    assert "pip install 'nfeval[" not in err  # not on the package index: that line fails
+    assert "pip install '<checkout>[models]'" in err and "not on the package index" in err
+    assert err.index("--index-url https://download.pytorch.org/whl/cpu") < err.index(
+        "<checkout>[models]")
+    err = str(missing_extra(ModuleNotFoundError("no httpx", name="httpx")))
+    assert "pip install '<checkout>[http]'" in err and "torch" not in err
+
+
+@pytest.mark.parametrize("command", [["linkage", "--answers", "x.jsonl"],
+                                     ["pd", "--answers", "x.jsonl"],
+                                     ["da", "--answers", "x.jsonl"],
+                                     ["meta", "--answers", "x.jsonl", "--methods", "bleu"]])
+def test_every_scoring_command_takes_model_and_judge_for_its_model(command):
+    from nfeval.cli import build_parser
+
+    parser = build_parser()
+    a = parser.parse_args([*command, "--model", "m1"])
+    b = parser.parse_args([*command, "--judge", "m1"])
+    assert vars(a) == vars(b)
+
+
+def test_an_unknown_option_is_said_by_the_subcommand_with_the_nearest_option(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["linkage", "--answers", "x.jsonl", "--judgee", "m"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith("nfeval linkage: error: unrecognized arguments: --judgee m")
+    assert "did you mean --judge?" in err[0]
+    assert err[1] == "run `nfeval linkage --help` for the options" and len(err) == 2
+    with pytest.raises(SystemExit):
+        main(["data", "status", "--frobnicate"])
+    assert "run `nfeval data status --help`" in capsys.readouterr().err
+
+
+def test_a_closed_output_pipe_ends_quietly_with_status_141(tmp_path):
+    """`nfeval linkage --out - | head -1`: no BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    answers = ROOT / "examples" / "linkage_answers.jsonl"
+    code = (f"import sys; from nfeval.cli import main; "
+            f"sys.exit(main(['linkage', '--answers', {str(answers)!r}, '--method', 'bleu', "
+            "'--out', '-', '--no-progress']))")
+    proc = subprocess.run(f"{sys.executable} -c \"{code}\" | head -1", shell=True,
+                          capture_output=True, text=True, executable="/bin/bash",
+                          env={**__import__('os').environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.stdout.startswith("qid,")
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+def test_data_status_names_the_mirror_it_was_given(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("NFEVAL_MIRROR", str(tmp_path))
+    main(["data", "status"])
+    out = capsys.readouterr().out
+    assert f"NFEVAL_MIRROR is {tmp_path}, which does not hold them" in out
+    assert "Set NFEVAL_MIRROR" not in out
+
+
+def test_the_library_help_promises_no_reproduction(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "reproduce" not in capsys.readouterr().out.split("\n\n")[1]
+
+
+def test_no_progress_silences_the_model_libraries_bars(monkeypatch):
+    import os
+
+    import transformers
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # restored after the test
+    try:
+        assert main(["linkage", "--answers", "/nonexistent.jsonl", "--method", "bleu",
+                     "--no-progress"]) == 2
+        assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+        assert not transformers.utils.logging.is_progress_bar_enabled()
+        assert are_progress_bars_disabled()
+    finally:
+        transformers.utils.logging.enable_progress_bar()
+        enable_progress_bars()
+
+
+@pytest.mark.parametrize("method", ["bertscore", "bertscore-cls"])
+def test_bertscore_counts_and_says_what_its_window_leaves_out(method, tmp_path, capsys):
+    """A 20,000-word answer and a 600-word one: BERTScore encodes only its window of each, so
+    the part left out is counted per candidate (cut_tokens) and said, as the judges do."""
+    import json
+
+    import pandas as pd
+
+    line = json.loads((ROOT / "examples" / "linkage_answers.jsonl").read_text().splitlines()[0])
+    words = "the bread dries out in the cold air of the fridge".split()
+    line["candidates"][1]["text"] = " ".join(words * 60)  # 600 words
+    line["candidates"][2]["text"] = " ".join(words * 2000)  # 20,000 words
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps(line) + "\n")
+    out = tmp_path / "s.csv"
+    assert main(["linkage", "--answers", str(answers), "--method", method, "--out", str(out),
+                 "--no-progress", "--no-cache"]) == 0
+    said = capsys.readouterr()
+    table = pd.read_csv(out).set_index("candidate_id")
+    short, long_ = line["candidates"][0]["id"], line["candidates"][2]["id"]
+    assert table.loc[short, "cut_tokens"] == 0
+    assert table.loc[long_, "cut_tokens"] > 20000 > table.loc[line["candidates"][1]["id"],
+                                                               "cut_tokens"] > 0
+    assert "cut to fit the model's window" in said.out + said.err

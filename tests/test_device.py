@@ -197,7 +197,7 @@ def _fake_cpu(monkeypatch, flags, arch="x86_64", model="a CPU model never measur
 @pytest.mark.parametrize("flags, arch, want", [
     (AMX, "x86_64", "bfloat16"),  # the Xeon's kind: faster in two runs, its table agreed
     (("avx2",), "x86_64", None),
-    (("avx2", "avx512f", "avx512_bf16"), "x86_64", None),  # no agreeing table on this kind yet
+    (("avx2", "avx512f", "avx512_bf16"), "x86_64", None),  # 0.62x in one run of the kind
     (("avx2", "amx_bf16"), "x86_64", None),  # a kind never measured, whatever its flags
     (AMX, "aarch64", None),  # the kind includes the architecture
     ((), "x86_64", None),  # no /proc/cpuinfo
@@ -206,6 +206,39 @@ def test_the_listwise_judge_dtype_is_its_cpu_kinds_entry(monkeypatch, flags, arc
     from nfeval import machine
 
     _fake_cpu(monkeypatch, flags, arch)
+    _check_judge_dtype(machine, want)
+
+
+@pytest.mark.parametrize("flags, model, want", [
+    # the AMD EPYC of the avx512_bf16 kind: bf16 2.10-2.38x float32 in two runs, but its
+    # judge_table moved a LINKAGE row by 0.018 (> 0.01): the rule keeps float32
+    (("avx2", "avx512f", "avx512_bf16"), "AMD EPYC", None),
+    (AMX, "Intel(R) Xeon(R) Processor", "bfloat16"),  # the kind's entry, whatever the model
+    (AMX, "AMD EPYC", "bfloat16"),
+])
+def test_the_listwise_judge_dtype_on_a_cpu_model_follows_the_table_rule(monkeypatch, flags,
+                                                                         model, want):
+    from nfeval import machine
+
+    _fake_cpu(monkeypatch, flags, model=model)
+    _check_judge_dtype(machine, want)
+
+
+def test_a_kind_on_a_cpu_model_is_looked_up_before_the_kind(monkeypatch):
+    from types import MappingProxyType
+
+    from nfeval import machine
+
+    kind = "x86_64/avx2+avx512f+avx512_bf16"
+    monkeypatch.setattr(machine, "LISTWISE_JUDGE_DTYPES", MappingProxyType({
+        f"{kind} on AMD EPYC": ("bfloat16", "model"), kind: ("float16", "kind")}))
+    _fake_cpu(monkeypatch, ("avx2", "avx512f", "avx512_bf16"), model="AMD EPYC")
+    assert machine.listwise_judge_default() == (f"{kind} on AMD EPYC", "bfloat16", "model")
+    _fake_cpu(monkeypatch, ("avx2", "avx512f", "avx512_bf16"), model="another CPU")
+    assert machine.listwise_judge_default() == (kind, "float16", "kind")
+
+
+def _check_judge_dtype(machine, want):
     assert machine.judge_dtype() == want
     default = machine.listwise_judge_default()
     if want is None:

@@ -165,7 +165,7 @@ def test_the_linkage_command_reports_the_cut_candidate(tmp_path, capsys, monkeyp
     assert main(["linkage", "--answers", str(path), "--model", SMOL, "--out", str(out),
                  "--no-cache", "--no-progress"]) == 0
     said = capsys.readouterr()
-    assert "1 cut to fit the judge's window" in said.out + said.err
+    assert "1 cut to fit the model's window" in said.out + said.err
     import pandas as pd
 
     table = pd.read_csv(out).set_index("candidate_id")

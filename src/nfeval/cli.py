@@ -55,8 +55,13 @@ def _data_status(args: argparse.Namespace) -> int:
     missing = [r.name for r in rows if r.source == "missing"]
     bad = [r for r in rows if r.source == "bad"]
     if missing:
+        import os
+
+        mirror = os.environ.get("NFEVAL_MIRROR")
+        where = (f"NFEVAL_MIRROR is {mirror}, which does not hold them: point it at the folder "
+                 "that does" if mirror else "Set NFEVAL_MIRROR to a folder that holds them")
         print(f"\n{len(missing)} file(s) not available locally: {', '.join(missing)}. "
-              "Set NFEVAL_MIRROR, or run `nfeval data fetch NAME` where the internet is reachable.")
+              f"{where}, or run `nfeval data fetch NAME` where the internet is reachable.")
     if bad:
         print(f"\n{len(bad)} file(s) fail their checksum: "
               + "; ".join(f"{r.name} ({r.detail})" for r in bad)
@@ -263,7 +268,7 @@ def _report(args: argparse.Namespace, result, where: str) -> int:
     extra = f" ({result.n_unparsed} unparsed)" if result.n_unparsed else ""
     cut_items, cut_tokens = result.cut
     if cut_items:
-        extra += (f" ({cut_items} cut to fit the judge's window: {cut_tokens} tokens, "
+        extra += (f" ({cut_items} cut to fit the model's window: {cut_tokens} tokens, "
                   "column cut_tokens)")
     if result.flagged_line():
         extra += f" ({result.flagged_line()})"
@@ -627,7 +632,7 @@ Exit status: 0 scored (lines left out are named on stderr and counted in the sum
 1 nothing scored (every line left out, or no score parsed); 2 usage or input error
 (nothing scored); 3 with --strict, something left out or unparsed (the outputs are
 written); 130 interrupted (finished items are cached: run the same command again to
-resume).
+resume); 141 the reader of the output closed it (`--out - | head`).
 """
 
 LINKAGE_DESCRIPTION = """\
@@ -703,12 +708,39 @@ class _Parser(argparse.ArgumentParser):
               file=sys.stderr)
         raise SystemExit(2)
 
+    def unknown_options(self, extra: Sequence[str]):
+        """The error for options this (sub)command does not take, with the nearest one it
+        does (``--judgee``: did you mean ``--judge``?) and a pointer to its own help."""
+        import difflib
+
+        known = [o for a in self._actions for o in a.option_strings]
+        hints = []
+        for opt in extra:
+            if opt.startswith("-"):
+                near = difflib.get_close_matches(opt.split("=")[0], known, n=1, cutoff=0.6)
+                if near:
+                    hints.append(f"{opt}: did you mean {near[0]}?")
+        self.error(f"unrecognized arguments: {' '.join(extra)}"
+                   + (f" ({'; '.join(hints)})" if hints else ""))
+
+
+def _chosen_parser(parser: argparse.ArgumentParser,
+                   args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command's own parser that ``args`` were parsed by (``nfeval data status``:
+    the parser of ``status``)."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            return parser
+        parser = subs[0].choices[name]
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="nfeval",
         description="Evaluate long-form answers with DebateQA (P.D., D.A.) and LINKAGE, "
-                    "and reproduce both papers' tables.",
+                    "and compare evaluators on your own graded answers.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -754,7 +786,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example:\n  nfeval pd --answers examples/debateqa_answers.jsonl --split sample "
                "--model smollm2-135m-instruct\n\n" + EXIT_STATUSES)
     _scoring_arguments(pd_)
-    pd_.add_argument("--model", default=DEFAULT_PD_BACKBONE,
+    pd_.add_argument("--model", "--judge", dest="model", default=DEFAULT_PD_BACKBONE,
                      help="backbone: registry name (nfeval models list), hub id or folder "
                           f"(default {DEFAULT_PD_BACKBONE}, the small embedded P.D. backbone)")
     pd_.add_argument("--variant", choices=["paper", "official"], default="paper")
@@ -803,7 +835,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="judge methods: prob (default) or sample")
     lk.add_argument("--shots", type=int, default=0, metavar="N",
                     help="linkage: N demonstrations from the file's other questions (default 0)")
-    lk.add_argument("--model",
+    lk.add_argument("--model", "--judge", dest="model",
                     help=f"judge model (default {DEFAULT_JUDGE}) or, for refppl, a "
                          f"base LM (default {DEFAULT_REFPPL_LM}): registry name, hub id or folder")
     lk.add_argument("--references", choices=REFERENCE_SOURCES, default="file",
@@ -878,7 +910,8 @@ def build_parser() -> argparse.ArgumentParser:
     mt.add_argument("--methods", metavar="M1,M2,...",
                     help="with --answers: methods of nfeval linkage --method to run "
                          "(linkage-Nshot: LINKAGE with N demonstrations)")
-    mt.add_argument("--model", help="with --answers: the judge of the judge methods (default "
+    mt.add_argument("--model", "--judge", dest="model",
+                    help="with --answers: the judge of the judge methods (default "
                                     f"{DEFAULT_JUDGE})")
     mt.add_argument("--coefficient", default="kendall", metavar="NAME[,NAME]",
                     help="kendall (default), spearman, pearson, or several comma-separated")
@@ -904,8 +937,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_model_bars() -> None:
+    """``--no-progress`` for the model libraries too: transformers' weight-loading, GGUF
+    conversion and shard-writing bars and huggingface_hub's (before or after their import)."""
+    import os
+
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+    except ImportError:  # the base install: no model library, no bar
+        return
+    disable_progress_bars()
+    if "transformers" in sys.modules:
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the subcommand's own parser, which lists the options it takes
+        _chosen_parser(parser, args).unknown_options(extra)
+    if getattr(args, "no_progress", False):
+        _quiet_model_bars()
     try:
         if getattr(args, "batch_tokens", None) is not None and args.batch_tokens < 1:
             raise NfevalError(f"batch_tokens must be >= 1, got {args.batch_tokens}.")
@@ -937,6 +990,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = getattr(err, "exit_status", 2)
         print(f"nfeval: {'nothing scored' if status == 1 else 'error'}: {err}", file=sys.stderr)
         return status
+    except BrokenPipeError:
+        # the reader of stdout closed it (`--out - | head`): stop writing, no traceback; the
+        # interpreter's own flush of stdout at exit would raise again, so point it at devnull
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -30,6 +30,11 @@ def missing_extra(exc: ModuleNotFoundError) -> NfevalError | None:
     extra = EXTRA_OF.get(name)
     if extra is None:
         return None
+    lines = [f"pip install '<checkout>[{extra}]'"]
+    if extra == "models":  # torch's CPU build first: the index's default pulls CUDA (~3 GB)
+        lines.insert(0, "pip install torch --index-url https://download.pytorch.org/whl/cpu "
+                        "(on a machine without a GPU)")
     return NfevalError(f"this needs the Python package {name!r}, which nfeval installs with "
-                       f"its {extra!r} extra: pip install 'nfeval[{extra}]' (from a checkout: "
-                       f"pip install '.[{extra}]')")
+                       f"its {extra!r} extra; from the nfeval checkout (its folder in place of "
+                       f"<checkout>; nfeval is not on the package index): "
+                       + ", then ".join(lines))

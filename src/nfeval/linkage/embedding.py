@@ -105,6 +105,26 @@ def _cls_vectors(texts: Sequence[str], path: str, max_length: int, batch_size: i
     return out
 
 
+def cut_tokens(texts: Sequence[str], method: str, *, embedder: str | None = None,
+               max_length: int = 512) -> list[int]:
+    """Per text, the tokens the embedding method leaves out at its window's end: BERTScore
+    (``bertscore``) encodes at most the tokenizer's ``model_max_length`` tokens (bert-score's
+    own truncation), the release's [CLS] cosine (``bertscore-cls``) ``max_length``. Neither
+    scores the rest; this says how much of each answer that is."""
+    _, path = resolve_embedder(embedder)
+    tok = _tokenizer(path)
+    window = tok.model_max_length if method == "bertscore" else max_length
+    return [max(0, len(tok(t.strip(), add_special_tokens=True, truncation=False,
+                           verbose=False)["input_ids"]) - window) for t in texts]
+
+
+@lru_cache(maxsize=2)
+def _tokenizer(path: str):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(path)
+
+
 def cls_cosine(candidates: Sequence[str], references: Sequence[str], *,
                embedder: str | None = None, max_length: int = 512,
                batch_size: int = 32, device: str | None = None) -> list[float]:

@@ -52,7 +52,7 @@ class LinkageScores:
         nan = self.n_candidates - self.n_scored
         extra += f", {nan} without a score" if nan else ""
         if self.n_cut:
-            extra += (f", {self.n_cut} cut to fit the judge's window "
+            extra += (f", {self.n_cut} cut to fit the model's window "
                       f"({int(self.table['cut_tokens'].sum())} tokens; column cut_tokens)")
         return (f"File: {name}, {self.label}: {self.n_candidates} candidates of "
                 f"{self.n_questions} questions scored{extra}, mean score {mean:.6g} | "
@@ -115,7 +115,8 @@ def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
     df["rank"] = (df.groupby("qid", sort=False)["score"]
                   .rank(ascending=False, method="min").astype("Int64"))
     df["unparsed"] = df["unparsed"].astype(bool)
-    # tokens cut from a candidate's end to fit the judge's window (judge methods; 0 otherwise)
+    # tokens cut from a candidate's end to fit the model's window (judge methods) or left
+    # out by the encoder's window (BERTScore methods); 0 otherwise
     df["cut_tokens"] = (df["cut_tokens"].fillna(0).astype(int) if "cut_tokens" in df
                         else 0)
     # text addressed to an evaluator or in a judge's verdict format (nfeval.guard.flags)

@@ -175,7 +175,8 @@ class _Scorer:
             self.fields = {"method": method, "rouge": self.rouge,
                            "embedder": LX.resolve_name(self.embedder),
                            "versions": [LX._version(p) for p in ("rouge-score", "nltk",
-                                                                  "bert-score")]}
+                                                                  "bert-score")],
+                           "rows": 2}  # 2: BERTScore rows count their cut tokens
 
     def key(self, s: ReferenceSplit) -> str:
         key = {"q": self.questions[s.qid],
@@ -208,10 +209,19 @@ class _Scorer:
                              methods=[self.method], candidates="rest", rouge=self.rouge,
                              embedder=self.embedder, device=self.device)
         gt = LX.lexical_ground_truth(s.references)
+        cut = [0] * len(s.candidates)
+        detail = {"ground_truth": gt.doc_id}
+        if self.method.startswith("bertscore"):  # the encoder's window: count what it cuts
+            from nfeval.linkage.embedding import cut_tokens
+
+            cut = cut_tokens([c.text for c in s.candidates], self.method,
+                             embedder=self.embedder)
+            detail["ground_truth_cut_tokens"] = cut_tokens([gt.text], self.method,
+                                                           embedder=self.embedder)[0]
         return [{"candidate_id": c.doc_id, "score": float(v), "unparsed": False,
-                 "n_outputs": 1, "dist": None, "raw": None,
-                 "detail": json.dumps({"ground_truth": gt.doc_id})}
-                for c, v in zip(s.candidates, df["score"])]
+                 "n_outputs": 1, "dist": None, "raw": None, "cut_tokens": n,
+                 "detail": json.dumps(detail)}
+                for c, v, n in zip(s.candidates, df["score"], cut)]
 
 
 def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str],

@@ -165,6 +165,13 @@ def _max_length_of(config, tokenizer) -> int:
     return 2048
 
 
+def _cache_of(out):
+    """The key-value cache a forward pass returned: ``cache`` from transformers 5.25 on,
+    ``past_key_values`` before (asking the newer output for the old name warns)."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
 class HFModel(TokenIdScoring, LanguageModel):
     """A causal LM on transformers (CPU and float32 by default).
 
@@ -290,12 +297,12 @@ class HFModel(TokenIdScoring, LanguageModel):
             cache = copy.deepcopy(memo[1])
             cache.crop(reuse - len(memo[0]))  # a negative count: the tokens to drop
             out = self.model(input_ids=torch.tensor([ctx[reuse:]], device=dev),
-                             past_key_values=cache, use_cache=True, logits_to_keep=1)
+                             **self._with_cache(cache), use_cache=True, logits_to_keep=1)
         else:
             out = self.model(input_ids=torch.tensor([ctx], device=dev), use_cache=True,
                              logits_to_keep=1)
         first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
-        cache = out.past_key_values
+        cache = _cache_of(out)
         del out
         if self._full_attention_only():
             self._prefix_memo = (list(ctx), copy.deepcopy(cache), first.clone())
@@ -336,7 +343,7 @@ class HFModel(TokenIdScoring, LanguageModel):
             if B > 1:
                 past.batch_repeat_interleave(B)
             logits = self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev),
-                                position_ids=pos.to(dev), past_key_values=past,
+                                position_ids=pos.to(dev), **self._with_cache(past),
                                 use_cache=True).logits
             del past
             for r, i in enumerate(batch):
@@ -350,6 +357,17 @@ class HFModel(TokenIdScoring, LanguageModel):
                 result[i] = lps
             del logits
         return result  # type: ignore[return-value]
+
+    def _with_cache(self, cache) -> dict:
+        """The keyword that hands ``cache`` to the model's forward: ``cache`` where the
+        installed transformers names it so (5.25 on), ``past_key_values`` before."""
+        import inspect
+
+        name = getattr(self, "_cache_keyword", None)
+        if name is None:
+            params = inspect.signature(self.model.forward).parameters
+            name = self._cache_keyword = "cache" if "cache" in params else "past_key_values"
+        return {name: cache}
 
     def _full_attention_only(self) -> bool:
         """Whether every layer attends to the whole window (no sliding-window layers)."""
@@ -436,7 +454,7 @@ class HFModel(TokenIdScoring, LanguageModel):
                 logits = self.model(
                     input_ids=torch.tensor([ids], device=dev),
                     position_ids=torch.tensor([pos], device=dev),
-                    attention_mask=mask.to(dev), past_key_values=past, use_cache=True,
+                    attention_mask=mask.to(dev), **self._with_cache(past), use_cache=True,
                     logits_to_keep=torch.tensor(keep, device=dev)).logits[0]
                 del past
                 lp = torch.log_softmax(logits.float(), dim=-1)

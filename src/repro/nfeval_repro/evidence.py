@@ -79,9 +79,9 @@ _ABL = {**_J, "limit": 30, "max_candidates": -1}
 #: release runs it) on every candidate of the judged questions, one dataset at a time; the
 #: small judge and the sampled decoding stay on the 8-candidate stages. The judge runs in
 #: bfloat16 there, every row alike: results/bench.csv's judge_path has it at 3.3-4.1x float32
-#: on a CPU with AMX (its judge_table: lk_t02's rows within 0.009 of float32's), at 2.38x on a
-#: CPU with avx512_bf16 alone (0.62x in a run that recorded no CPU model); measure it on yours
-#: (`make bench`).
+#: on a CPU with AMX (its judge_table: lk_t02's rows within 0.009 of float32's), at 2.1-2.4x
+#: on an AMD EPYC with avx512_bf16 alone (its judge_table: LINKAGE rows within 0.018), 0.62x
+#: on a CPU of that kind whose model was not recorded; measure it on yours (`make bench`).
 #: The refppl row (beyond the paper; about 3 h of CPU on TREC-DL-NF's every candidate) waits
 #: for the judge rows: these stages leave it out (``refppl_lm`` none), and a stage on both
 #: datasets (53 TREC-DL-NF and 120 ANTIQUE questions, every judge row read from the store) adds
