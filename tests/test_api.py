@@ -87,10 +87,10 @@ def test_an_own_judge_prompt_is_used_checked_and_signed(cache):
     assert res.n_scored == 6
     assert res.signature.prompt_sha256 != longer.signature.prompt_sha256
     assert not res.to_frame()["score"].equals(longer.to_frame()["score"])
-    with pytest.raises(NfevalError, match=r"lacks the slot\(s\) #ground"):
+    with pytest.raises(NfevalError, match=r"lacks the slot\(s\) \{ground\}"):
         nfeval.linkage.score(QUESTIONS, CANDIDATES, REFERENCES, method="linkage", model=judge,
                              prompt="Q: #question A: #candidate")
-    with pytest.raises(NfevalError, match="#answer_a, #answer_b"):
+    with pytest.raises(NfevalError, match=r"\{answer_a\}, \{answer_b\}"):
         nfeval.linkage.score(QUESTIONS, CANDIDATES, REFERENCES, method="pairwise",
                              model=judge, prompt=OWN_PROMPT)
     (cache / "p.txt").write_text("Q: #question only")

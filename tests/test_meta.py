@@ -258,3 +258,58 @@ def test_meta_answers_names_every_line_it_leaves_out(notebooks_extra, tmp_path, 
     summary = json.loads(out.read_text())
     assert summary["left_out"]["count"] == 2
     assert summary["left_out"]["entries"][0].startswith("line 2: invalid JSON")
+
+
+def _run_csv(path, frame, method="linkage"):
+    frame.assign(method=method).rename(columns={"doc_id": "candidate_id"}).to_csv(path,
+                                                                                   index=False)
+    return str(path)
+
+
+def test_two_runs_of_one_method_are_named_by_what_differs_in_their_file_names(tmp_path):
+    """Two judges of one method (nfeval linkage names a file after its non-default settings):
+    meta compares them, each named by its file's own part."""
+    base = _synthetic(n_q=12, noise=(0.5, 5.0))
+    a = _run_csv(tmp_path / "mine.linkage.csv", base[base["method"] == "m0"])
+    b = _run_csv(tmp_path / "mine.linkage.smollm2-135m-instruct.csv",
+                 base[base["method"] == "m1"])
+    res = M.meta(M.read_scores([a, b]), combine=False)
+    assert set(res.rows["evaluator"]) == {"linkage (default)",
+                                          "linkage (smollm2-135m-instruct)"}
+    assert "linkage (default) - linkage (smollm2-135m-instruct)" in set(res.pairs["evaluator"])
+    # one name in two folders: the folders tell them apart
+    (tmp_path / "guard").mkdir()
+    (tmp_path / "off").mkdir()
+    c = _run_csv(tmp_path / "guard" / "mine.linkage.csv", base[base["method"] == "m0"])
+    d = _run_csv(tmp_path / "off" / "mine.linkage.csv", base[base["method"] == "m1"])
+    names = set(M.meta(M.read_scores([c, d]), combine=False).rows["evaluator"])
+    assert names == {f"linkage ({tmp_path / 'guard'})", f"linkage ({tmp_path / 'off'})"}
+    # nothing tells them apart: refused, saying how
+    with pytest.raises(NfevalError, match="give each file once, or name each run's file"):
+        M.read_scores([a, a])
+
+
+def test_meta_answers_passes_prompt_and_guard_to_the_judge_methods_only(monkeypatch):
+    from nfeval.linkage import score_file as SF
+
+    seen = {}
+    real = SF.score_linkage_file
+
+    def spy(lf, settings, model, **kw):
+        seen[settings.method] = settings
+        if settings.method == "linkage":  # no model: score the lexical way, as rouge1
+            settings = SF.LinkageSettings("rouge1")
+        return real(lf, settings, None, **kw)
+
+    monkeypatch.setattr(SF, "score_linkage_file", spy)
+    prompt = "Rank #candidate among: #ground (question: #question)"
+    M.score_methods(EXAMPLE, ["linkage", "rouge1"], prompt=prompt, guard="strip",
+                    load=lambda name, kind: object(), progress=False, use_cache=False)
+    assert seen["linkage"].guard == "strip" and seen["linkage"].prompt == prompt
+    assert seen["rouge1"].guard == "off" and seen["rouge1"].prompt is None
+
+
+def test_meta_on_csvs_refuses_the_scoring_options(tmp_path, capsys):
+    p = _run_csv(tmp_path / "a.csv", _synthetic(n_q=4, noise=(1.0,)), method="m")
+    assert cli.main(["meta", p, "--guard"]) == 2
+    assert "go with --answers" in capsys.readouterr().err

@@ -162,7 +162,7 @@ JUDGES = "(linkage, pointwise, pointwise-ref, pointwise-ref-graded, pairwise)"
     ({"shots": -1}, "--shots must be >= 0, got -1"),
     ({"unparsed": "often"}, "--unparsed must be drop, release or a number, not 'often'"),
     ({"method": "rougeL", "prompt": "Q: #question"}, "--prompt is for the LLM judge methods"),
-    ({"method": "pointwise", "prompt": "Q: #question"}, "prompt lacks the slot(s) #candidate"),
+    ({"method": "pointwise", "prompt": "Q: #question"}, "prompt lacks the slot(s) {candidate}"),
     ({"method": "pairwise", "unparsed": "release"}, "for method 'linkage' only"),
     ({"mode": "generate"}, "unknown judge mode 'generate'"),
     ({"max_tokens": 0, "mode": "sample"}, "--max-tokens must be >= 1, got 0"),

@@ -527,13 +527,15 @@ def _meta(args: argparse.Namespace) -> int:
 
         frame = M.score_methods(args.answers, methods, model=args.model, seed=args.seed,
                                 limit=args.limit, use_cache=not args.no_cache,
-                                progress=not args.no_progress, load=load)
+                                progress=not args.no_progress, load=load,
+                                prompt=_prompt_file(args),
+                                guard=args.guard)
         for line in frame.attrs.get("left_out", []):
             print(f"nfeval: skipped {line}", file=sys.stderr)
     else:
-        if args.methods or args.model:
-            raise NfevalError("--methods and --model go with --answers (the CSVs are already "
-                              "scored)")
+        if args.methods or args.model or args.prompt or args.guard != "off":
+            raise NfevalError("--methods, --model, --prompt and --guard go with --answers (the "
+                              "CSVs are already scored)")
         frame = M.read_scores(args.csv)
     res = M.meta(frame, coefficients=coefficients, seed=args.seed, folds=args.folds,
                  repeats=args.repeats, combine=not args.no_combination)
@@ -913,6 +915,13 @@ def build_parser() -> argparse.ArgumentParser:
     mt.add_argument("--model", "--judge", dest="model",
                     help="with --answers: the judge of the judge methods (default "
                                     f"{DEFAULT_JUDGE})")
+    mt.add_argument("--prompt", metavar="FILE",
+                    help="with --answers: the judge methods' prompt of your own (the slots of "
+                         "nfeval linkage --prompt)")
+    mt.add_argument("--guard", nargs="?", const=DEFAULT_GUARD, default="off",
+                    choices=GUARD_MODES, metavar="quote|strip",
+                    help="with --answers: the judge methods' " + GUARD_HELP.format(
+                        what="candidate"))
     mt.add_argument("--coefficient", default="kendall", metavar="NAME[,NAME]",
                     help="kendall (default), spearman, pearson, or several comma-separated")
     mt.add_argument("--folds", type=int, default=5,

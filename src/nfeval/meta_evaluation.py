@@ -57,9 +57,9 @@ COEFFICIENTS = ("kendall", "spearman", "pearson")
 #: Columns that split the questions into groups reported apart, and that name the evaluator.
 GROUPS = ("dataset", "sample")
 QUALIFIERS_BEFORE = ("mode",)
-QUALIFIERS_AFTER = ("our_judge",)
+QUALIFIERS_AFTER = ("our_judge", "run")
 _STR = {c: str for c in ("qid", "doc_id", "candidate_id", "method", "dataset", "sample", "mode",
-                         "our_judge")}
+                         "our_judge", "run")}
 
 
 # --------------------------------------------------------------------------- inputs
@@ -85,7 +85,40 @@ def read_scores(paths: Sequence[str | Path]) -> pd.DataFrame:
                               "per-item CSVs of nfeval linkage (qid, candidate_id, method, score, "
                               "grade)")
         frames.append(df.assign(_source=str(p)))
+    _name_runs(frames, [Path(p) for p in paths])
     return meta_frame(pd.concat(frames, ignore_index=True))
+
+
+def _name_runs(frames: list[pd.DataFrame], paths: list[Path]) -> None:
+    """Where one method is scored in several files (two judges, two prompts, guard on and
+    off), tell its runs apart by what differs in their file names (``nfeval linkage`` puts
+    every setting that differs from its default there: ``a.linkage.smollm2-135m-instruct``
+    against ``a.linkage``), else by their folders; a ``run`` column the evaluator's name
+    carries. Files that nothing tells apart are refused."""
+    by_method: dict[str, list[int]] = {}
+    for i, df in enumerate(frames):
+        for m in dict.fromkeys(df["method"]):
+            by_method.setdefault(m, []).append(i)
+    for m, idx in by_method.items():
+        if len(idx) < 2:
+            continue
+        tokens = [paths[i].name.removesuffix(".csv").split(".") for i in idx]
+        common = set.intersection(*(set(t) for t in tokens))
+        names = [".".join(x for x in t if x not in common) or "default" for t in tokens]
+        if len(set(names)) < len(names):
+            names = [str(paths[i].parent) for i in idx]
+        if len(set(names)) < len(names):
+            dup = [str(paths[i]) for i in idx]
+            raise NfevalError(f"{m} is scored by {len(idx)} files that neither their names nor "
+                              f"their folders tell apart ({', '.join(dup)}): give each file "
+                              "once, or name each run's file after what differs (nfeval "
+                              "linkage --out)")
+        for i, name in zip(idx, names):
+            mine = frames[i]["method"] == m
+            frames[i].loc[mine, "run"] = name
+    for df in frames:
+        if "run" in df.columns:
+            df["run"] = df["run"].fillna("")
 
 
 def meta_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -107,7 +140,7 @@ def meta_frame(frame: pd.DataFrame) -> pd.DataFrame:
     if dup.any():
         d = df[dup].iloc[0]
         raise NfevalError(f"{d['method']} scores question {d['qid']}, candidate {d['doc_id']} "
-                          "more than once (two files of one method?): give each method once")
+                          "more than once (one file given twice?): give each file once")
     for key, g in (df.groupby(groups, sort=False) if groups else [((), df)]):
         items = {e: set(zip(x["qid"], x["doc_id"])) for e, x in g.groupby(ev, sort=False)}
         first = next(iter(items))
@@ -138,11 +171,13 @@ def _label(e) -> str:
 
 def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | None = None,
                   seed: int = 0, limit: int = 0, use_cache: bool = True,
-                  progress: bool = True, load=None) -> pd.DataFrame:
+                  progress: bool = True, load=None, prompt: str | None = None,
+                  guard: str = "off") -> pd.DataFrame:
     """Score a graded LINKAGE answers file with every method of ``methods`` (names of
     ``nfeval linkage --method``; ``linkage-Nshot``: LINKAGE with N demonstrations), each on
     the same items and through the same cache as ``nfeval linkage``; ``load(name, kind)``
-    loads a model (default: the registry's, on CPU)."""
+    loads a model (default: the registry's, on CPU). ``prompt`` (a prompt text with the
+    method's slots) and ``guard`` apply to the judge methods, as ``nfeval linkage``'s."""
     from nfeval.linkage import score_file as SF
 
     parsed = []
@@ -175,8 +210,12 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
             model_obj = models.get((want, kind))
             if model_obj is None:
                 model_obj = models[(want, kind)] = load(want, kind)
-        res = SF.score_linkage_file(lf, SF.LinkageSettings(name, shots=shots, seed=seed),
-                                    model_obj, use_cache=use_cache, progress=progress)
+        judge = kind == "judge"
+        settings = SF.LinkageSettings(name, shots=shots, seed=seed,
+                                      prompt=prompt if judge else None,
+                                      guard=guard if judge else "off")
+        res = SF.score_linkage_file(lf, settings, model_obj, use_cache=use_cache,
+                                    progress=progress)
         t = res.table.rename(columns={"candidate_id": "doc_id"})
         frames.append(t.assign(method=label)[["qid", "doc_id", "grade", "score", "method"]])
         for x in [*lf.skipped, *res.skipped]:

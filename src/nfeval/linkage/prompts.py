@@ -138,9 +138,9 @@ def check_template(method: str, template: str) -> str:
     if not template.strip():
         raise NfevalError("the judge prompt is empty")
     have = set(_SLOT.findall(template))
-    missing = [f"#{s}" for s in REQUIRED_SLOTS[method] if s not in have]
-    if missing:
-        need = ", ".join(f"#{s}" for s in REQUIRED_SLOTS[method])
+    missing = [f"{{{s}}}" for s in REQUIRED_SLOTS[method] if s not in have]
+    if missing:  # spelt {name}, as the docs and --help write slots (#name works too)
+        need = ", ".join(f"{{{s}}}" for s in REQUIRED_SLOTS[method])
         raise NfevalError(f"the {method} prompt lacks the slot(s) {', '.join(missing)}; a "
                           f"{method} prompt holds {need} (the question, "
                           + ("the two answers" if method == "pairwise" else
