@@ -528,3 +528,18 @@ def test_prob_batch_equals_single_on_a_real_tokenizer(mirror, smol):
     batch = da_prob_batch(smol, pairs)
     single = [da_score(smol, q, a, mode="prob").score for q, a in pairs]
     assert batch == pytest.approx(single, abs=1e-5)
+
+
+def test_da_signature_hashes_the_prompt_as_given_in_either_slot_spelling():
+    """nfeval's {question}/{answer} or the alias #question/#answer: the judge fills the
+    braced form, the signature hashes the text as written (what sha256sum prints)."""
+    import hashlib
+
+    from nfeval.debateqa.scoring import DASettings, da_signature
+
+    for text in ("Q: {question}\nA: {answer}\nDebatable (0/1)? ",
+                 "Q: #question\nA: #answer\nDebatable (0/1)? "):
+        st = DASettings(prompt=text)
+        assert st.template == "Q: {question}\nA: {answer}\nDebatable (0/1)? "
+        sig = da_signature(None, st)
+        assert sig.prompt_sha256 == hashlib.sha256(text.encode("utf-8")).hexdigest()

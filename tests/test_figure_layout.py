@@ -51,3 +51,42 @@ def test_every_committed_figure_is_at_most_twice_as_tall_as_wide(png):
     with Image.open(png) as im:
         w, h = im.size
     assert h <= 2 * w, f"{png.name} is {w}x{h} px"
+
+
+def test_small_text_on_a_wide_figure_is_measured_as_a_screen_shows_it():
+    from nfeval_repro.figure_layout import smallest_text_on_screen
+
+    wide, ax = plt.subplots(figsize=(18, 4))
+    ax.set_yticks([0, 1], ["a label at 5.5 points", "another"], fontsize=5.5)
+    narrow, ax2 = plt.subplots(figsize=(8, 4))
+    ax2.set_yticks([0, 1], ["a label at 8 points", "another"], fontsize=8)
+    try:
+        assert smallest_text_on_screen(wide)[0] < 4.5
+        assert smallest_text_on_screen(narrow)[0] > 10
+    finally:
+        plt.close(wide)
+        plt.close(narrow)
+
+
+def test_the_claims_figures_read_at_a_screens_width():
+    """The overview and each claim's forest plot: no text under 10 px tall when the figure
+    is shown 880 px wide, no overlap, none taller than twice its width."""
+    import pandas as pd
+
+    from nfeval_repro import claims as C
+    from nfeval_repro.figure_layout import smallest_text_on_screen
+
+    table = pd.read_csv(ROOT / "results" / "claims.csv")
+    figures = {"overview": C.verdict_overview(table)}
+    figures.update({c: C.forest_plot(table, c) for c in table["claim"].drop_duplicates()})
+    assert set(figures) - {"overview"} == set(C.CLAIMS)
+    try:
+        for name, fig in figures.items():
+            px, text = smallest_text_on_screen(fig)
+            assert px >= 10, f"{name}: {text!r} is {px:.1f} px tall at 880 px"
+            assert layout_problems(fig) == [], name
+    finally:
+        for fig in figures.values():
+            plt.close(fig)
+    with pytest.raises(ValueError, match="no rows"):
+        C.forest_plot(table, "Z9")

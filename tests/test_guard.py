@@ -214,7 +214,7 @@ def _prompt(tmp_path):
 def _prompt_tag(tmp_path) -> str:
     from nfeval.hashing import sha256_text
 
-    return f"prompt-{sha256_text(_prompt(tmp_path).read_text())[:8]}"
+    return f"prompt-{sha256_text(_prompt(tmp_path).read_text())[:12]}"
 
 
 def test_strip_addressed_removes_the_flagged_sentences_and_nothing_else():

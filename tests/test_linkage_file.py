@@ -486,3 +486,57 @@ def test_one_reference_without_a_grade_is_named_like_any_bad_line():
     assert lf.skipped == ["line 1: question q1: its one reference has no grade, and one "
                           "reference without a grade is no ranking: give it a grade (an "
                           "integer, 3 best), or list two or more references best first"]
+
+
+def test_cli_mode_is_prob_or_generate_as_in_nfeval_da(models_extra, mirror, cache, answers,
+                                                       fake, tmp_path, capsys):
+    """One vocabulary: --mode generate works as nfeval da spells it; the older sample is read
+    as generate (a note says so), to the same file name, signature and scores."""
+    import nfeval.cli as cli
+
+    outs = {}
+    for word in ("generate", "sample"):
+        outs[word] = tmp_path / f"{word}.csv"
+        assert main(["linkage", "--answers", str(answers), "--mode", word, "--out",
+                     str(outs[word]), "--no-progress"]) == 0
+        captured = capsys.readouterr()
+        assert "variant:generate-0shot|" in captured.out
+        assert ("--mode sample is read as --mode generate" in captured.err) == (word == "sample")
+    pd.testing.assert_frame_equal(pd.read_csv(outs["generate"]), pd.read_csv(outs["sample"]))
+    assert cli._default_out(answers, "linkage", (("mode", "generate", "prob"),)).endswith(
+        ".linkage.mode-generate.csv")
+    help_text = cli.build_parser()._subparsers._group_actions[0].choices["linkage"].format_help()
+    assert "prob|generate" in help_text and "sample is an older spelling" in help_text
+
+
+def test_judge_config_reads_sample_as_generate_and_keeps_its_cache_key():
+    from nfeval.linkage.judgments import JudgeConfig
+
+    new, old = JudgeConfig(method="linkage", mode="generate"), JudgeConfig(method="linkage",
+                                                                           mode="sample")
+    assert new == old and new.mode == "generate"
+    assert new.as_dict()["mode"] == "sample"  # the store's keys of earlier runs still match
+    assert JudgeConfig(**new.as_dict()) == new
+    with pytest.raises(NfevalError, match="use 'prob' or 'generate'"):
+        JudgeConfig(method="linkage", mode="greedy")
+
+
+@pytest.mark.parametrize("slots", ["braced", "release"])
+def test_cli_one_prompt_hash_in_signature_output_name_and_sha256sum(
+        models_extra, mirror, cache, answers, fake, tmp_path, capsys, slots):
+    """The signature's prompt hash, the output name's and the file's sha256 are one hash,
+    whichever spelling the prompt's slots use (the judges fill the #name form)."""
+    import hashlib
+
+    text = ("Question: {question}\nReferences:\n{ground}\nCandidate: {candidate}\n"
+            "Give the candidate's rank as [[k]].\r\n")
+    if slots == "release":
+        text = text.replace("{", "#").replace("}", "")
+    prompt = tmp_path / "mine.txt"
+    prompt.write_bytes(text.encode("utf-8"))  # CRLF kept: hashed as the bytes on disk
+    sha = hashlib.sha256(prompt.read_bytes()).hexdigest()
+    assert main(["linkage", "--answers", str(answers), "--prompt", str(prompt),
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"prompt:{sha[:12]}|" in out
+    assert (tmp_path / f"mine.linkage.prompt-{sha[:12]}.csv").is_file()

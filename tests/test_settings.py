@@ -164,9 +164,9 @@ JUDGES = "(linkage, pointwise, pointwise-ref, pointwise-ref-graded, pairwise)"
     ({"method": "rougeL", "prompt": "Q: #question"}, "--prompt is for the LLM judge methods"),
     ({"method": "pointwise", "prompt": "Q: #question"}, "prompt lacks the slot(s) {candidate}"),
     ({"method": "pairwise", "unparsed": "release"}, "for method 'linkage' only"),
-    ({"mode": "generate"}, "unknown judge mode 'generate'"),
+    ({"mode": "greedy"}, "unknown judge mode 'greedy'"),
     ({"max_tokens": 0, "mode": "sample"}, "--max-tokens must be >= 1, got 0"),
-    ({"max_tokens": 64}, "--max-tokens bounds generated replies: it is for --mode sample"),
+    ({"max_tokens": 64}, "--max-tokens bounds generated replies: it is for --mode generate"),
     ({"references": "2gt"}, "references must be one of file, 1gt, 0gt, got '2gt'"),
     ({"method": "rougeL", "rouge": "pltrdy"}, "rouge must be 'rouge-score' or 'release'"),
     ({"method": "meteor"}, "unknown method 'meteor'"),
@@ -180,7 +180,7 @@ def test_settings_refuse_what_the_command_refuses(kwargs, message):
 def test_settings_are_frozen_normalized_and_rebuildable():
     s = LinkageSettings("linkage", mode="sample", unparsed="1.5", max_tokens=64)
     assert s.unparsed == 1.5 and s.judge.unparsed == 1.5 and s.judge.max_tokens == 64
-    assert s.label == "LINKAGE (sample, 0-shot)"
+    assert s.label == "LINKAGE (generate, 0-shot)"
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.seed = 3
     assert LinkageSettings("pointwise").mode == "prob"

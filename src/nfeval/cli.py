@@ -29,7 +29,7 @@ from nfeval import NfevalError, __version__
 # names only (no scoring code loads for --help): the methods and the default models
 from nfeval.guard import DEFAULT_GUARD, GUARD_MODES
 from nfeval.linkage.methods import METHODS as LINKAGE_METHODS
-from nfeval.linkage.methods import MODES, POSITIONS, REFERENCE_SOURCES, ROUGE_IMPLEMENTATIONS
+from nfeval.linkage.methods import MODE_ALIASES, MODES, POSITIONS, REFERENCE_SOURCES, ROUGE_IMPLEMENTATIONS
 from nfeval.models.registry import (DEFAULT_EMBEDDER, DEFAULT_JUDGE, DEFAULT_PD_BACKBONE,
                                     DEFAULT_REFPPL_LM)
 
@@ -235,6 +235,17 @@ class _AliasNote(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+class _ModeAlias(argparse.Action):
+    """``--mode`` in the one vocabulary of the commands: an older spelling
+    (:data:`~nfeval.linkage.methods.MODE_ALIASES`) works and says which word is the one."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values in MODE_ALIASES:
+            print(f"nfeval: note: --mode {values} is read as --mode {MODE_ALIASES[values]}, "
+                  "the one spelling across the commands", file=sys.stderr)
+        setattr(namespace, self.dest, MODE_ALIASES.get(values, values))
+
+
 def _require_backend(args: argparse.Namespace) -> None:
     """Import the model backend's packages first: a missing extra is the first thing to say
     (``main`` names the extra to install), before any release file is looked for."""
@@ -249,13 +260,15 @@ def _slot_alias_note(alias: str, spelling: str) -> None:
 
 
 def _prompt_tag(args: argparse.Namespace) -> str | None:
-    """A short content hash of ``--prompt FILE`` for output names (None without one)."""
+    """``--prompt FILE``'s hash for output names (None without one): the first 12 hex digits
+    of the file's sha256, the ones the signature prints as ``prompt:`` and ``sha256sum``
+    begins with."""
     text = _prompt_file(args)
     if text is None:
         return None
     from nfeval.hashing import sha256_text
 
-    return f"prompt-{sha256_text(text)[:8]}"
+    return f"prompt-{sha256_text(text)[:12]}"
 
 
 def _report(args: argparse.Namespace, result, where: str) -> int:
@@ -302,8 +315,11 @@ def _prompt_file(args: argparse.Namespace) -> str | None:
     if not getattr(args, "prompt", None):
         return None
     p = Path(args.prompt).expanduser()
-    try:
-        return p.read_text(encoding="utf-8")
+    try:  # the bytes as written (no newline translation): its sha256 is the file's
+        return p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NfevalError(f"the prompt file {p} is not UTF-8 text ({e.reason} at byte "
+                          f"{e.start})") from None
     except OSError as e:
         raise NfevalError(f"cannot read the prompt file {p}: {e.strerror or e}") from None
 
@@ -344,8 +360,7 @@ def _da(args: argparse.Namespace) -> int:
     if prompt is not None:
         from nfeval.debateqa.da import braced_slots
 
-        prompt, alias = braced_slots(prompt)
-        if alias:
+        if braced_slots(prompt)[1]:
             _slot_alias_note("#question/#answer", "{question}/{answer}")
     settings = DASettings(mode=args.mode, zero_shot=args.zero_shot, prompt=prompt,
                           guard=args.guard, seed=args.seed)
@@ -418,8 +433,7 @@ def _linkage(args: argparse.Namespace) -> int:
     if prompt is not None:
         from nfeval.linkage.prompts import braced_slots
 
-        prompt, alias = braced_slots(method, prompt)
-        if alias:
+        if braced_slots(method, prompt)[1]:
             _slot_alias_note("#name", "{name}")
     settings = LinkageSettings(
         method, mode=args.mode, shots=args.shots, seed=args.seed, unparsed=args.unparsed,
@@ -559,8 +573,8 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
                    help="hf: transformers in this process (every method; default); openai: an "
                         "OpenAI-compatible /v1/completions server with logprobs (vLLM, "
                         "llama-cpp-python); openai-chat: a /v1/chat/completions server or hosted "
-                        "API (judges: sample mode, prob mode from top logprobs); llama: llama.cpp "
-                        "on a GGUF file in this process (generation, sample-mode judges)")
+                        "API (judges: generate mode, prob mode from top logprobs); llama: llama.cpp "
+                        "on a GGUF file in this process (generation, generate-mode judges)")
     g.add_argument("--base-url", help="server URL for the openai backends, e.g. "
                                       "http://127.0.0.1:8000/v1; openai-chat takes a "
                                       "comma-separated list of servers (requests are spread)")
@@ -668,11 +682,11 @@ Methods:
   rouge1 rouge2 rougeL bleu bertscore bertscore-cls
                         against the release's one ground truth from the list
 The judge methods run in --mode prob (expected value of the label distribution, no
-generation) or --mode sample (the paper's decoding; the reply is parsed).
+generation) or --mode generate (the paper's decoding; the reply is parsed).
 
 Output: a per-candidate CSV (qid, candidate_id, method, score, rank in its question,
 grade, unparsed, n_outputs, references, dist: label distribution as JSON in prob
-mode, raw: the reply in sample mode, detail), a one-line summary with the score's
+mode, raw: the reply in generate mode, detail), a one-line summary with the score's
 signature, and one line per correlation coefficient.
 """
 
@@ -681,7 +695,7 @@ Examples:
   nfeval linkage --answers examples/linkage_answers.jsonl --model smollm2-135m-instruct
   nfeval linkage --answers examples/linkage_answers.jsonl --method linkage --shots 2 \\
       --model smollm2-135m-instruct
-  nfeval linkage --answers examples/linkage_answers.jsonl --method pairwise --mode sample \\
+  nfeval linkage --answers examples/linkage_answers.jsonl --method pairwise --mode generate \\
       --model smollm2-135m-instruct
   nfeval linkage --answers examples/linkage_answers.jsonl --method rougeL
   nfeval linkage --answers examples/linkage_answers.jsonl --references 0gt \\
@@ -812,7 +826,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the judge model: registry name, hub id or folder (default "
                           f"{DEFAULT_JUDGE}, the strongest embedded judge); "
                           "--judge is an alias")
-    da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob")
+    da_.add_argument("--mode", choices=["prob", "generate", "official"], default="prob",
+                     help="prob (default): P(\"1\"); generate: the first 0/1 of a greedy reply; "
+                          "official: the released script's way (see above). nfeval linkage "
+                          "uses the same words")
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
                                                               "its demonstrations")
     da_.add_argument("--guard", nargs="?", const=DEFAULT_GUARD, default="off",
@@ -833,8 +850,12 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--method", default="linkage",
                     choices=LINKAGE_METHODS,
                     help="scoring method (default: linkage)")
-    lk.add_argument("--mode", choices=MODES,
-                    help="judge methods: prob (default) or sample")
+    lk.add_argument("--mode", choices=(*MODES, *MODE_ALIASES), metavar="prob|generate",
+                    action=_ModeAlias,
+                    help="judge methods: prob (default: the expected label of the judge's "
+                         "label distribution) or generate (a reply sampled at the release's "
+                         "temperature 0.8 and top-p 0.95, then parsed); nfeval da uses the "
+                         "same two words. sample is an older spelling of generate")
     lk.add_argument("--shots", type=int, default=0, metavar="N",
                     help="linkage: N demonstrations from the file's other questions (default 0)")
     lk.add_argument("--model", "--judge", dest="model",
@@ -856,10 +877,10 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--attempts", type=int, default=2,
                     help="generation attempts per output (default 2)")
     lk.add_argument("--unparsed", default="drop", metavar="drop|release|NUMBER",
-                    help="judge replies that do not parse (sample mode): drop (NaN score, "
+                    help="judge replies that do not parse (generate mode): drop (NaN score, "
                          "default), release (linkage: rank 2, as the release), or a value")
     lk.add_argument("--max-tokens", type=int, default=512, metavar="N",
-                    help="sample mode: at most N generated tokens a reply (default 512, the "
+                    help="generate mode: at most N generated tokens a reply (default 512, the "
                          "paper's; generation stops anyway at the ]] of the first label)")
     lk.add_argument("--positions", choices=POSITIONS,
                     default="random",

@@ -67,6 +67,10 @@ class DASettings:
     prompt: str | None = field(default=None, repr=False)
     guard: str = "off"  # nfeval.guard.GUARD_MODES (True: quote)
     seed: int = 0
+    #: ``prompt`` with its slots in nfeval's spelling (``#question``/``#answer``, the
+    #: alias, turned into ``{question}``/``{answer}``); the signature hashes ``prompt`` as
+    #: given, the hash ``sha256sum`` prints for its file
+    template: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         from nfeval.debateqa.da import DA_MODES, check_template
@@ -78,7 +82,11 @@ class DASettings:
             raise NfevalError(f"Unknown D.A. mode {self.mode!r}; use one of "
                               f"{', '.join(DA_MODES)}.")
         if self.prompt is not None:
-            check_template(self.prompt, zero_shot=self.zero_shot)
+            from nfeval.debateqa.da import braced_slots
+
+            template, _ = braced_slots(self.prompt)
+            check_template(template, zero_shot=self.zero_shot)
+            object.__setattr__(self, "template", template)
 
 
 def read_stdin_to_file(suffix: str = ".jsonl") -> Path:
@@ -247,7 +255,7 @@ def score_da(inputs: ScoringInput, judge, settings: DASettings = DASettings(), *
     from nfeval.debateqa.da import PROB_CHUNK, da_prob_fitted, da_score
 
     mode, zero_shot, guard = settings.mode, settings.zero_shot, settings.guard
-    template = settings.prompt
+    template = settings.template
     if template is None:
         template = load_prompt("debateqa/dispute_awareness_fewshot")
     cache = RunCache("da", {"model": judge.info.cache_fields(), "mode": mode, "zero_shot": zero_shot,

@@ -83,7 +83,7 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
     result carries the correlation with the grades. ``model``: a registry
     name, hub id, folder or a loaded model (judge methods default to
     :data:`~nfeval.models.registry.DEFAULT_JUDGE`, refppl to
-    :data:`~nfeval.models.registry.DEFAULT_REFPPL_LM`; lexical methods take none). ``mode``: the judge methods' ``"prob"`` (default) or ``"sample"``. ``prompt``:
+    :data:`~nfeval.models.registry.DEFAULT_REFPPL_LM`; lexical methods take none). ``mode``: the judge methods' ``"prob"`` (default) or ``"generate"``. ``prompt``:
     a judge prompt of one's own, with the method's slots
     (:data:`nfeval.linkage.prompts.REQUIRED_SLOTS`). ``guard`` (judge methods):
     ``"quote"`` shows the judge each candidate as quoted data, ``"strip"`` also removes the

@@ -71,7 +71,7 @@ def _signature(settings: LinkageSettings, model, *, n: int, n_questions: int,
     kind = settings.kind
     if kind == "judge":
         extra["unparsed"] = settings.unparsed
-        if mode == "sample" and settings.max_tokens != J.SAMPLING["max_tokens"]:
+        if mode == "generate" and settings.max_tokens != J.SAMPLING["max_tokens"]:
             extra["max_tokens"] = settings.max_tokens
         if method == "pairwise":
             extra["positions"] = settings.positions

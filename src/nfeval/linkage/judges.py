@@ -160,12 +160,12 @@ def _fit_candidates(judge: LanguageModel, cfg: JudgeConfig, texts: Sequence[str]
     # gains at most its leading special tokens: a prompt whose bytes fit the window fits it,
     # whatever it tokenizes to (the usual case, with a window of thousands of tokens)
     room = judge.max_length - MARGIN - (
-        int(cfg.max_tokens) if cfg.mode == "sample"
+        int(cfg.max_tokens) if cfg.mode == "generate"
         else max(len((lab + LABEL_CLOSE).encode()) for lab in _labels(cfg, n_refs)))
     widest = max(len(b("").encode()) for b in builders) + 2
     if all(widest + len(t.encode()) <= room for t in texts):
         return list(texts), [0] * len(texts)
-    if cfg.mode == "sample":
+    if cfg.mode == "generate":
         reserve = int(cfg.max_tokens)
     else:
         reserve = max(len(judge.encode_continuation(lab + LABEL_CLOSE))
@@ -356,7 +356,7 @@ def judge_candidates(judge: LanguageModel, question: GradedQuestion | str,
     ``references``: best first (graded answers; strings are enough for
     ``linkage``, ``pointwise`` and ``pointwise-ref``). ``candidates``: graded
     answers or strings. ``config`` and/or keyword options (the fields of
-    :class:`JudgeConfig`, e.g. ``method="pairwise", mode="sample"``) choose
+    :class:`JudgeConfig`, e.g. ``method="pairwise", mode="generate"``) choose
     the judge. ``demonstrations`` (linkage only) make it n-shot.
     ``templates`` overrides prompt texts by method name (and ``"fewshot"``),
     for tests; by default the release files are read.

@@ -21,7 +21,7 @@ class JudgeConfig:
     """Everything that decides a judge's numbers besides the model and the data."""
 
     method: str = "linkage"  # see METHODS
-    mode: str = "prob"  # "prob" | "sample"
+    mode: str = "prob"  # "prob" | "generate" ("sample" is read as "generate")
     unparsed: str | float = "drop"  # "drop" | "release" (linkage) | a number to impute
     # pairwise: "random" (paper) | "release" (candidate always A) | "reference-first" (always B)
     positions: str = "random"
@@ -42,8 +42,11 @@ class JudgeConfig:
         if self.method not in METHODS:
             raise NfevalError(f"unknown judge method {self.method!r}; use one of "
                               f"{', '.join(METHODS)}.")
+        from nfeval.linkage.methods import judge_mode
+
+        object.__setattr__(self, "mode", judge_mode(self.mode))
         if self.mode not in MODES:
-            raise NfevalError(f"unknown judge mode {self.mode!r}; use 'prob' or 'sample'.")
+            raise NfevalError(f"unknown judge mode {self.mode!r}; use 'prob' or 'generate'.")
         u = self.unparsed
         if isinstance(u, str):
             if u not in ("drop", "release"):
@@ -65,6 +68,8 @@ class JudgeConfig:
         d = asdict(self)
         if self.guard == "off":  # unguarded runs keep the fields (and cache keys) they always had
             d.pop("guard")
+        if self.mode == "generate":  # so do generated replies, stored as "sample" before the
+            d["mode"] = "sample"     # commands took one vocabulary
         return d
 
 

@@ -16,8 +16,19 @@ PAPER_LEXICAL_METHODS = ("rouge1", "rouge2", "rougeL", "bleu")
 LEXICAL_METHODS = PAPER_LEXICAL_METHODS + ("bleu-smoothed", "bertscore", "bertscore-cls")
 #: Every method of ``nfeval linkage --method``.
 METHODS = (*JUDGE_METHODS, "refppl", *LEXICAL_METHODS)
-#: Judge modes: the expected value of the label distribution, or a sampled reply parsed.
-MODES = ("prob", "sample")
+#: Judge modes: the expected value of the label distribution, or a generated reply parsed
+#: (sampled at the release's temperature and top-p). The one vocabulary of every command:
+#: ``nfeval da --mode`` says prob and generate too.
+MODES = ("prob", "generate")
+#: Older spellings that still work, each with the one it stands for.
+MODE_ALIASES = {"sample": "generate"}
+
+
+def judge_mode(mode: str | None) -> str | None:
+    """``mode`` in the one vocabulary (:data:`MODES`): an alias of :data:`MODE_ALIASES` is
+    read as the mode it stands for; None stays None; anything else is returned unchanged
+    (the caller refuses it with its own message)."""
+    return MODE_ALIASES.get(mode, mode) if mode is not None else None
 #: Pairwise positions: a seeded coin per pair (the paper), the candidate always first (the
 #: release's scripts), or always second (with "release", each pair judged in both orders).
 POSITIONS = ("random", "release", "reference-first")

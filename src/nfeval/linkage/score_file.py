@@ -143,7 +143,7 @@ class _Scorer:
     def __init__(self, settings: LinkageSettings, model, *,
                  demonstrations: dict[str, list[J.Demonstration]], questions: dict[str, str],
                  device: str | None = None):
-        method, prompt, shots = settings.method, settings.prompt, settings.shots
+        method, prompt, shots = settings.method, settings.template, settings.shots
         self.method, self.model, self.mode, self.shots = method, model, settings.mode, shots
         self.device = device
         self.kind = settings.kind
@@ -395,5 +395,7 @@ def score_linkage_file(source: LinkageFile | str | os.PathLike,
     rows, sha = score_splits(splits, {q.qid: q.question for q in lf.questions}, settings,
                              scorer, demonstrations=demos, use_cache=use_cache,
                              progress=progress, device=device)
+    if settings.prompt is not None:  # one's own prompt: the hash of the text as given
+        sha = sha256_text(settings.prompt)
     return finish(lf, splits, rows, sources, settings, scorer, prompt_sha=sha,
                   generator=gen_name, skipped=skipped)

@@ -14,7 +14,7 @@ Usage::
     from nfeval.linkage.settings import LinkageSettings
 
     LinkageSettings("linkage", shots=2)            # LINKAGE 2-shot, prob mode
-    LinkageSettings("pairwise", mode="sample", positions="release")
+    LinkageSettings("pairwise", mode="generate", positions="release")
     LinkageSettings("bleu", shots=2)               # NfevalError: --shots is for the LLM judge...
 """
 
@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from nfeval import NfevalError
 from nfeval.guard import guard_mode
 from nfeval.linkage.judgments import JudgeConfig
-from nfeval.linkage.methods import JUDGE_METHODS, check_references, check_rouge, method_kind
+from nfeval.linkage.methods import (JUDGE_METHODS, check_references, check_rouge, judge_mode,
+                                    method_kind)
 from nfeval.linkage.prompts import SAMPLING, check_template
 
 __all__ = ["GenerationSettings", "LinkageSettings"]
@@ -62,10 +63,13 @@ class GenerationSettings:
 class LinkageSettings:
     """What decides a LINKAGE score besides the models and the data (module docstring).
 
-    ``mode``: the judge methods' ``"prob"`` (None: the default) or ``"sample"``; None for the
-    other methods. ``unparsed``: "drop", "release" (linkage) or a number (its text is read
-    as one). ``prompt``: a judge prompt of one's own with the method's ``#name`` slots
-    (:func:`nfeval.linkage.prompts.braced_slots` turns ``{name}`` into them). ``references``:
+    ``mode``: the judge methods' ``"prob"`` (None: the default) or ``"generate"``
+    (``"sample"`` is read as it); None for the other methods. ``unparsed``: "drop",
+    "release" (linkage) or a number (its text is read as one). ``prompt``: a judge prompt
+    of one's own, as written, with the method's slots spelt ``{name}`` (or the release's
+    ``#name``); ``template`` is it with the slots the judges fill
+    (:func:`nfeval.linkage.prompts.braced_slots`), and the signature's prompt hash is the
+    sha256 of ``prompt`` as given, the hash ``sha256sum`` prints for its file. ``references``:
     "file", "1gt" or "0gt". ``rouge``, ``embedder``: the lexical and BERTScore methods'.
     ``judge``: the judge's :class:`~nfeval.linkage.judges.JudgeConfig` (judge methods; None
     otherwise), built here.
@@ -85,9 +89,11 @@ class LinkageSettings:
     embedder: str | None = None
     generation: GenerationSettings = GenerationSettings()
     judge: JudgeConfig | None = field(default=None, init=False, repr=False, compare=False)
+    template: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "guard", guard_mode(self.guard))
+        object.__setattr__(self, "mode", judge_mode(self.mode))
         method = self.method
         kind = method_kind(method)
         if kind != "judge":
@@ -106,7 +112,11 @@ class LinkageSettings:
             if kind != "judge":
                 raise NfevalError(f"--prompt is for the LLM judge methods "
                                   f"({', '.join(JUDGE_METHODS)}), not {method}")
-            check_template(method, self.prompt)
+            from nfeval.linkage.prompts import braced_slots
+
+            template, _ = braced_slots(method, self.prompt)
+            check_template(method, template)
+            object.__setattr__(self, "template", template)
         if kind == "judge":
             object.__setattr__(self, "mode", self.mode or "prob")
             object.__setattr__(self, "judge", JudgeConfig(
@@ -115,9 +125,9 @@ class LinkageSettings:
                 guard=self.guard))
             if self.max_tokens < 1:
                 raise NfevalError(f"--max-tokens must be >= 1, got {self.max_tokens}")
-            if self.max_tokens != SAMPLING["max_tokens"] and self.mode != "sample":
+            if self.max_tokens != SAMPLING["max_tokens"] and self.mode != "generate":
                 raise NfevalError("--max-tokens bounds generated replies: it is for --mode "
-                                  "sample")
+                                  "generate")
         check_references(self.references)
         check_rouge(self.rouge)
 

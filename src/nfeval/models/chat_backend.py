@@ -210,7 +210,7 @@ class ChatModel(LanguageModel):
                     f"({pre[:40]!r}: LINKAGE/pointwise/pairwise prob mode forces '[[', and a "
                     "sampled reply is continued from the reply so far), which the chat API "
                     "cannot do unless the server continues a partial assistant message. Use "
-                    "sample mode, or, on a server that supports it, assistant_prefill="
+                    "generate mode, or, on a server that supports it, assistant_prefill="
                     "'continue_final_message' (vLLM) or 'trailing-assistant'. OpenAI's API and "
                 "llama-cpp-python's chat endpoint do not.")
 
@@ -325,7 +325,7 @@ class ChatModel(LanguageModel):
                 raise NfevalError(
                     "ChatModel: the server returned no log-probabilities on the chat endpoint "
                     "(it ignores `logprobs`/`top_logprobs`), so prob mode cannot be used with "
-                    "it; use sample mode.")
+                    "it; use generate mode.")
             cache[key] = top
         return cache[key]
 
@@ -348,7 +348,7 @@ class ChatModel(LanguageModel):
                     f"{self.top_logprobs} (its first token would be {max(heads, key=len)!r}); "
                     "scoring a multi-token label means continuing the reply after its first "
                     "token, which needs assistant prefill (assistant_prefill="
-                    "'continue_final_message' on vLLM). Use single-token labels or sample mode.")
+                    "'continue_final_message' on vLLM). Use single-token labels or generate mode.")
             t = max(heads, key=len)
             total += top[t]
             done += t
@@ -375,7 +375,7 @@ class ChatModel(LanguageModel):
                 "probability is unknown over a chat API"
                 + (" (missing_label='-inf' gives -inf where at least one label is seen)."
                    if self.missing_label == "error" else ".")
-                + " Use sample mode, or a prompt whose reply starts with a label.")
+                + " Use generate mode, or a prompt whose reply starts with a label.")
         return {lab: (-math.inf if v is None else float(v)) for lab, v in got.items()}
 
     def label_distribution(self, prompt: str, labels: Sequence[str]) -> dict[str, float]:

@@ -63,6 +63,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +77,7 @@ from nfeval.paths import RESULTS
 __all__ = ["CHANGE_COLUMNS", "CLAIMS", "COLUMNS", "SEED_CHECK", "SOURCES", "VERDICTS",
            "changes", "changes_markdown", "claims_table",
            "forest_plot", "markdown", "paper_baselines", "recomputed_source", "seed_verdicts",
-           "settled", "signatures", "source_dir", "summary", "verdict"]
+           "settled", "signatures", "source_dir", "summary", "verdict", "verdict_overview"]
 
 VERDICTS = ("holds", "contradicted", "cannot tell at n", "too few questions", "not computed")
 #: Fewer questions than this and a row's interval cannot be trusted (its verdict: too few).
@@ -837,60 +838,110 @@ def _panels(table: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     return out
 
 
-def forest_plot(table: pd.DataFrame):
-    """Every comparison as a point with its 95% interval: one titled panel per claim and
-    measure, each on its own axis, in two columns (the L claims left, the D and X claims
-    right) so the figure stays wider than half its height; the row's line (0, chance, the
-    project's 0.8 for rankings, the paper's best row) as a black tick, the paper's margin as a
-    red diamond; a legend says what the colours mean."""
+#: Text sizes (points) of the claims' figures, at :data:`FIGURE_WIDTH` inches: shown at a
+#: screen column's 880 px, the smallest is 12 px tall.
+FONT = {"tick": 8, "label": 8, "legend": 8, "suptitle": 10}
+FIGURE_WIDTH = 8.0
+
+
+def _legend_handles(verdicts) -> list:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=_COLOURS[v], marker="o", lw=1.6, label=v)
+               for v in ("holds", "contradicted", "cannot tell at n", "borderline",
+                         "too few questions") if v in verdicts]
+    return handles
+
+
+def forest_plot(table: pd.DataFrame, claim: str):
+    """One claim's comparisons as points with their 95% intervals, one titled panel per
+    measure (rows of one measure share an axis); the row's line (0, chance, the project's
+    0.8 for rankings, the paper's best row) as a black tick, the paper's margin as a red
+    diamond; a legend says what the colours and marks mean. Sized to read at a screen's width
+    (:data:`FONT`, :data:`FIGURE_WIDTH`)."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    panels = _panels(table)
-    cols = [[p for p in panels if p[0].startswith("L")],
-            [p for p in panels if not p[0].startswith("L")]]
-    cols = [c for c in cols if c]
-    row_h, pad = 0.2, 0.75
-    heights = [sum(len(p[2]) * row_h + pad for p in c) for c in cols]
-    fig = plt.figure(figsize=(9.0 * len(cols), max(heights) + 1.4))
-    subs = np.atleast_1d(fig.subfigures(1, len(cols)))
-    for sub, col, h in zip(subs, cols, heights):
-        axes = sub.subplots(len(col), 1, squeeze=False,
-                            gridspec_kw={"height_ratios": [len(p[2]) * row_h + pad
-                                                           for p in col]})[:, 0]
-        for ax, (title, xlabel, part) in zip(axes, col):
-            y = list(range(len(part)))[::-1]
-            for yi, (_, r) in zip(y, part.iterrows()):
-                c = _colour(r["verdict"])
-                if np.isfinite(r["ours"]):
-                    ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.4)
-                    ax.plot(r["ours"], yi, "o", color=c, ms=3.5)
-                else:
-                    ax.text(r["line"], yi, "  not computed", va="center", fontsize=5.5, color=c)
-                ax.plot([r["line"]] * 2, [yi - 0.35, yi + 0.35], color="black", lw=0.9)
-                if np.isfinite(r["paper_margin"]):
-                    ax.plot(r["paper_margin"], yi, "D", color="#d62728", ms=3.5, mfc="none")
-            labels = [f"{str(r.dataset).replace('debateqa sample', 'sample')}: "
-                      f"{str(r.comparison).replace(' - ', ' minus ')} (n={r.n})"
-                      for r in part.itertuples()]
-            ax.set_yticks(y, labels, fontsize=5.5)
-            ax.set_ylim(-0.7, len(part) - 0.3)
-            ax.set_title(title, fontsize=7, loc="left")
-            ax.set_xlabel(xlabel, fontsize=6.5, labelpad=1)
-            ax.tick_params(axis="x", labelsize=6, pad=1)
-            ax.grid(axis="x", color="#eeeeee", lw=0.6)
-        sub.subplots_adjust(left=0.5, right=0.98, top=1 - 0.9 / (max(heights) + 1.4),
-                            bottom=0.3 / (max(heights) + 1.4), hspace=0.9 * pad / (h / len(col)))
-    handles = [Line2D([], [], color=_COLOURS[v], marker="o", lw=1.6, label=v)
-               for v in ("holds", "contradicted", "cannot tell at n", "borderline",
-                         "too few questions")]
-    handles += [Line2D([], [], color="black", lw=1, label="the row's line"),
-                Line2D([], [], color="#d62728", marker="D", mfc="none", lw=0,
-                       label="the paper's margin (DebateQA prints none)")]
-    fig.legend(handles=handles, loc="upper center", ncol=7, fontsize=6.5, frameon=False,
-               bbox_to_anchor=(0.5, 1.0))
-    fig.suptitle("The papers' central claims in our committed tables: ours with its 95% "
-                 "interval (n: questions)", fontsize=9, y=1.0 - 0.28 / (max(heights) + 1.4))
+    panels = [p for p in _panels(table) if p[0].startswith(f"{claim}: ")]
+    if not panels:
+        raise ValueError(f"claim {claim!r} has no rows in the table")
+    row_h, pad = 0.3, 0.9
+    ratios = [len(p[2]) * row_h + pad for p in panels]
+    fig, axes = plt.subplots(len(panels), 1, squeeze=False, layout="constrained",
+                             figsize=(FIGURE_WIDTH, sum(ratios) + 1.6),
+                             gridspec_kw={"height_ratios": ratios})
+    verdicts, margins = set(), False
+    for ax, (_, xlabel, part) in zip(axes[:, 0], panels):
+        y = list(range(len(part)))[::-1]
+        for yi, (_, r) in zip(y, part.iterrows()):
+            c = _colour(r["verdict"])
+            verdicts.add("borderline" if str(r["verdict"]).startswith("borderline")
+                         else str(r["verdict"]))
+            if np.isfinite(r["ours"]):
+                ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.6)
+                ax.plot(r["ours"], yi, "o", color=c, ms=4.5)
+            else:
+                ax.text(r["line"], yi, "  not computed", va="center",
+                        fontsize=FONT["tick"], color=c)
+            ax.plot([r["line"]] * 2, [yi - 0.35, yi + 0.35], color="black", lw=1.0)
+            if np.isfinite(r["paper_margin"]):
+                margins = True
+                ax.plot(r["paper_margin"], yi, "D", color="#d62728", ms=4.5, mfc="none")
+        labels = [f"{str(r.dataset).replace('debateqa sample', 'sample')}: "
+                  f"{str(r.comparison).replace(' - ', ' minus ')} (n={r.n})"
+                  for r in part.itertuples()]
+        ax.set_yticks(y, labels, fontsize=FONT["tick"])
+        ax.set_ylim(-0.7, len(part) - 0.3)
+        ax.set_xlabel(xlabel, fontsize=FONT["label"])
+        ax.tick_params(axis="x", labelsize=FONT["tick"])
+        ax.grid(axis="x", color="#eeeeee", lw=0.6)
+    handles = _legend_handles(verdicts)
+    handles.append(Line2D([], [], color="black", lw=1, label="the row's line"))
+    if margins:
+        handles.append(Line2D([], [], color="#d62728", marker="D", mfc="none", lw=0,
+                              label="the paper's margin"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 4),
+               fontsize=FONT["legend"], frameon=False)
+    fig.suptitle(f"{panels[0][0]}\nours with its 95% interval (n: questions)",
+                 fontsize=FONT["suptitle"])
+    return fig
+
+
+def verdict_overview(table: pd.DataFrame):
+    """How many rows of each claim hold, are contradicted, cannot be told, are borderline, on
+    too few questions or not computed: one bar per claim (the overview; each claim's own
+    figure shows its rows)."""
+    import matplotlib.pyplot as plt
+
+    order = ["holds", "contradicted", "cannot tell at n", "borderline", "too few questions",
+             "not computed"]
+    v = table["verdict"].astype(str).map(
+        lambda s: "borderline" if s.startswith("borderline") else
+        "not computed" if s.startswith("not computed") else s)
+    counts = pd.crosstab(table["claim"], v).reindex(index=list(CLAIMS), columns=order,
+                                                    fill_value=0).fillna(0)
+    counts = counts.loc[counts.sum(axis=1) > 0]
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH, 0.55 * len(counts) + 1.8),
+                           layout="constrained")
+    left = np.zeros(len(counts))
+    y = np.arange(len(counts))[::-1]
+    for verdict in order:
+        k = counts[verdict].to_numpy()
+        if not k.any():
+            continue
+        ax.barh(y, k, left=left, color=_colour(verdict), label=verdict, height=0.6)
+        for yi, x0, ki in zip(y, left, k):
+            if ki:
+                ax.text(x0 + ki / 2, yi, str(int(ki)), ha="center", va="center",
+                        fontsize=FONT["tick"], color="white")
+        left += k
+    ax.set_yticks(y, [f"{c}: {textwrap.shorten(CLAIMS[c].split(' (')[0], 52, placeholder='...')}"
+                      for c in counts.index], fontsize=FONT["tick"])
+    ax.set_xlabel("rows of the claims table", fontsize=FONT["label"])
+    ax.tick_params(axis="x", labelsize=FONT["tick"])
+    fig.legend(loc="outside lower center", ncol=3, fontsize=FONT["legend"], frameon=False)
+    fig.suptitle("The papers' central claims in our committed tables: verdicts per claim "
+                 "(figures/claims/<claim>.png: each row)", fontsize=FONT["suptitle"])
     return fig
 
 

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["CHECK_ENV", "MAX_HEIGHT_RATIO", "FigureLayoutError", "check", "layout_problems"]
+__all__ = ["CHECK_ENV", "MAX_HEIGHT_RATIO", "SCREEN_PX", "FigureLayoutError", "check",
+           "layout_problems", "smallest_text_on_screen"]
 
 CHECK_ENV = "NFEVAL_FIGURE_CHECK"
 #: The tallest figure, as height over width, that reads at a page's width.
 MAX_HEIGHT_RATIO = 2.0
+#: The width, in pixels, a figure is shown at in a README or notebook column on a screen.
+SCREEN_PX = 880
 #: Overlap (in pixels, each way) that counts: anti-aliased edges touching are not one.
 _SLACK = 1.0
 
@@ -104,3 +107,21 @@ def check(fig, name: str) -> list[str]:
 
         print(f"nfeval: layout: {text}", file=sys.stderr)
     return problems
+
+
+def smallest_text_on_screen(fig, screen_px: int = SCREEN_PX,
+                            dpi: int = 150) -> tuple[float, str]:
+    """The height in screen pixels of the figure's smallest text when the saved figure (its
+    tight bounding box at ``dpi``, as :func:`nfeval_repro.tables.save_figure` writes it) is
+    shown at most ``screen_px`` wide, and that text. A figure 18 inches wide with 5.5-point
+    labels shows them under 4 px tall: unreadable without zooming."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width_in = fig.get_tightbbox(renderer).width
+    shown = min(screen_px, width_in * dpi)  # a narrower image is shown at its own size
+    scale = shown / (width_in * 72.0)  # screen px per point
+    texts = _texts(fig)
+    if not texts:
+        return float("inf"), ""
+    t = min(texts, key=lambda t: t.get_fontsize())
+    return t.get_fontsize() * scale, t.get_text()

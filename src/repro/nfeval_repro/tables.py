@@ -336,6 +336,7 @@ def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> 
     figures = out / FIGURES.relative_to(ROOT)
     figures.mkdir(parents=True, exist_ok=True)
     png = figures / f"{artefact_id}.png"
+    png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png, dpi=150, bbox_inches="tight", metadata={"Software": None})
     fig.savefig(figures / f"{artefact_id}.pdf", bbox_inches="tight",
                 metadata={"Creator": None, "Producer": None, "CreationDate": None})
