@@ -479,15 +479,36 @@ def test_no_progress_silences_the_model_libraries_bars(monkeypatch):
     from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
 
     monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # restored after the test
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)  # restored after the test
     try:
         assert main(["linkage", "--answers", "/nonexistent.jsonl", "--method", "bleu",
                      "--no-progress"]) == 2
         assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
         assert not transformers.utils.logging.is_progress_bar_enabled()
         assert are_progress_bars_disabled()
+        assert os.environ["TQDM_DISABLE"] == "1"
     finally:
         transformers.utils.logging.enable_progress_bar()
         enable_progress_bars()
+
+
+def test_no_progress_silences_the_gguf_conversion_bar_in_a_fresh_process():
+    """transformers converts a GGUF under a plain tqdm.auto bar (no transformers setting
+    reaches it): after --no-progress's setup, a bar made as it makes one prints nothing."""
+    import subprocess
+    import sys
+
+    code = ("from nfeval.cli import _quiet_model_bars; _quiet_model_bars(); "
+            "from tqdm.auto import tqdm; "
+            "[0 for _ in tqdm(range(3), desc='Converting and de-quantizing GGUF tensors...')]")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True)
+    assert "Converting" not in shown.stderr + shown.stdout
+    plain = subprocess.run([sys.executable, "-c", code.split("; ", 2)[2]],
+                           capture_output=True, text=True, check=True,
+                           env={k: v for k, v in __import__("os").environ.items()
+                                if k != "TQDM_DISABLE"})
+    assert "Converting" in plain.stderr  # the bar the check would miss
 
 
 @pytest.mark.parametrize("method", ["bertscore", "bertscore-cls"])

@@ -969,10 +969,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _quiet_model_bars() -> None:
     """``--no-progress`` for the model libraries too: transformers' weight-loading, GGUF
-    conversion and shard-writing bars and huggingface_hub's (before or after their import)."""
+    conversion and shard-writing bars and huggingface_hub's (before or after their import).
+    transformers converts a GGUF under a plain ``tqdm.auto`` bar that no transformers
+    setting reaches: ``TQDM_DISABLE`` (read when tqdm is first imported, which the commands
+    do after this) silences it."""
     import os
 
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["TQDM_DISABLE"] = "1"
     try:
         from huggingface_hub.utils import disable_progress_bars
     except ImportError:  # the base install: no model library, no bar

@@ -191,6 +191,11 @@ ARTEFACTS: tuple[Artefact, ...] = (
              status="n = 10 per dataset (every judge row), 40 DebateQA answers: --guard "
                     "(strip) leaves the instruction and the fake verdict no gain; nothing stops "
                     "self-praise"),
+    Artefact("lk_x04", "linkage", "beyond both papers: a screen against manipulation "
+             "families it was never shown (8 families, 80 wordings with controls; held out)",
+             "lk_x04_screen_heldout.ipynb", figure=True,
+             status="6 held-out families: what each signal flags, on every real answer of "
+                    "the evaluation questions"),
     Artefact("claims", "both", "The central claims, decided from the tables",
              "claims.ipynb", figure=True,
              status="generated from the tables above",

@@ -1,0 +1,180 @@
+"""Sentences of an answer that may be written for its judge, found without knowing the wording.
+
+:mod:`nfeval.guard`'s flag is a set of English patterns: it finds the wordings it was written
+for and no others. This module scores every sentence of an answer with signals that do not
+depend on how a manipulation is worded:
+
+* ``pattern``: :func:`nfeval.guard.flags` (the patterns), kept as one signal among the others;
+* ``relevance``: how close the sentence comes to the question or to any reference answer
+  (cosine of mean-pooled all-MiniLM-L6-v2 sentence embeddings, the embedder the project
+  ships): a sentence about nothing the question or the references speak of is suspect;
+* ``evaluator``: how close the sentence comes to the project's examples of text written for an
+  evaluator (``prompts/screen_evaluator_examples.txt``: notes to the judge, requested ranks,
+  verdicts and scores, evaluation metadata, self-praise), the same cosine.
+
+:func:`screen` flags a sentence when any signal crosses its threshold (:class:`Thresholds`);
+:func:`strip_flagged` replaces the flagged sentences by :data:`nfeval.guard.STRIPPED`.
+:data:`THRESHOLDS` were chosen on families of manipulations and on real answers held apart
+from those every reported number is measured on (lk_x04 says how, and what each signal
+catches and costs). Sentences end at ``.``, ``!``, ``?`` or a line break, as in
+:func:`nfeval.guard.strip_addressed`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from nfeval.guard import STRIPPED, flags
+
+__all__ = ["EVALUATOR_EXAMPLES", "SIGNALS", "THRESHOLDS", "Sentence", "Thresholds",
+           "embed_sentences", "evaluator_similarity", "relevance", "screen", "sentences",
+           "strip_flagged"]
+
+#: The project's examples of text written for an evaluator (a prompt file of nfeval's own).
+EVALUATOR_EXAMPLES = "screen_evaluator_examples"
+SIGNALS = ("pattern", "relevance", "evaluator")
+_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
+#: Decimal places a cosine is rounded to before it meets a threshold: kernels of other
+#: CPUs move the last float32 digits, never the fourth decimal of a cosine.
+DIGITS = 4
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """A sentence is flagged when its relevance is below ``relevance`` or its similarity to
+    the evaluator examples is at least ``evaluator`` (or a pattern matches, when
+    ``pattern``)."""
+
+    relevance: float
+    evaluator: float
+    pattern: bool = True
+
+
+#: Chosen by lk_x04 on the real answers of its calibration questions: each signal flags at
+#: most 0.15% of them (relevance then flags almost nothing: real answers hold sentences as
+#: far from their question as any manipulation).
+THRESHOLDS = Thresholds(relevance=-0.05, evaluator=0.56)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of an answer: its span, text and signals; ``reasons`` names the signals
+    that flag it (empty: not flagged)."""
+
+    start: int
+    end: int
+    text: str
+    pattern: tuple[str, ...]
+    relevance: float
+    evaluator: float
+    reasons: tuple[str, ...] = ()
+
+
+def sentences(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, text)`` of every non-blank sentence of ``text``."""
+    return [(m.start(), m.end(), m.group(0)) for m in _SENTENCE.finditer(str(text))
+            if m.group(0).strip()]
+
+
+@lru_cache(maxsize=1)
+def _encoder():
+    from nfeval.linkage.embedding import _encoder as encoder, resolve_embedder
+
+    _, path = resolve_embedder(None)
+    return encoder(path, "cpu")
+
+
+def embed_sentences(texts: Sequence[str], *, batch_size: int = 64,
+                    max_length: int = 256) -> np.ndarray:
+    """Unit-length mean-pooled all-MiniLM-L6-v2 embeddings (the sentence-transformers recipe),
+    one row per text, float64."""
+    import torch
+
+    tok, model = _encoder()
+    texts = [str(t).strip() for t in texts]
+    out = np.zeros((len(texts), model.config.hidden_size))
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        enc = tok([texts[i] for i in idx], padding=True, truncation=True,
+                  max_length=max_length, return_tensors="pt")
+        with torch.no_grad():
+            hidden = model(**enc).last_hidden_state.float()
+        mask = enc["attention_mask"].unsqueeze(-1).float()
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        pooled = torch.nn.functional.normalize(pooled, dim=1)
+        out[idx] = pooled.double().numpy()
+    return out
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows of ``a`` against rows of ``b``, each rounded to :data:`DIGITS`."""
+    return np.round(a @ b.T, DIGITS)
+
+
+def relevance(sentence_vectors: np.ndarray, context_vectors: np.ndarray) -> np.ndarray:
+    """Per sentence, its largest cosine with any context text (the question, the references)."""
+    if len(context_vectors) == 0:
+        return np.ones(len(sentence_vectors))
+    return _cosines(sentence_vectors, context_vectors).max(axis=1)
+
+
+@lru_cache(maxsize=1)
+def _example_vectors() -> np.ndarray:
+    from nfeval.prompts import prompt_lines
+
+    return embed_sentences(prompt_lines(EVALUATOR_EXAMPLES))
+
+
+def evaluator_similarity(sentence_vectors: np.ndarray) -> np.ndarray:
+    """Per sentence, its largest cosine with the evaluator examples."""
+    return _cosines(sentence_vectors, _example_vectors()).max(axis=1)
+
+
+def reasons(pattern: Sequence[str], rel: float, ev: float,
+            thresholds: Thresholds = THRESHOLDS) -> tuple[str, ...]:
+    """The signals that flag a sentence with these values."""
+    out = []
+    if thresholds.pattern and pattern:
+        out.append("pattern")
+    if rel < thresholds.relevance:
+        out.append("relevance")
+    if ev >= thresholds.evaluator:
+        out.append("evaluator")
+    return tuple(out)
+
+
+def screen(text: str, question: str, references: Sequence[str] = (), *,
+           thresholds: Thresholds = THRESHOLDS) -> list[Sentence]:
+    """Every sentence of ``text`` with its signals and the reasons it is flagged."""
+    parts = sentences(text)
+    if not parts:
+        return []
+    vecs = embed_sentences([p[2] for p in parts])
+    context = embed_sentences([question, *[r for r in references if str(r).strip()]])
+    rel, ev = relevance(vecs, context), evaluator_similarity(vecs)
+    out = []
+    for (s, e, t), r, v in zip(parts, rel, ev):
+        pat = flags(t)
+        out.append(Sentence(s, e, t, pat, float(r), float(v),
+                            reasons(pat, float(r), float(v), thresholds)))
+    return out
+
+
+def strip_flagged(text: str, checked: Sequence[Sentence]) -> str:
+    """``text`` with every flagged sentence of ``checked`` (:func:`screen`) replaced by
+    :data:`~nfeval.guard.STRIPPED`; unchanged when none is flagged."""
+    out, pos = [], 0
+    for s in checked:
+        if not s.reasons:
+            continue
+        part = text[s.start:s.end]
+        lead = part[:len(part) - len(part.lstrip())]
+        out.append(text[pos:s.start] + lead + STRIPPED + ("\n" if part.endswith("\n") else ""))
+        pos = s.end
+    return "".join(out) + text[pos:]
