@@ -13,12 +13,14 @@ a verdict:
 
 The claims (:data:`CLAIMS`):
 
-* **L1** LINKAGE beats the lexical baselines (LINKAGE Table 2);
+* **L1** LINKAGE (0-shot and few-shot) beats the lexical baselines (LINKAGE Table 2);
 * **L2** LINKAGE (0-shot and few-shot, the variants Table 2 prints) beats pointwise and
   pairwise judges (Table 2); the pairwise baseline runs the release's protocol (candidate
   first) where its rows exist, else the seeded coin of positions;
 * **L3** it still does with generated references: 1GT, 0GT (Tables 3-4, both variants) and
   WebGLM (Table 5);
+* **L4** LINKAGE section 5.1's own claims: few-shot LINKAGE beats 0-shot, and pointwise
+  with references beats pointwise without (Table 2's rows, paired);
 * **D1** P.D. aligns with human preference better than Direct-Score, G-Eval
   and Num-of-POVs (DebateQA Table 2); DELPHI's Table 2 metric (its Comprehensiveness Answer
   Rate) has a "not computed" row;
@@ -91,6 +93,7 @@ CLAIMS = {
     "L1": "LINKAGE beats the lexical baselines (LINKAGE Table 2)",
     "L2": "LINKAGE beats pointwise and pairwise judges (Table 2)",
     "L3": "LINKAGE still leads with generated references: 1GT, 0GT, WebGLM (Tables 3-5)",
+    "L4": "Demonstrations improve LINKAGE; references improve pointwise (LINKAGE section 5.1)",
     "D1": "P.D. aligns with human preference better than Direct-Score, G-Eval, Num-of-POVs "
           "(DebateQA Table 2)",
     "D2": "D.A. beats DELPHI's Acknowledge rule and needs its demonstrations (DebateQA Table 3)",
@@ -372,6 +375,9 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
 
 #: The LINKAGE variants LINKAGE's Tables 2-4 print (0-shot, and few-shot: the bold rows).
 LINKAGE_VARIANTS = ("linkage-0shot", "linkage-fewshot")
+#: LINKAGE section 5.1's own claims (L4), each ``(A, B)`` for "A beats B": few-shot
+#: demonstrations improve LINKAGE; references improve the pointwise judge.
+SECTION_5_1 = (("linkage-fewshot", "linkage-0shot"), ("pointwise-ref", "pointwise-noref"))
 
 
 def _release_pairwise(others: dict[str, list[str]], table: pd.DataFrame, a: str
@@ -390,14 +396,20 @@ def _linkage_table2(src: Sources) -> tuple[list[_Row], str]:
     judge = next((j for j in same.loc[same["method"] == "linkage-0shot", "our_judge"]), "")
     same = same[same["our_judge"].fillna("") == judge]
     checked = src.frame("lk_t02", "dtype_check")
-    rows = _diff_rows(same, claim="L1", source="lk_t02", a="linkage-0shot",
-                      others=paper_baselines("lk_t02", lexical=True), paper=paper,
-                      dtype_check=checked)
+    rows = []
+    for a in LINKAGE_VARIANTS:  # the paper prints both against the lexical metrics
+        rows += _diff_rows(same, claim="L1", source="lk_t02", a=a,
+                           others=paper_baselines("lk_t02", lexical=True), paper=paper,
+                           dtype_check=checked)
     for a in LINKAGE_VARIANTS:
         rows += _diff_rows(same, claim="L2", source="lk_t02", a=a,
                            others=_release_pairwise(paper_baselines("lk_t02", lexical=False),
                                                     same, a),
                            paper=paper, estimates=same, dtype_check=checked)
+    for a, b in SECTION_5_1:
+        rows += _diff_rows(same, claim="L4", source="lk_t02", a=a,
+                           others={ds: [b] for ds in DATASETS}, paper=paper,
+                           dtype_check=checked)
     return rows, judge
 
 
@@ -713,6 +725,8 @@ def _rows(src: Sources) -> pd.DataFrame:
     rows += _da_validity(src, judge)
     rows += _stability(src)
     rows += _beyond(src, judge)
+    order = {c: i for i, c in enumerate(CLAIMS)}  # claim order, each claim's rows as made
+    rows.sort(key=lambda r: order[r.claim])
     return pd.DataFrame([r.as_dict() for r in rows])
 
 
@@ -1012,8 +1026,9 @@ def _counts(sel: pd.DataFrame) -> str:
 
 def summary(table: pd.DataFrame) -> str:
     """One plain line per claim and dataset: how many of its comparisons hold, cannot be told,
-    are contradicted, are borderline or were not computed, with the n they rest on; L2 and L3
-    count each LINKAGE variant in words; X names what each hold is measured against."""
+    are contradicted, are borderline or were not computed, with the n they rest on; L1-L3
+    count each LINKAGE variant in words; L4 gives each comparison's verdict; X names what
+    each hold is measured against."""
     lines = []
     for claim in CLAIMS:
         part = table[table["claim"] == claim]
@@ -1029,7 +1044,7 @@ def summary(table: pd.DataFrame) -> str:
                     f"{len(sel)} comparison{'s' if len(sel) != 1 else ''}")
             variants = [x for x in ("0-shot", "few-shot")
                         if (sel["comparison"].map(_variant) == x).any()]
-            if claim in ("L2", "L3") and len(variants) > 1:
+            if claim in ("L1", "L2", "L3") and len(variants) > 1:
                 parts = [f"{x}: {_counts(sel[sel['comparison'].map(_variant) == x])}"
                          for x in variants]
                 rest = sel[sel["comparison"].map(_variant) == ""]
@@ -1038,6 +1053,9 @@ def summary(table: pd.DataFrame) -> str:
                 lines.append(f"{head}; " + "; ".join(parts) + ".")
                 continue
             text = _counts(sel)
+            if claim == "L4":
+                text += "; " + "; ".join(f"{c}: {v}" for c, v in
+                                         zip(sel["comparison"], sel["verdict"]))
             if claim == "X":
                 held = [str(c) for c, v in zip(sel["comparison"], sel["verdict"])
                         if str(v) == "holds"]

@@ -308,14 +308,16 @@ def small_judge_frames(model, questions: Mapping[str, Sequence[GradedQuestion]],
 
 
 def comparisons(shots_row: str = "linkage-fewshot") -> dict[str, list[tuple[str, str]]]:
-    """The paired differences each item sample reports: LINKAGE minus every baseline (a
+    """The paired differences each item sample reports: LINKAGE (0-shot and few-shot) minus
+    every baseline, few-shot minus 0-shot and pointwise with minus without references (a
     table keeps those whose two methods it scored)."""
     baselines = ["pointwise-noref", "pointwise-ref", "pairwise", "pairwise-release",
                  *LEXICAL_ROWS, "refppl"]
     same = [("linkage-0shot", b) for b in baselines]
     same += [(shots_row, b) for b in ("pointwise-noref", "pointwise-ref", "pairwise",
-                                      "pairwise-release")]
-    same += [(shots_row, "linkage-0shot")]
+                                      "pairwise-release", *LEXICAL_ROWS)]
+    # section 5.1's own claims: demonstrations help LINKAGE, references help pointwise
+    same += [(shots_row, "linkage-0shot"), ("pointwise-ref", "pointwise-noref")]
     mode = [("linkage-0shot", "pointwise-noref"), ("linkage-0shot", "pointwise-ref")]
     return {"same items": same, "mode subset": mode}
 
