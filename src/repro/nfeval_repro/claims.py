@@ -493,11 +493,17 @@ D2_LABELS = ("labels: the project's sample (data/debateqa_sample), by answer typ
              "answers labelled 1 in 80%, one-sided 25%, off-topic and short 0%")
 
 
+#: DebateQA Table 3's four measures, each a D2 row of both comparisons (AUROC first, as
+#: before; the paper bolds none of them over the others).
+D2_MEASURES = ("auroc", "accuracy", "f1", "mcc")
+
+
 def _da_validity(src: Sources, judge: str) -> list[_Row]:
     """DebateQA Table 3's two claims, D.A. minus DELPHI's Acknowledge rule and D.A. minus
-    D.A.-ZS (the judge's own zero-shot prompt), then the judge's AUROC against chance."""
-    t = src.read("dq_t03")
-    t = t[t["statistic"] == "auroc"]
+    D.A.-ZS (the judge's own zero-shot prompt), in each of the paper's four measures
+    (:data:`D2_MEASURES`), then the judge's AUROC against chance."""
+    every = src.read("dq_t03")
+    t = every[every["statistic"] == "auroc"]
     est = t[(t["kind"] == "estimate") & (t["method"] == "da_prob")]
     if judge in set(est["judge"]):
         est = est[est["judge"] == judge]
@@ -507,20 +513,24 @@ def _da_validity(src: Sources, judge: str) -> list[_Row]:
         for b, label, judge_b, model_b in (
                 ("acknowledge_rule", "D.A. - Acknowledge (DELPHI's rule)", f"{j} - none", ""),
                 ("da_zs_prob", "D.A. - D.A.-ZS (no demonstrations)", j, j)):
-            sel = t[(t["kind"] == "paired difference") & (t["judge"] == judge_b)
-                    & (t["method"] == f"da_prob - {b}")]
-            if sel.empty:
-                rows.append(_Row("D2", "debateqa sample", label, "auroc", j, math.nan,
-                                 math.nan, math.nan, 0, "questions", "dq_t03", model_a=j,
-                                 model_b=model_b, computed=False,
-                                 note=f"not computed: dq_t03 has no paired row of {j}'s "
-                                      f"da_prob - {b}"))
-                continue
-            d = sel.iloc[0]
-            rows.append(_Row("D2", "debateqa sample", label, "auroc", j, float(d["ours"]),
-                             float(d["ci_low"]), float(d["ci_high"]), int(d["n_questions"]),
-                             "questions", "dq_t03", model_a=j, model_b=model_b,
-                             note=D2_LABELS))
+            for stat in D2_MEASURES:
+                said = label if stat == "auroc" else f"{label}, {stat}"
+                sel = every[(every["kind"] == "paired difference")
+                            & (every["judge"] == judge_b)
+                            & (every["method"] == f"da_prob - {b}")
+                            & (every["statistic"] == stat)]
+                if sel.empty:
+                    rows.append(_Row("D2", "debateqa sample", said, stat, j, math.nan,
+                                     math.nan, math.nan, 0, "questions", "dq_t03", model_a=j,
+                                     model_b=model_b, computed=False,
+                                     note=f"not computed: dq_t03 has no paired {stat} row of "
+                                          f"{j}'s da_prob - {b}"))
+                    continue
+                d = sel.iloc[0]
+                rows.append(_Row("D2", "debateqa sample", said, stat, j, float(d["ours"]),
+                                 float(d["ci_low"]), float(d["ci_high"]),
+                                 int(d["n_questions"]), "questions", "dq_t03", model_a=j,
+                                 model_b=model_b, note=D2_LABELS))
         rows.append(_Row("D2", "debateqa sample", "D.A. AUROC vs chance",
                          "auroc", j, float(r["ours"]), float(r["ci_low"]),
                          float(r["ci_high"]), int(r["n_questions"]), "questions", "dq_t03",
@@ -686,7 +696,8 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
 
         per = _frame(results, artefact, "per_answer")
         # D2's rows: the judges' AUROC of da_prob, and da_prob minus the Acknowledge rule and
-        # minus the same judge's da_prob without demonstrations (Table 3's two claims)
+        # minus the same judge's da_prob without demonstrations (Table 3's two claims) in
+        # each of the paper's four measures
         est = da_rows(per[per["method"] == "da_prob"], by=["judge", "method"], seed=seed,
                       statistics=("auroc",)).assign(kind="estimate")
         present = set(zip(per["judge"], per["method"]))
@@ -694,7 +705,7 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
         pairs = [((j, "da_prob"), b) for j in judges
                  for b in (("none", "acknowledge_rule"), (j, "da_zs_prob")) if b in present]
         diffs = da_paired_rows(per, pairs, by=["judge", "method"], seed=seed,
-                               statistics=("auroc",)).assign(kind="paired difference")
+                               statistics=D2_MEASURES).assign(kind="paired difference")
         return pd.concat([est, diffs], ignore_index=True)
     if artefact == "lk_x01":
         from nfeval_repro.linkage import lk_x01
@@ -811,6 +822,7 @@ _MEASURES = (
     ("paired Spearman", "mean per-question Spearman, A minus B (paired, same questions)"),
     ("paired accuracy", "Acc, LINKAGE minus the baseline (paired, same questions)"),
     ("auroc", "AUROC of the D.A. judge against the labels"),
+    ("D.A. measures", "accuracy, F1 or MCC against the labels, D.A. minus B (same answers)"),
     ("ranking tau", "Kendall's tau between two rankings of the systems"),
     ("within-question", "mean within-question Spearman of two scorers"),
     ("spearman vs line", "mean per-question Spearman, against the paper's best row"),
@@ -823,6 +835,8 @@ def _measure(row) -> str:
         return "paired accuracy"
     if stat == "auroc":
         return "auroc"
+    if stat in D2_MEASURES:
+        return "D.A. measures"
     if stat == "system-ranking kendall":
         return "ranking tau"
     if stat == "within-question spearman":
