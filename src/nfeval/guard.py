@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GUARD_MODES", "GUARD_NOTE", "STRIPPED", "apply_guard", "flags", "flags_text",
-           "guard_mode", "guard_text", "strip_addressed"]
+__all__ = ["GUARD_MODES", "GUARD_NOTE", "SENTENCE", "STRIPPED", "apply_guard", "flags",
+           "flags_text", "guard_mode", "guard_text", "strip_addressed"]
 
 #: How a judge sees an answer (module doc); the first is the papers' protocol.
 GUARD_MODES = ("off", "quote", "strip")
@@ -85,7 +85,9 @@ def guard_text(text: str) -> str:
 
 #: What a flagged sentence becomes under :func:`strip_addressed`.
 STRIPPED = "[removed: a sentence written for the judge]"  # flags() finds nothing in it
-_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
+#: A sentence: up to and with its ``.``, ``!`` or ``?`` run, a line break, or the end
+#: (what :func:`strip_addressed` and :mod:`nfeval.screen` read as one).
+SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
 
 
 def strip_addressed(text: str) -> str:
@@ -95,7 +97,7 @@ def strip_addressed(text: str) -> str:
     if not flags(text):
         return text
     out = []
-    for m in _SENTENCE.finditer(str(text)):
+    for m in SENTENCE.finditer(str(text)):
         part = m.group(0)
         if part.strip() and flags(part):
             lead = part[:len(part) - len(part.lstrip())]

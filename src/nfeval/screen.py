@@ -22,23 +22,21 @@ catches and costs). Sentences end at ``.``, ``!``, ``?`` or a line break, as in
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
-from nfeval.guard import STRIPPED, flags
+from nfeval.guard import SENTENCE, STRIPPED, flags
 
 __all__ = ["EVALUATOR_EXAMPLES", "SIGNALS", "THRESHOLDS", "Sentence", "Thresholds",
-           "embed_sentences", "evaluator_similarity", "relevance", "screen", "sentences",
-           "strip_flagged"]
+           "embed_sentences", "evaluator_similarity", "reasons", "relevance", "screen",
+           "sentences", "strip_flagged"]
 
 #: The project's examples of text written for an evaluator (a prompt file of nfeval's own).
 EVALUATOR_EXAMPLES = "screen_evaluator_examples"
 SIGNALS = ("pattern", "relevance", "evaluator")
-_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
 #: Decimal places a cosine is rounded to before it meets a threshold: kernels of other
 #: CPUs move the last float32 digits, never the fourth decimal of a cosine.
 DIGITS = 4
@@ -77,7 +75,7 @@ class Sentence:
 
 def sentences(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, text)`` of every non-blank sentence of ``text``."""
-    return [(m.start(), m.end(), m.group(0)) for m in _SENTENCE.finditer(str(text))
+    return [(m.start(), m.end(), m.group(0)) for m in SENTENCE.finditer(str(text))
             if m.group(0).strip()]
 
 

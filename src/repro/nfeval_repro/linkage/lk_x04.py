@@ -54,7 +54,7 @@ __all__ = ["run"]
 ID = "lk_x04"
 DATASETS = ("antique", "trec-dl-nf")
 CORPUS = ROOT / "data" / "manipulations" / "corpus.jsonl"
-DEFENCES = ("pattern", "relevance", "evaluator", "screen")
+DEFENCES = (*S.SIGNALS, "screen")
 #: the threshold grids the calibration searches
 RELEVANCE_GRID = tuple(round(x, 2) for x in np.arange(-0.10, 0.31, 0.01))
 EVALUATOR_GRID = tuple(round(x, 2) for x in np.arange(0.30, 0.91, 0.01))
@@ -145,14 +145,12 @@ def signals(texts: list[str], contexts: list[list[str]]) -> list[list[dict]]:
 
 
 def flagged(sents: list[dict], defence: str, th: S.Thresholds) -> list[tuple[int, int]]:
-    """Spans of the sentences ``defence`` flags."""
-    def hit(x):
-        return {"pattern": x["pattern"], "relevance": x["relevance"] < th.relevance,
-                "evaluator": x["evaluator"] >= th.evaluator}
+    """Spans of the sentences ``defence`` flags: one signal of :data:`nfeval.screen.SIGNALS`,
+    or ``screen`` (any of them), by :func:`nfeval.screen.reasons`."""
     out = []
     for x in sents:
-        h = hit(x)
-        if (any(h.values()) if defence == "screen" else h[defence]):
+        why = S.reasons(("pattern",) if x["pattern"] else (), x["relevance"], x["evaluator"], th)
+        if (why if defence == "screen" else defence in why):
             out.append((x["start"], x["end"]))
     return out
 
