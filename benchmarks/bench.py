@@ -118,7 +118,7 @@ OPTIONAL_COLUMNS = ["seconds", "naive_seconds", "tokens_encoded", "naive_tokens_
                     "cpu"]
 KERNEL = "hf-shared-kv"
 #: every kernel, as ``make bench`` runs them (``python benchmarks/bench.py --kernels all``)
-BENCH_ALL = "hf-shared-kv,pd,linkage_prob,server_rps,peer_lm_eval,judge_path"
+BENCH_ALL = "hf-shared-kv,pd,linkage_prob,server_rps,peer_lm_eval,judge_path,guard_screen"
 
 _WORDS = (
     "the of and to in is that it for was on are as with his they at be this from "
@@ -729,6 +729,45 @@ def _bench_peer(model, args, csv_path) -> None:
         print(f"wrote {csv_path}", flush=True)
 
 
+def _bench_guard_screen(args, csv_path) -> None:
+    """What ``--guard screen`` adds per answer: :func:`nfeval.screen.guarded_text` under
+    ``screen`` (every sentence embedded, the question and references too) against ``strip``
+    (the patterns alone) on the first ``--guard-answers`` candidate answers of ANTIQUE's
+    first questions (reference pattern 33221100, seed ``--seed``), answers per second of
+    each and their ratio, in one run; the LINKAGE judge's own items per second on the same
+    machine are linkage_prob's rows."""
+    from nfeval.data import load_linkage
+    from nfeval.linkage.references import sample_references
+    from nfeval.screen import guarded_text
+    from nfeval.machine import cpu_model
+
+    work = []
+    for q in load_linkage("antique"):
+        split = sample_references(q, "33221100", seed=args.seed, allow_short=True)
+        refs = [r.text for r in split.references]
+        work += [(c.text, q.question, refs) for c in split.candidates]
+        if len(work) >= args.guard_answers:
+            break
+    work = work[:args.guard_answers]
+    guarded_text(work[0][0], "screen", question=work[0][1], references=work[0][2])  # warm-up
+    timed = {}
+    for mode in ("strip", "screen"):
+        t = time.perf_counter()
+        changed = sum(guarded_text(a, mode, question=q, references=r) != a
+                      for a, q, r in work)
+        timed[mode] = (time.perf_counter() - t, changed)
+    (strip_s, _), (screen_s, changed) = timed["strip"], timed["screen"]
+    print(f"guard_screen: {len(work)} ANTIQUE answers; screen {screen_s:.2f} s "
+          f"({1000 * screen_s / len(work):.1f} ms an answer, {changed} changed), strip "
+          f"{strip_s:.3f} s; screen / strip {screen_s / max(strip_s, 1e-9):.0f}x", flush=True)
+    if csv_path:
+        write_row(csv_path, {"kernel": "guard_screen", "model": "all-minilm-l6-v2",
+                             "workload": f"antique-{len(work)}answers-seed{args.seed}",
+                             "seconds": round(screen_s, 3), "naive_seconds": round(strip_s, 4),
+                             "items_per_s": round(len(work) / screen_s, 2),
+                             "cpu": cpu_model()})
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python benchmarks/bench.py", description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m-instruct")
@@ -806,6 +845,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="judge_table: read the paths' items from the committed store too "
                          "(those make evidence's bfloat16 stages stored; no weights, seconds) "
                          "instead of computing them; a missing item is an error")
+    ap.add_argument("--guard-answers", type=int, default=200,
+                    help="guard_screen: ANTIQUE candidate answers screened (--quick: 10)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads; default: the cores not already busy (1-minute "
                          "load average), at least 1")
@@ -909,6 +950,10 @@ def main(argv: list[str] | None = None) -> int:
         from judge_tables import bench_judge_tables
 
         bench_judge_tables(args, csv_path, write_row)
+    if "guard_screen" in args.kernels:
+        if args.quick:
+            args.guard_answers = min(args.guard_answers, 10)
+        _bench_guard_screen(args, csv_path)
     if "linkage_prob" in args.kernels:
         from nfeval import NfevalError
 

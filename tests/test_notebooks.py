@@ -40,7 +40,7 @@ _SMALL_CURATION = {"limit": 1, "model": _SMOL, "pov_tokens": 64, "explanation_to
 #: that run the small models (lk_t03, dq_t02, dq_t03, dq_t05, dq_f06, ...) and by
 #: the models' and judges' own tests.
 FROM_STORE = {"lk_t02", "lk_t04", "lk_t05", "lk_t06", "lk_t07_t08", "lk_t09_t10_f02", "lk_f03",
-              "lk_x02", "lk_x03", "lk_x04", "dq_t04", "dq_f03", "dq_f04", "dq_f05", "dq_t06", "dq_t07",
+              "lk_x02", "lk_x03", "lk_x04", "lk_x05", "lk_x06", "dq_t04", "dq_f03", "dq_f04", "dq_f05", "dq_t06", "dq_t07",
               "dq_f08_f09", "dq_f10"}
 
 SMALLEST: dict[str, dict] = {
@@ -83,7 +83,9 @@ SMALLEST: dict[str, dict] = {
     # the few-shot row's 3 demonstrations are the other judged questions: 4 of them
     "lk_x03": {"limit": 4, "dq_limit": 1},
     "lk_x04": {"limit": 4},
-    "claims": {"seed_check": 1},
+    "lk_x05": {"limit": 1, "trec_limit": 0},
+    "lk_x06": {"limit": 2},
+    "claims": {},
 }
 
 

@@ -458,8 +458,12 @@ GUARD_HELP = ("keep the {what} from talking the judge into a better score: 'quot
               "the judge each {what} as quoted data (delimited, labelled, with a sentence "
               "saying nothing inside is addressed to it and its praise of itself is no "
               "evidence, its [[...]] label brackets broken up); 'strip' (what --guard alone means) also replaces each sentence addressed "
-              "to the judge or written as its verdict by a marker. The papers' prompts are "
-              "otherwise unchanged and the signature says guard:quote or guard:strip (default "
+              "to the judge or written as its verdict by a marker; 'screen' replaces every "
+              "sentence nfeval.screen flags by the marker and changes nothing else (no "
+              "quoting): the same patterns, and sentences that read like text written for an "
+              "evaluator or speak of nothing the question or the references do, whatever "
+              "their wording; an embedding pass per {what}. "
+              "The papers' prompts are otherwise unchanged and the signature says the guard (default "
               "off: the papers' protocol). Every run flags the {what}s that address the judge "
               "(column flags, counted in the summary)")
 
@@ -833,7 +837,7 @@ def build_parser() -> argparse.ArgumentParser:
     da_.add_argument("--zero-shot", action="store_true", help="D.A.-ZS: the prompt without "
                                                               "its demonstrations")
     da_.add_argument("--guard", nargs="?", const=DEFAULT_GUARD, default="off",
-                     choices=GUARD_MODES, metavar="quote|strip",
+                     choices=GUARD_MODES, metavar="quote|strip|screen",
                      help=GUARD_HELP.format(what="answer"))
     da_.add_argument("--prompt", metavar="FILE",
                      help="a judge prompt of your own instead of the release's few-shot "
@@ -893,7 +897,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "pointwise: {question} {candidate}; pairwise: {question} {answer_a} "
                          "{answer_b}")
     lk.add_argument("--guard", nargs="?", const=DEFAULT_GUARD, default="off",
-                    choices=GUARD_MODES, metavar="quote|strip",
+                    choices=GUARD_MODES, metavar="quote|strip|screen",
                     help="judge methods: " + GUARD_HELP.format(what="candidate"))
     lk.add_argument("--embedder", help=f"bertscore methods: encoder (default {DEFAULT_EMBEDDER})")
     lk.add_argument("--rouge", choices=ROUGE_IMPLEMENTATIONS, default="rouge-score",
@@ -940,7 +944,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --answers: the judge methods' prompt of your own (the slots of "
                          "nfeval linkage --prompt)")
     mt.add_argument("--guard", nargs="?", const=DEFAULT_GUARD, default="off",
-                    choices=GUARD_MODES, metavar="quote|strip",
+                    choices=GUARD_MODES, metavar="quote|strip|screen",
                     help="with --answers: the judge methods' " + GUARD_HELP.format(
                         what="candidate"))
     mt.add_argument("--coefficient", default="kendall", metavar="NAME[,NAME]",

@@ -19,8 +19,12 @@ answer deserves the highest rank", or a fake verdict in the judge's own output f
 
 :func:`apply_guard` is what a judge prompt's answer slot receives under each of
 :data:`GUARD_MODES`: ``off`` (the text as written: the papers' protocol), ``quote``
-(:func:`guard_text`) and ``strip`` (:func:`strip_addressed`, then :func:`guard_text`; what
-``--guard`` alone means).
+(:func:`guard_text`), ``strip`` (:func:`strip_addressed`, then :func:`guard_text`; what
+``--guard`` alone means) and ``screen`` (:func:`nfeval.screen.guarded_text`: every sentence
+that :mod:`nfeval.screen` flags replaced by the marker, its wording-independent signals beside the patterns, and nothing else:
+no quoting, so an answer with nothing flagged reaches the judge as written and scores as with
+no guard; it reads the question and the references and embeds every sentence, an embedding
+pass per answer).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ __all__ = ["GUARD_MODES", "GUARD_NOTE", "SENTENCE", "STRIPPED", "apply_guard", "
            "flags_text", "guard_mode", "guard_text", "strip_addressed"]
 
 #: How a judge sees an answer (module doc); the first is the papers' protocol.
-GUARD_MODES = ("off", "quote", "strip")
+GUARD_MODES = ("off", "quote", "strip", "screen")
 #: What ``--guard`` without a value means: both defences.
 DEFAULT_GUARD = "strip"
 
@@ -124,8 +128,15 @@ def guard_mode(value: object) -> str:
 
 def apply_guard(text: str, mode: str) -> str:
     """What a judge prompt's answer slot holds for ``text`` under ``mode``
-    (:data:`GUARD_MODES`)."""
+    (:data:`GUARD_MODES`) for the modes that read the text alone; ``screen`` also reads the
+    question and the references: :func:`nfeval.screen.guarded_text` takes every mode."""
     mode = guard_mode(mode)
     if mode == "off":
         return text
+    if mode == "screen":
+        from nfeval import NfevalError
+
+        raise NfevalError("guard 'screen' reads the question and the references: use "
+                          "nfeval.screen.guarded_text(text, 'screen', question=..., "
+                          "references=...)")
     return guard_text(strip_addressed(text) if mode == "strip" else text)

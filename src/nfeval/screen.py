@@ -28,11 +28,11 @@ from typing import Sequence
 
 import numpy as np
 
-from nfeval.guard import SENTENCE, STRIPPED, flags
+from nfeval.guard import SENTENCE, STRIPPED, apply_guard, flags, guard_mode
 
 __all__ = ["EVALUATOR_EXAMPLES", "SIGNALS", "THRESHOLDS", "Sentence", "Thresholds",
-           "embed_sentences", "evaluator_similarity", "reasons", "relevance", "screen",
-           "sentences", "strip_flagged"]
+           "embed_sentences", "evaluator_similarity", "guarded_text", "reasons", "relevance",
+           "screen", "sentences", "strip_flagged"]
 
 #: The project's examples of text written for an evaluator (a prompt file of nfeval's own).
 EVALUATOR_EXAMPLES = "screen_evaluator_examples"
@@ -176,3 +176,15 @@ def strip_flagged(text: str, checked: Sequence[Sentence]) -> str:
         out.append(text[pos:s.start] + lead + STRIPPED + ("\n" if part.endswith("\n") else ""))
         pos = s.end
     return "".join(out) + text[pos:]
+
+
+def guarded_text(text: str, mode: str, *, question: str = "",
+                 references: Sequence[str] = ()) -> str:
+    """What a judge prompt's answer slot holds for ``text`` under guard ``mode``
+    (:data:`nfeval.guard.GUARD_MODES`): ``screen`` replaces every sentence :func:`screen`
+    flags (against ``question`` and ``references``) by the marker and changes nothing else
+    (an answer with nothing flagged comes back as it was); the other modes are
+    :func:`nfeval.guard.apply_guard`'s."""
+    if guard_mode(mode) != "screen":
+        return apply_guard(text, mode)
+    return strip_flagged(text, screen(text, question, references))

@@ -249,7 +249,7 @@ def score_da(inputs: ScoringInput, judge, settings: DASettings = DASettings(), *
     """Per-answer D.A. (columns ``id, da, label, mode, raw, cut_tokens, flags``); da is NaN
     when unparsed; cut_tokens counts the answer's tokens cut to fit the judge's window.
     ``settings.prompt``: a prompt of one's own (default: the release's few-shot template);
-    ``settings.guard``: how the judge sees each answer (:func:`nfeval.guard.apply_guard`)."""
+    ``settings.guard``: how the judge sees each answer (:func:`nfeval.screen.guarded_text`)."""
     from nfeval.data import load_prompt
     from nfeval.hashing import sha256_text
     from nfeval.debateqa.da import PROB_CHUNK, da_prob_fitted, da_score
@@ -264,19 +264,21 @@ def score_da(inputs: ScoringInput, judge, settings: DASettings = DASettings(), *
                             "questions": inputs.split_sha256,
                             **({"guard": guard} if guard != "off" else {})},
                      model=judge) if use_cache else None
-    from nfeval.guard import apply_guard
+    from nfeval.screen import guarded_text
 
-    def shown(text: str) -> str:
-        return apply_guard(text, guard)
+    def shown(text: str, question: str) -> str:
+        return guarded_text(text, guard, question=question)
 
     def one(qid: int, text: str) -> dict:
-        r = da_score(judge, inputs.items[qid].question, shown(text), mode=mode,
+        question = inputs.items[qid].question
+        r = da_score(judge, question, shown(text, question), mode=mode,
                      zero_shot=zero_shot, id=qid, template=template)
         return {"da": r.score, "label": r.label, "mode": r.mode, "raw": r.raw,
                 "cut_tokens": r.cut_tokens}
 
     def many(part: list[tuple[int, str]]) -> list[dict]:  # prob mode: shared few-shot prefix
-        p1s, cuts = da_prob_fitted(judge, [(inputs.items[q].question, shown(t))
+        p1s, cuts = da_prob_fitted(judge, [(inputs.items[q].question,
+                                            shown(t, inputs.items[q].question))
                                            for q, t in part],
                                    zero_shot=zero_shot, template=template)
         return [{"da": p, "label": int(p >= 0.5), "mode": mode, "raw": None, "cut_tokens": c}

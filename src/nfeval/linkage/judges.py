@@ -284,9 +284,11 @@ def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
         tpl["fewshot"] = load_fewshot_template()
     texts = [_text(c) for c in candidates]
     if cfg.guard != "off":
-        from nfeval.guard import apply_guard
+        from nfeval.screen import guarded_text
 
-        texts = [apply_guard(t, cfg.guard) for t in texts]
+        ref_texts = [_text(r) for r in references]
+        texts = [guarded_text(t, cfg.guard, question=qtext, references=ref_texts)
+                 for t in texts]
     m = cfg.method
     out: list[JudgePrompt] = []
     if m == "pairwise":

@@ -31,7 +31,7 @@ class JudgeConfig:
     temperature: float = SAMPLING["temperature"]
     top_p: float = SAMPLING["top_p"]
     max_tokens: int = SAMPLING["max_tokens"]
-    # how the candidate enters the prompt (nfeval.guard.GUARD_MODES: off, quote, strip; True
+    # how the candidate enters the prompt (nfeval.guard.GUARD_MODES: off, quote, strip, screen; True
     # is quote); the papers' prompts are unchanged, only the candidate's slot is
     guard: str = "off"
 

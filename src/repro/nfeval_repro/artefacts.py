@@ -196,6 +196,17 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "lk_x04_screen_heldout.ipynb", figure=True,
              status="6 held-out families: what each signal flags, on every real answer of "
                     "the evaluation questions"),
+    Artefact("lk_x05", "linkage", "beyond the paper: does a LINKAGE verdict depend on the "
+             "judge's size? (L1/L2 rows with a smaller judge on lk_t02's every-candidate draw)",
+             "lk_x05_judge_size.ipynb", figure=True,
+             status="20 ANTIQUE questions, every candidate: the 0.5B judge "
+                    "beside the 1.5B one",
+             after=('lk_t02',)),
+    Artefact("lk_x06", "linkage", "beyond both papers: what --guard screen costs in agreement "
+             "with human grades (lk_t02's every-candidate draw, changed answers rejudged)",
+             "lk_x06_guard_cost.ipynb", figure=True,
+             status="every claim row on 240 / 53 questions: guard minus off",
+             after=('lk_t02',)),
     Artefact("claims", "both", "The central claims, decided from the tables",
              "claims.ipynb", figure=True,
              status="generated from the tables above",

@@ -36,14 +36,16 @@ The claims (:data:`CLAIMS`):
   single method and BERTScore.
 
 A row on fewer than 10 questions reads *too few questions* (no interval on so few can be
-trusted) and is counted apart. A row whose bound nearest its line lies within three Monte
-Carlo spreads of it (:func:`reseed_spread`) reads *borderline*: another resampling seed could
-turn its verdict (the chance of that beyond three spreads is about 0.1%). A row of a table
-whose judge ran in another dtype than float32 (the every-candidate tables of lk_t02, lk_t03 and
-lk_t04: bfloat16) reads
-*borderline* too where its bound nearest the line lies closer to it than that dtype moved the
-same comparison on the 8-candidate draw, where float32 items exist (the table's
-``dtype_check`` frame): computed in float32, its verdict could be another.
+trusted) and is counted apart. Each other label says what could turn it (:func:`row_verdict`):
+a bound equal to its line is a *tie* (a statistic that moves in steps; the row cannot tell);
+a row reads *borderline* by resampling where :func:`flip_probability` (each bound's Monte
+Carlo spread, :func:`reseed_spread`) gives another seed at least :data:`FLIP_LABEL` chance to
+turn it, the chance shown; and a row of a table whose judge ran in another dtype than float32
+(the every-candidate tables of lk_t02, lk_t03 and lk_t04: bfloat16) reads *borderline* where
+moving its interval back by what that dtype moved the same comparison on the 8-candidate draw
+(the table's ``dtype_check`` frame, where float32 items exist) gives another verdict. The
+labels are checked against the seeds themselves by :func:`brute_force` and
+:func:`disagreements` (``python -m nfeval_repro.claim_seeds``).
 
 The paper's margin of a LINKAGE comparison is the paper's Mistral-7B row
 minus its other row (``paper_margin``; ChatGPT's beside it where printed):
@@ -76,10 +78,12 @@ import pandas as pd
 from nfeval import NfevalError
 from nfeval.paths import RESULTS
 
-__all__ = ["CHANGE_COLUMNS", "CLAIMS", "COLUMNS", "SEED_CHECK", "SOURCES", "VERDICTS",
+__all__ = ["BRUTE_COLUMNS", "CHANGE_COLUMNS", "FLIP_LABEL", "SEED_CHECK_FILE", "brute_force",
+           "by_resampling", "disagreements", "flip_probability", "kind", "plain_verdict",
+           "read_seed_check", "row_verdict", "tie", "CLAIMS", "COLUMNS", "SEED_CHECK", "SOURCES", "VERDICTS",
            "changes", "changes_markdown", "claims_table",
            "forest_plot", "markdown", "paper_baselines", "recomputed_source", "seed_verdicts",
-           "settled", "signatures", "source_dir", "summary", "verdict", "verdict_overview"]
+           "signatures", "source_dir", "summary", "verdict", "verdict_overview"]
 
 VERDICTS = ("holds", "contradicted", "cannot tell at n", "too few questions", "not computed")
 #: Fewer questions than this and a row's interval cannot be trusted (its verdict: too few).
@@ -105,7 +109,9 @@ _NAMES = {"linkage-0shot": "LINKAGE 0-shot", "linkage-fewshot": "LINKAGE 3-shot"
           "pairwise": "pairwise", "pairwise-release": "pairwise (candidate first)",
           "comprehensiveness": "Comprehensiveness Answer Rate (DELPHI)", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",
           "bleu": "BLEU", "acknowledge": "Acknowledge (DELPHI's rule)",
-          "bertscore": "BERTScore", "linkage": "LINKAGE", "pd": "P.D.",
+          "bertscore": "BERTScore (MiniLM F1)", "linkage": "LINKAGE", "pd": "P.D.",
+          "bertscore-cls": "BERTScore ([CLS] cosine, as the release)",
+          "rougeL-release": "ROUGE-L (the release's rouge package)",
           "direct_score": "Direct-Score", "g_eval": "G-Eval", "num_povs": "Num-of-POVs"}
 DATASETS = ("antique", "trec-dl-nf")
 #: The committed tables the claims are read from.
@@ -166,31 +172,116 @@ def reseed_spread(ci_low: float, ci_high: float) -> float:
     return float(math.sqrt(p * (1 - p) / N_RESAMPLES) / norm.pdf(norm.ppf(p)) * se)
 
 
-#: A bound closer to its line than this many Monte Carlo spreads makes a row borderline.
-RESEED_SPREADS = 3.0
+#: A row reads *borderline* by resampling where another seed turns its verdict with at least
+#: this probability (:func:`flip_probability`).
+FLIP_LABEL = 0.05
+#: A bound within this of its line is the line itself: a tie of a statistic that moves in
+#: discrete steps (Kendall's tau over 5 systems in steps of 0.2, an accuracy over 100
+#: questions in steps of 0.01), computed exactly up to the floating sum's last digits.
+TIE = 1e-9
+
+
+def flip_probability(ci_low: float, ci_high: float, line: float = 0.0) -> float:
+    """The chance that another resampling seed turns the verdict of the interval
+    ``(ci_low, ci_high)`` against ``line``: each bound moves between seeds about normally with
+    its Monte Carlo spread (:func:`reseed_spread`), so a row that holds turns where its lower
+    bound crosses the line, Phi(-(ci_low - line) / spread), one contradicted where its upper
+    bound does, and one that cannot tell where either bound leaves the line behind (the sum of
+    the two). NaN for an interval with no width or a bound not finite."""
+    from scipy.stats import norm
+
+    if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
+        return math.nan
+    spread = reseed_spread(ci_low, ci_high)
+    if spread <= 0:
+        return math.nan
+    if ci_low > line:
+        return float(norm.cdf(-(ci_low - line) / spread))
+    if ci_high < line:
+        return float(norm.cdf(-(line - ci_high) / spread))
+    return float(norm.cdf(-(line - ci_low) / spread) + norm.cdf(-(ci_high - line) / spread))
+
+
+def tie(ci_low: float, ci_high: float, line: float = 0.0) -> str:
+    """``"lower"`` or ``"upper"`` where that bound equals the line (within :data:`TIE`), else
+    ``""``."""
+    if np.isfinite(ci_low) and abs(ci_low - line) <= TIE:
+        return "lower"
+    if np.isfinite(ci_high) and abs(ci_high - line) <= TIE:
+        return "upper"
+    return ""
 
 
 def row_verdict(ci_low: float, ci_high: float, line: float, n: int,
-                dtype_shift: float = math.nan, dtype: str = "") -> str:
-    """A row's verdict (:func:`verdict`), *too few questions* under :data:`MIN_QUESTIONS`,
-    and *borderline* where the bound nearest the line lies within :data:`RESEED_SPREADS`
-    Monte Carlo spreads of it (another seed could turn the verdict), or within
-    ``|dtype_shift|`` of it: what computing the judge in ``dtype`` instead of float32 moved the
-    same comparison where both exist (float32 could turn the verdict)."""
+                dtype_shift: float = math.nan, dtype: str = "", *,
+                flips: int | None = None, seeds: int = 0) -> str:
+    """A row's label: its verdict (:func:`verdict`), *too few questions* under
+    :data:`MIN_QUESTIONS`, and otherwise what could turn it, each named for what it measured:
+
+    * ``borderline: V here; other resampling seeds turn it in k of K`` where ``flips`` of
+      ``seeds`` other resampling seeds (the brute force, :func:`brute_force`) give another
+      verdict, at least :data:`FLIP_LABEL` of them; with no seeds counted, ``...; another
+      resampling seed turns it with probability p (estimated ...)`` where
+      :func:`flip_probability` is at least :data:`FLIP_LABEL`;
+    * a bound equal to the line (:func:`tie`) is a tie: ``cannot tell at n: a tie, ...``
+      (the statistic moves in discrete steps and its bound lands on the line);
+    * ``borderline: V here; float32 could give W`` where the comparison was computed in
+      ``dtype`` (not float32) and moving the interval back by ``dtype_shift`` (what ``dtype``
+      moved the same comparison against float32 where both exist: float32 ~ ours - shift)
+      gives another verdict: only a shift whose direction crosses the line turns a row."""
     v = verdict(ci_low, ci_high, line)
     if 0 < n < MIN_QUESTIONS:
         return "too few questions"
     if not (np.isfinite(ci_low) and np.isfinite(ci_high)):
         return v
     near = min(abs(ci_low - line), abs(ci_high - line))
-    spread = reseed_spread(ci_low, ci_high)
-    if spread > 0 and near < RESEED_SPREADS * spread:
-        return (f"borderline: {v} here, a bound {near:.4f} from the line (Monte Carlo spread "
-                f"{spread:.4f})")
-    if np.isfinite(dtype_shift) and near < abs(dtype_shift):
-        return (f"borderline: {v} here, a bound {near:.4f} from the line ({dtype} moved this "
-                f"comparison by {dtype_shift:+.4f} against float32 on the 8-candidate draw)")
+    side = tie(ci_low, ci_high, line)
+    if seeds and flips is not None:
+        if flips / seeds >= FLIP_LABEL:
+            return (f"borderline: {v} here; other resampling seeds turn it in {flips} of "
+                    f"{seeds} (a bound {near:.4f} from the line)")
+    else:
+        p = math.nan if side else flip_probability(ci_low, ci_high, line)
+        if np.isfinite(p) and p >= FLIP_LABEL:
+            return (f"borderline: {v} here; another resampling seed turns it with probability "
+                    f"{p:.2f} (estimated from the interval's width: a bound {near:.4f} from "
+                    f"the line, Monte Carlo spread {reseed_spread(ci_low, ci_high):.4f})")
+    if side:
+        return (f"cannot tell at n: a tie, the {side} bound equals the line {line:g} (the "
+                f"statistic moves in steps)")
+    if np.isfinite(dtype_shift):
+        other = verdict(ci_low - dtype_shift, ci_high - dtype_shift, line)
+        if other != v:
+            return (f"borderline: {v} here; float32 could give {other} ({dtype} moved this "
+                    f"comparison by {dtype_shift:+.4f} against float32 on the 8-candidate draw)")
     return v
+
+
+def by_resampling(label: str) -> bool:
+    """Whether a label reads *borderline* because other resampling seeds turn it."""
+    label = str(label)
+    return label.startswith("borderline: ") and (
+        "resampling seeds turn it" in label or "resampling seed turns it" in label)
+
+
+def kind(label: str) -> str:
+    """The verdict a label names: ``borderline``, ``not computed`` or one of :data:`VERDICTS`
+    (a tie's label reads ``cannot tell at n``)."""
+    label = str(label)
+    if label.startswith("borderline"):
+        return "borderline"
+    for v in VERDICTS:
+        if label.startswith(v):
+            return v
+    return label
+
+
+def plain_verdict(label: str) -> str:
+    """The verdict a label stands on: a borderline label's ``V here``, else :func:`kind`."""
+    label = str(label)
+    if label.startswith("borderline: "):
+        return label.split(": ", 1)[1].split(" here", 1)[0]
+    return kind(label)
 
 
 @dataclass
@@ -218,8 +309,7 @@ class _Row:
     dtype: str = ""
 
     def as_dict(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items()
-             if k not in ("computed", "dtype_shift", "dtype")}
+        d = {k: v for k, v in self.__dict__.items() if k != "computed"}
         d["verdict"] = (row_verdict(self.ci_low, self.ci_high, self.line, self.n,
                                     self.dtype_shift, self.dtype)
                         if self.computed else "not computed")
@@ -308,7 +398,9 @@ def paper_baselines(artefact: str, *, lexical: bool | None = None) -> dict[str, 
 def _chance_note(table: pd.DataFrame, dataset: str, method: str, statistic: str,
                  stat_col: str = "coefficient", line: float = 0.0) -> str:
     """"against a baseline at chance (...)" when the baseline's own estimate row has an interval
-    that holds ``line`` (0 for a correlation, 0.5 for an accuracy of a pair), else ""."""
+    that holds ``line``, what chance gives for its statistic (the caller's: 0 for a
+    correlation, 0.5 for a pairwise accuracy, WebGLM's Acc(best) of picking one of three
+    answers at random, about 1/3), else ""."""
     sel = table[(table["dataset"] == dataset) & (table["method"] == method)
                 & (table[stat_col] == statistic)]
     if sel.empty:
@@ -328,11 +420,13 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
                judge_col: str = "our_judge", statistic: str = "spearman",
                stat_col: str = "coefficient", paper_stat: str = "coefficient",
                prefix: str = "", dataset_name: str | None = None,
-               dtype_check: pd.DataFrame | None = None) -> list[_Row]:
+               dtype_check: pd.DataFrame | None = None,
+               chance_line: float | None = None) -> list[_Row]:
     """``a`` minus every baseline of ``others`` (per dataset), from the table's paired rows; a
     baseline the table has no paired row for is a "not computed" row, never left out.
     ``dtype_check``: the table's dtype check (lk_t02's frame), whose ``shift`` of the same
-    comparison each row carries."""
+    comparison each row carries. ``chance_line``: what a baseline's own estimate is read
+    against for the at-chance note (default: 0 for a correlation, 0.5 for an accuracy)."""
     from nfeval_repro.linkage.table2 import PAPER_ROW_OF
 
     shifts = ({} if dtype_check is None or dtype_check.empty else
@@ -362,7 +456,8 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
             judge = str(r.get(judge_col, "") or "")
             note = ""
             if estimates is not None and b not in _LEXICAL:
-                line = 0.5 if stat_col == "metric" else 0.0
+                line = (chance_line if chance_line is not None
+                        else 0.5 if stat_col == "metric" else 0.0)
                 note = _chance_note(estimates, dataset, b, statistic, stat_col, line)
             shift, dtype = shifts.get((dataset, f"{a} - {b}", statistic), (math.nan, ""))
             out.append(_Row(claim, name, comparison, statistic, judge, float(r["ours"]),
@@ -380,13 +475,41 @@ LINKAGE_VARIANTS = ("linkage-0shot", "linkage-fewshot")
 SECTION_5_1 = (("linkage-fewshot", "linkage-0shot"), ("pointwise-ref", "pointwise-noref"))
 
 
+#: The paper's row -> our row that computes it as the authors' release does (the pairwise
+#: judge with the candidate first; the release's "BERTScore", a [CLS] cosine; its ROUGE-L, the
+#: ``rouge`` package): where a table has that row's paired difference, it decides the claim,
+#: and the row of the other computation stays beside it as a variant (counted apart).
+RELEASE_ROW = {"pairwise": "pairwise-release", "bertscore": "bertscore-cls",
+               "rougeL": "rougeL-release"}
+#: Rows that are shown as variants beside the deciding row, never the coin's pairwise (that is
+#: lk_x02's position-bias diagnostic).
+_VARIANT_OF = {"bertscore": "bertscore-cls", "rougeL": "rougeL-release"}
+VARIANT_NOTE = "variant (not counted): "
+
+
 def _release_pairwise(others: dict[str, list[str]], table: pd.DataFrame, a: str
                       ) -> dict[str, list[str]]:
-    """The paper's pairwise baseline as the release runs it (candidate first) where the table
-    has its paired row, else the seeded coin of positions."""
+    """Each paper baseline as the release computes it (:data:`RELEASE_ROW`) where the table
+    has its paired row, else the row as the paper's text describes it."""
     has = set(table["method"])
-    return {ds: [("pairwise-release" if b == "pairwise" and f"{a} - pairwise-release" in has
+    return {ds: [(RELEASE_ROW[b] if b in RELEASE_ROW and f"{a} - {RELEASE_ROW[b]}" in has
                   else b) for b in bs] for ds, bs in others.items()}
+
+
+def _variants(others: dict[str, list[str]], table: pd.DataFrame, a: str
+              ) -> dict[str, list[str]]:
+    """The other computation of each baseline whose release row decides (:data:`_VARIANT_OF`),
+    where the table has both paired rows."""
+    has = set(table["method"])
+    return {ds: [b for b in bs if b in _VARIANT_OF and f"{a} - {_VARIANT_OF[b]}" in has
+                 and f"{a} - {b}" in has] for ds, bs in others.items()}
+
+
+def _as_variants(rows: list[_Row], decided_by: str) -> list[_Row]:
+    for r in rows:
+        r.note = (f"{VARIANT_NOTE}the paper's row is computed as {decided_by}"
+                  + (f"; {r.note}" if r.note else ""))
+    return rows
 
 
 def _linkage_table2(src: Sources) -> tuple[list[_Row], str]:
@@ -398,9 +521,13 @@ def _linkage_table2(src: Sources) -> tuple[list[_Row], str]:
     checked = src.frame("lk_t02", "dtype_check")
     rows = []
     for a in LINKAGE_VARIANTS:  # the paper prints both against the lexical metrics
+        lexical = paper_baselines("lk_t02", lexical=True)
         rows += _diff_rows(same, claim="L1", source="lk_t02", a=a,
-                           others=paper_baselines("lk_t02", lexical=True), paper=paper,
+                           others=_release_pairwise(lexical, same, a), paper=paper,
                            dtype_check=checked)
+        rows += _as_variants(_diff_rows(same, claim="L1", source="lk_t02", a=a,
+                                        others=_variants(lexical, same, a), paper=paper,
+                                        dtype_check=checked), "the release does")
     for a in LINKAGE_VARIANTS:
         rows += _diff_rows(same, claim="L2", source="lk_t02", a=a,
                            others=_release_pairwise(paper_baselines("lk_t02", lexical=False),
@@ -427,15 +554,39 @@ def _generated_references(src: Sources) -> list[_Row]:
                                prefix=f"{label}: ", dtype_check=checked)
     t = src.read("lk_t05")
     t = t[t["ties"].fillna("miss") == "miss"] if "ties" in t.columns else t
+    estimates = t[~t["method"].str.contains(" - ")]
+    chance = _webglm_chance(src)
     for metric, label in (("acc_best", "Acc(best)"), ("acc_best_worst", "Acc(best+worst)")):
-        part = _diff_rows(t, claim="L3", source="lk_t05", a="linkage",
-                          others=paper_baselines("lk_t05"), paper=_paper("lk_t05"),
-                          estimates=None, statistic=metric, stat_col="metric",
-                          paper_stat="metric", prefix=f"WebGLM {label}: ")
+        common = dict(claim="L3", source="lk_t05", a="linkage", paper=_paper("lk_t05"),
+                      estimates=estimates, statistic=metric, stat_col="metric",
+                      paper_stat="metric", prefix=f"WebGLM {label}: ",
+                      chance_line=chance[metric])
+        baselines = paper_baselines("lk_t05")
+        part = _diff_rows(t, others=_release_pairwise(baselines, t, "linkage"), **common)
+        part += _as_variants(_diff_rows(t, others=_variants(baselines, t, "linkage"),
+                                        **common), "the release does")
+        own = _chance_note(estimates, "webglm", "linkage", metric, "metric", chance[metric])
         for r in part:  # the paper's margin is Mistral's (Table 5 has no ChatGPT rows)
             r.paper_margin_chatgpt = math.nan
+            if own:  # LINKAGE's own accuracy against the chance of picking at random
+                said = own.replace("against a baseline at chance (", "LINKAGE itself at "
+                                   f"chance {chance[metric]:.3f} (")
+                r.note = f"{r.note}; {said}" if r.note else said
         rows += part
     return rows
+
+
+def _webglm_chance(src: Sources) -> dict[str, float]:
+    """Acc(best) and Acc(best+worst) of picking at random among each WebGLM question's answers
+    (ties broken at random; 1/3 and 1/6 for three answers graded 3, 2, 1), from lk_t05's
+    per-candidate file."""
+    from nfeval_repro.linkage.table5 import METRICS, chance_hits
+
+    frame = src.frame("lk_t05", "per_candidate")
+    if frame is None:
+        return {"acc_best": 1 / 3, "acc_best_worst": 1 / 6}
+    hits = chance_hits(frame.drop_duplicates(["qid", "doc_id"]))
+    return {m: float(hits[c].mean()) for m, c in METRICS.items()}
 
 
 def _alignment(src: Sources) -> list[_Row]:
@@ -628,7 +779,8 @@ def _beyond(src: Sources, judge: str) -> list[_Row]:
 
 # --------------------------------------------------------------------------- seed check
 
-#: The resampling seeds a verdict is checked under: the committed tables' own (0) and four more.
+#: The resampling seeds :func:`seed_verdicts` reads by default: the committed tables' own (0)
+#: and four more.
 SEED_CHECK = (0, 1, 2, 3, 4)
 
 
@@ -742,9 +894,10 @@ def _rows(src: Sources) -> pd.DataFrame:
 
 
 def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFrame:
-    """Each claims row's verdict under every resampling seed of ``seeds`` (columns ``seed_0``
-    ...): seed 0 reads the committed tables; the others recompute the source tables from their
-    per-unit files (:func:`recomputed_source`)."""
+    """Each claims row's verdict (:func:`plain_verdict`: what its interval says, no label)
+    under every resampling seed of ``seeds`` (columns ``seed_0`` ...): seed 0 reads the
+    committed tables; the others recompute the source tables from their per-unit files
+    (:func:`recomputed_source`), each seed on a core of its own."""
     results = Path(results)
     base = _rows(Sources(results))
     out = base[["claim", "dataset", "comparison"]].copy()
@@ -766,7 +919,10 @@ def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFra
         if other[["claim", "dataset", "comparison"]].values.tolist() != \
                 out[["claim", "dataset", "comparison"]].values.tolist():
             raise NfevalError(f"seed {s}: the recomputed sources give other claims rows")
-        out[f"seed_{s}"] = other["verdict"].to_numpy()
+        out[f"seed_{s}"] = [plain_verdict(v) if kind(v) != "too few questions" else
+                            verdict(lo, hi, line) for v, lo, hi, line in
+                            zip(other["verdict"], other["ci_low"], other["ci_high"],
+                                other["line"])]
     return out
 
 
@@ -779,37 +935,122 @@ def _seeds_rows(results: Path, seeds: Sequence[int]) -> list[pd.DataFrame]:
         return [_rows(Sources(results, s)) for s in seeds]
 
 
-def settled(verdicts: Sequence[str]) -> str:
-    """One label for a row's verdicts over the checked seeds: the verdict when every seed gives
-    it (a seed's own borderline label kept); else ``borderline: holds in 3 of 5 seeds`` (the
-    share of the seeds' majority verdict)."""
-    verdicts = list(verdicts)
-    if len(set(verdicts)) == 1:
-        return verdicts[0]
-    plain = [v.split(": ", 1)[1].split(" here,")[0] if v.startswith("borderline: ") else v
-             for v in verdicts]
-    if len(set(plain)) == 1 and any(v.startswith("borderline: ") for v in verdicts):
-        return verdicts[0] if verdicts[0].startswith("borderline: ") else next(
-            v for v in verdicts if v.startswith("borderline: "))
-    verdicts = plain
-    top = max(dict.fromkeys(verdicts), key=verdicts.count)
-    return f"borderline: {top} in {verdicts.count(top)} of {len(verdicts)} seeds"
+#: Where the brute force is written, under the results folder (:func:`brute_force`).
+SEED_CHECK_FILE = Path("claims") / "seed_check.csv"
+#: The brute force's columns: a row's identity and seed 0's interval (which the file belongs
+#: to), then two blocks of seeds: the *label* block (seeds 1..K), whose flips the labels
+#: read, and the *check* block (seeds K+1..2K), against which the labels are checked.
+BRUTE_COLUMNS = ["claim", "dataset", "comparison", "ci_low", "ci_high", "seeds_label",
+                 "flips_label", "flipped_label", "seeds_check", "flips_check", "flipped_check"]
+
+
+def brute_force(results: str | Path = RESULTS, seeds: int = 100) -> pd.DataFrame:
+    """Every claims row recomputed under resampling seeds 1 to ``2 * seeds`` (the sources from
+    their per-unit files, :func:`seed_verdicts`; no model runs): for each row, how many seeds
+    of each block give another verdict than seed 0's, and which. The labels read the first
+    block (:func:`claims_table`); :func:`disagreements` checks them against the second."""
+    if seeds < 1:
+        raise NfevalError(f"the brute force needs at least one seed per block, not {seeds}")
+    got = seed_verdicts(results, seeds=tuple(range(0, 2 * seeds + 1)))
+    base = _rows(Sources(Path(results)))
+    out = base[["claim", "dataset", "comparison", "ci_low", "ci_high"]].copy()
+    for block, first in (("label", 1), ("check", seeds + 1)):
+        ids = list(range(first, first + seeds))
+        flipped = [[s for s in ids if row[f"seed_{s}"] != row["seed_0"]]
+                   for _, row in got.iterrows()]
+        out[f"seeds_{block}"] = seeds
+        out[f"flips_{block}"] = [len(f) for f in flipped]
+        out[f"flipped_{block}"] = [" ".join(map(str, f)) for f in flipped]
+    return out[BRUTE_COLUMNS]
+
+
+def read_seed_check(results: str | Path = RESULTS) -> pd.DataFrame | None:
+    """The committed brute force under ``results`` (:data:`SEED_CHECK_FILE`), or None."""
+    path = Path(results) / SEED_CHECK_FILE
+    if not path.is_file():
+        return None
+    return pd.read_csv(path, keep_default_na=False, na_values=[""],
+                       dtype={"flipped_label": str, "flipped_check": str}
+                       ).fillna({"flipped_label": "", "flipped_check": ""})
+
+
+def _clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    from scipy.stats import beta
+
+    a = (1 - level) / 2
+    low = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
+    return low, high
+
+
+def disagreements(table: pd.DataFrame, check: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a claims table whose label the brute force's *check* block contradicts
+    (seeds the labels never read): a label *borderline* by resampling where the 95%
+    Clopper-Pearson interval of the check block's flip rate lies wholly below
+    :data:`FLIP_LABEL`, and any other label (a settled verdict, a tie) where it lies wholly
+    above. Empty where every label agrees."""
+    key = ["claim", "dataset", "comparison"]
+    merged = table[[*key, "verdict"]].merge(check, on=key, how="inner", validate="one_to_one")
+    bad = []
+    for r in merged.itertuples(index=False):
+        if kind(r.verdict) in ("not computed", "too few questions"):
+            continue
+        low, high = _clopper_pearson(int(r.flips_check), int(r.seeds_check))
+        said = by_resampling(r.verdict)
+        if (said and high < FLIP_LABEL) or (not said and low > FLIP_LABEL):
+            bad.append({"claim": r.claim, "dataset": r.dataset, "comparison": r.comparison,
+                        "label": r.verdict, "flips_check": r.flips_check,
+                        "seeds_check": r.seeds_check, "flip_rate_low": low,
+                        "flip_rate_high": high})
+    return pd.DataFrame(bad, columns=[*key, "label", "flips_check", "seeds_check",
+                                      "flip_rate_low", "flip_rate_high"])
+
+
+def _seed_labels(df: pd.DataFrame, check: pd.DataFrame | None) -> tuple[list[str], int]:
+    """Each row's label, reading the brute force's label block where it belongs to the row
+    (same identity, seed 0's interval within 1e-5), else estimated (:func:`row_verdict`
+    without seeds); and how many computed rows had to be estimated."""
+    key = ["claim", "dataset", "comparison"]
+    known = {} if check is None else {tuple(r[:3]): r for r in
+                                      check[[*key, "ci_low", "ci_high", "flips_label",
+                                             "seeds_label"]].itertuples(index=False)}
+    labels, estimated = [], 0
+    for r in df.itertuples(index=False):
+        if r.verdict == "not computed":
+            labels.append(r.verdict)
+            continue
+        c = known.get((r.claim, r.dataset, r.comparison))
+        fits = c is not None and all(
+            (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-5 * max(1.0, abs(b))
+            for a, b in ((c.ci_low, r.ci_low), (c.ci_high, r.ci_high)))
+        kw = {"flips": int(c.flips_label), "seeds": int(c.seeds_label)} if fits else {}
+        estimated += not fits and r.n >= MIN_QUESTIONS
+        labels.append(row_verdict(r.ci_low, r.ci_high, r.line, r.n, r.dtype_shift, r.dtype,
+                                  **kw))
+    return labels, estimated
 
 
 def claims_table(results: str | Path = RESULTS, *, seed: int = 0,
-                 seeds=SEED_CHECK) -> pd.DataFrame:
+                 seed_check: pd.DataFrame | None | str = "read") -> pd.DataFrame:
     """Every claim's rows from the tables under ``results`` (module doc): at resampling
     ``seed`` 0 the committed tables, at another seed each source recomputed under it
-    (:class:`Sources`); each verdict checked under the resampling ``seeds``
-    (:func:`seed_verdicts`; ``()`` skips the check)."""
-    results = Path(results)
-    if seeds:
-        checked = seed_verdicts(results, seeds)
-        cols = [c for c in checked.columns if c.startswith("seed_")]
-        labels = [settled(v) for v in checked[cols].itertuples(index=False)]
-    df = _rows(Sources(results, seed))
-    if seeds:
-        df["verdict"] = labels
+    (:class:`Sources`); each row labelled by :func:`row_verdict`, reading the brute force
+    ``seed_check`` (default: the one committed under ``results``, :func:`read_seed_check`;
+    None: estimate every label) where it belongs to the row, at seed 0 only. A row the brute
+    force does not fit is labelled from the estimate, and the label says so; a warning counts
+    them."""
+    df = _rows(Sources(Path(results), seed))
+    if isinstance(seed_check, str):
+        seed_check = read_seed_check(results) if seed == 0 else None
+    if seed_check is not None:
+        df["verdict"], estimated = _seed_labels(df, seed_check)
+        if estimated:
+            import warnings
+
+            warnings.warn(f"{estimated} claims row(s) are not in {SEED_CHECK_FILE} as it stands "
+                          f"(their tables changed since): their labels are estimated from the "
+                          f"interval's width; run `python -m nfeval_repro.claim_seeds` to count "
+                          f"the seeds", stacklevel=2)
     order = {c: i for i, c in enumerate(CLAIMS)}
     df = df.sort_values("claim", key=lambda c: c.map(order), kind="stable")
     return df.reset_index(drop=True)[COLUMNS]
@@ -846,8 +1087,7 @@ def _measure(row) -> str:
 
 
 def _colour(v: str) -> str:
-    return _COLOURS["borderline" if str(v).startswith("borderline") else v] \
-        if not str(v).startswith("not computed") else "#bbbbbb"
+    return _COLOURS.get(kind(v), "#bbbbbb")
 
 
 def _panels(table: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
@@ -903,8 +1143,7 @@ def forest_plot(table: pd.DataFrame, claim: str):
         y = list(range(len(part)))[::-1]
         for yi, (_, r) in zip(y, part.iterrows()):
             c = _colour(r["verdict"])
-            verdicts.add("borderline" if str(r["verdict"]).startswith("borderline")
-                         else str(r["verdict"]))
+            verdicts.add(kind(r["verdict"]))
             if np.isfinite(r["ours"]):
                 ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.6)
                 ax.plot(r["ours"], yi, "o", color=c, ms=4.5)
@@ -943,9 +1182,7 @@ def verdict_overview(table: pd.DataFrame):
 
     order = ["holds", "contradicted", "cannot tell at n", "borderline", "too few questions",
              "not computed"]
-    v = table["verdict"].astype(str).map(
-        lambda s: "borderline" if s.startswith("borderline") else
-        "not computed" if s.startswith("not computed") else s)
+    v = table["verdict"].astype(str).map(kind)
     counts = pd.crosstab(table["claim"], v).reindex(index=list(CLAIMS), columns=order,
                                                     fill_value=0).fillna(0)
     counts = counts.loc[counts.sum(axis=1) > 0]
@@ -998,7 +1235,7 @@ def markdown(table: pd.DataFrame) -> str:
         v = str(r.verdict)
         if isinstance(r.note, str) and r.note.startswith("against a baseline at chance"):
             v += " (against a baseline at chance)"
-        ours = ("" if v == "not computed" else
+        ours = ("" if kind(v) == "not computed" else
                 f"{_fmt(r.ours)} ({_fmt(r.ci_low)} to {_fmt(r.ci_high)})")
         lines.append(f"| {r.claim} | {data} | {r.comparison} | {_models(r)} | "
                      f"{_fmt(r.paper_margin)} | {ours} | {r.n} | {v} |")
@@ -1019,15 +1256,24 @@ def _variant(comparison: str) -> str:
 def _counts(sel: pd.DataFrame) -> str:
     """How many rows of ``sel`` hold (those against a baseline at chance apart), cannot be
     told, are contradicted, borderline, on too few questions, or not computed, with their n."""
-    v = sel["verdict"].astype(str)
+    variant = sel["note"].fillna("").astype(str).str.startswith(VARIANT_NOTE)
+    n_variants = int(variant.sum())
+    sel = sel[~variant]
+    label = sel["verdict"].astype(str)
+    v = label.map(kind)
+    ties = label.str.startswith("cannot tell at n: a tie")
+    by_seed = label.str.contains("another resampling seed turns it")
     chance = sel["note"].fillna("").astype(str).str.startswith("against a baseline at chance")
     counts = [(int(((v == "holds") & ~chance).sum()), "hold"),
               (int(((v == "holds") & chance).sum()), "hold against a baseline at chance "
                                                      "(not counted as holds)"),
               (int((v == "contradicted").sum()), "contradicted"),
-              (int((v == "cannot tell at n").sum()), "cannot tell"),
-              (int(v.str.startswith("borderline").sum()), "borderline (another resampling "
-                                                          "seed could turn it)"),
+              (int(((v == "cannot tell at n") & ~ties).sum()), "cannot tell"),
+              (int(ties.sum()), "cannot tell as a tie (a bound equals the line)"),
+              (int(by_seed.sum()), "borderline (another resampling seed turns it with "
+                                   f"probability at least {FLIP_LABEL:g})"),
+              (int(((v == "borderline") & ~by_seed).sum()), "borderline (computed in float32, "
+                                                            "the verdict could be another)"),
               (int((v == "too few questions").sum()), "too few questions (under "
                                                       f"{MIN_QUESTIONS}: not counted)"),
               (int((v == "not computed").sum()), "not computed")]
@@ -1035,27 +1281,66 @@ def _counts(sel: pd.DataFrame) -> str:
     ns = sorted({int(n) for n, vv in zip(sel["n"], v)
                  if vv not in ("not computed", "too few questions")})
     n = (f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}") if ns else ""
-    return said + (f"; {n}" if n else "")
+    extra = (f" (and {n_variants} variant row{'s' if n_variants != 1 else ''} of the "
+             f"release's computation, not counted)" if n_variants else "")
+    return said + (f"; {n}" if n else "") + extra
+
+
+#: What each claim's rows are measured against, as its summary lines say it.
+_AGAINST = {
+    "L1": "paired differences, LINKAGE minus the baseline, against 0",
+    "L2": "paired differences, LINKAGE minus the judge, against 0",
+    "L3": "paired differences, LINKAGE minus the baseline, against 0",
+    "L4": "paired differences against 0",
+    "D1": "paired differences, P.D. minus the metric, against 0",
+}
+#: D2 and D3 read several lines: each group of rows (by its comparison) and what it is
+#: measured against.
+_GROUPS = {
+    "D2": (("D.A. - Acknowledge", "Table 3's first claim, D.A. minus DELPHI's Acknowledge "
+                                  "rule in accuracy, F1, MCC and AUROC, against 0"),
+           ("D.A. - D.A.-ZS", "Table 3's second claim, D.A. minus D.A.-ZS (no "
+                              "demonstrations) in the same four measures, against 0"),
+           ("D.A. AUROC vs chance", "not a claim of the paper: the judge's AUROC against "
+                                    "chance (0.5)")),
+    "D3": (("system ranking", "Kendall's tau of two system rankings against the project's "
+                              "line 0.8 (what \"stable\" is read as)"),
+           ("within question", "within-question Spearman against 0: agreement above "
+                               "chance, not stability")),
+}
 
 
 def summary(table: pd.DataFrame) -> str:
-    """One plain line per claim and dataset: how many of its comparisons hold, cannot be told,
-    are contradicted, are borderline or were not computed, with the n they rest on; L1-L3
-    count each LINKAGE variant in words; L4 gives each comparison's verdict; X names what
-    each hold is measured against."""
+    """One plain line per claim and dataset (D1 per backbone; D2 and D3 per group of rows):
+    what its rows are measured against, how many of its comparisons hold, cannot be told, are
+    contradicted, are borderline or were not computed, with the n they rest on; L1-L3 count
+    each LINKAGE variant in words; L4 gives each comparison's verdict; X names what each hold
+    is measured against."""
     lines = []
     for claim in CLAIMS:
         part = table[table["claim"] == claim]
-        by = {"D1": "model_a", "D3": "statistic"}.get(claim)
+        by = {"D1": "model_a"}.get(claim)
         groups = dict.fromkeys(zip(part["dataset"], part[by] if by else [""] * len(part)))
         for k, (dataset, sub) in enumerate(groups):
             sel = part[part["dataset"] == dataset]
             if by:
                 sel = sel[sel[by] == sub]
-            what = {"D1": f", P.D. with {_short(sub)}", "D3": f", {sub}"}.get(claim, "")
+            what = {"D1": f", P.D. with {_short(sub)}"}.get(claim, "")
             said_claim = f" ({CLAIMS[claim].split(' (')[0]})" if k == 0 else ""
-            head = (f"- **{claim}** on {_DATA_NAMES.get(dataset, dataset)}{what}{said_claim}: "
-                    f"{len(sel)} comparison{'s' if len(sel) != 1 else ''}")
+            where = f"- **{claim}** on {_DATA_NAMES.get(dataset, dataset)}{what}{said_claim}"
+            if claim in _GROUPS:
+                for j, (pattern, against) in enumerate(_GROUPS[claim]):
+                    g = sel[sel["comparison"].str.contains(pattern, regex=False)]
+                    if len(g):
+                        lead = f"{where}: " if not any(
+                            sel["comparison"].str.contains(p, regex=False).any()
+                            for p, _ in _GROUPS[claim][:j]) else "  - "
+                        lines.append(f"{lead}{against}: {len(g)} "
+                                     f"comparison{'s' if len(g) != 1 else ''}: {_counts(g)}.")
+                continue
+            against = _AGAINST.get(claim, "")
+            head = (f"{where}: {len(sel)} comparison{'s' if len(sel) != 1 else ''}"
+                    + (f" ({against})" if against else ""))
             variants = [x for x in ("0-shot", "few-shot")
                         if (sel["comparison"].map(_variant) == x).any()]
             if claim in ("L1", "L2", "L3") and len(variants) > 1:
@@ -1072,7 +1357,7 @@ def summary(table: pd.DataFrame) -> str:
                                          zip(sel["comparison"], sel["verdict"]))
             if claim == "X":
                 held = [str(c) for c, v in zip(sel["comparison"], sel["verdict"])
-                        if str(v) == "holds"]
+                        if kind(v) == "holds"]
                 if held:
                     text += "; holds: " + "; ".join(held)
             lines.append(f"{head}: {text}.")
@@ -1144,7 +1429,7 @@ def part_claims(part: str | Path, results: str | Path = RESULTS
             for p in src_dir.iterdir():
                 if keep(p.name):
                     (Path(tmp) / p.name).symlink_to(p.resolve())
-        table = claims_table(tmp, seeds=())
+        table = claims_table(tmp, seed_check=None)  # a part's rows: estimated labels
     rows = table[(table["source"] == artefact) & table["dataset"].isin(datasets)]
     return rows.reset_index(drop=True), artefact, datasets
 

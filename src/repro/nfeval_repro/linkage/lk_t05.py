@@ -19,7 +19,8 @@ import pandas as pd
 from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_webglm
 from nfeval_repro.linkage.evaluation import webglm_split
-from nfeval_repro.linkage.table5 import (JUDGE_ROWS, METRICS, chance_hits,
+from nfeval import NfevalError
+from nfeval_repro.linkage.table5 import (DEFAULT_JUDGE_ROWS, JUDGE_ROWS, METRICS, chance_hits,
                                                diagnostic_table, lexical_variants,
                                                paper_columns, question_subsets, table_rows)
 from nfeval_repro.linkage.table5_scores import (automatic_frame, automatic_signatures,
@@ -38,13 +39,21 @@ COLUMNS = ["dataset", "method", "judge", "metric", "ties", "ours", "ci_low", "ci
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_limit: int = 0,
         judge: str = "", judge_mode: str = "",
         unparsed: str = "drop", shots: int = 0, subset_size: int = 50,
-        progress: bool = True) -> Experiment:
+        judge_rows: str = "", progress: bool = True) -> Experiment:
     """Table 5 and the lexical diagnosis (random subsets of ``subset_size`` questions).
+
+    ``judge_rows``: comma-separated rows of :data:`~nfeval_repro.linkage.table5.JUDGE_ROWS`
+    (empty: :data:`~nfeval_repro.linkage.table5.DEFAULT_JUDGE_ROWS`; ``pairwise-release``
+    adds pairwise as the release runs it, the candidate first).
 
     ``extra``: ``row_costs`` (seconds per LLM row in this run), ``chance`` (the
     accuracy of a method that ties every answer, per metric), ``n_judged`` (questions
     of the LLM rows).
     """
+    rows = [r for r in judge_rows.split(",") if r] or list(DEFAULT_JUDGE_ROWS)
+    unknown = [r for r in rows if r not in JUDGE_ROWS]
+    if unknown:
+        raise NfevalError(f"unknown WebGLM judge row(s) {unknown}; use {list(JUDGE_ROWS)}")
     prof = get_profile(profile)
     judge_name = judge or prof.judge
     mode = judge_mode or prof.judge_mode
@@ -76,7 +85,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_lim
     t = time.time()
     model = prof.load(judge_name)
     row_costs = []
-    for row in JUDGE_ROWS:
+    for row in rows:
         part, signature, seconds = judge_frame(model, questions, sample, row=row, mode=mode,
                                                seed=seed, shots=shots, unparsed=unparsed,
                                                progress=progress)
@@ -105,7 +114,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_lim
     return Experiment(
         ID, table, id_columns=["dataset", "method", "judge", "metric", "ties"],
         interval="questions", signatures=signatures,
-        parameters=dict(judge=judge_name, judge_mode=mode),
+        parameters=dict(judge=judge_name, judge_mode=mode, judge_rows=rows),
         notes="ours: share of questions (ties = miss: a tie for the top or bottom place is a "
               "miss; expected: ties broken at random, in expectation), 95% Wilson interval over "
               "questions (bootstrap where tied questions count fractions). 'linkage - X': mean "

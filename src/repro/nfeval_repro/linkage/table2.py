@@ -122,14 +122,15 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
 def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample, *,
                 dataset: str, rows: Sequence[str], mode: str, seed: int, shots: int,
                 unparsed: str = "drop", splits=None, label: str = "same items",
-                max_tokens: int = SAMPLING["max_tokens"], progress: bool = True
-                ) -> tuple[pd.DataFrame, list[Signature]]:
+                max_tokens: int = SAMPLING["max_tokens"], guard: str = "off",
+                progress: bool = True) -> tuple[pd.DataFrame, list[Signature]]:
     """Per-candidate scores of the judge rows ``rows`` (names of :data:`JUDGE_ROWS`).
 
     ``splits`` (default: ``sample.judged``) are the questions judged; the
     demonstrations of the few-shot row come from all of the dataset's splits.
     ``unparsed`` counts a candidate's outputs that did not parse (``sample``
-    mode; pairwise has one output per reference); ``max_tokens`` bounds each sampled reply.
+    mode; pairwise has one output per reference); ``max_tokens`` bounds each sampled reply;
+    ``guard`` is how the judge sees each candidate (:data:`nfeval.guard.GUARD_MODES`).
     """
     unknown = [r for r in rows if r not in JUDGE_ROWS]
     if unknown:
@@ -141,7 +142,7 @@ def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
         n_shots = shots if n_shots is None else n_shots
         cfg = JudgeConfig(method=method, mode=mode, seed=seed, max_tokens=max_tokens,
                           unparsed=unparsed_policy(unparsed, method),
-                          positions=ROW_POSITIONS.get(row, "random"))
+                          positions=ROW_POSITIONS.get(row, "random"), guard=guard)
         results = judge_questions(model, questions, splits, cfg, shots=n_shots,
                                   demonstration_splits=sample.splits, progress=progress)
         by_qid = {s.qid: s for s in splits}
@@ -159,7 +160,8 @@ def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
                                       + (load_fewshot_template().sha256 if n_shots else "")),
             seed=seed, n=len(splits),
             extra={"dataset": dataset, "sample": label, "pattern": DEFAULT_PATTERN[dataset],
-                   "shots": n_shots, "unparsed": str(cfg.unparsed), "positions": cfg.positions}))
+                   "shots": n_shots, "unparsed": str(cfg.unparsed), "positions": cfg.positions,
+                   **({"guard": guard} if guard != "off" else {})}))
     return _frame(out), sigs
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "BLEU_SMOOTHING",
     "DATASET",
     "GROUNDS",
+    "DEFAULT_JUDGE_ROWS",
     "JUDGE_ROWS",
     "METRICS",
     "PAPER_ALIASES",
@@ -82,12 +83,21 @@ DATASET = "webglm"
 METRICS: dict[str, str] = {"acc_best": "best", "acc_best_worst": "best_worst"}
 #: The LLM rows: row name -> judge method (LINKAGE's demonstrations are the run's ``shots``).
 JUDGE_ROWS: dict[str, str] = {"pointwise-ref": "pointwise-ref", "pairwise": "pairwise",
-                              "linkage": "linkage"}
+                              "pairwise-release": "pairwise", "linkage": "linkage"}
+#: Pairwise positions of a judge row: ``pairwise`` a seeded coin per pair (the paper's text),
+#: ``pairwise-release`` the candidate always first, as the release's scripts run it.
+ROW_POSITIONS: dict[str, str] = {"pairwise-release": "release"}
+#: The rows of the committed table (``lk_t05.run``'s default ``judge_rows``): pairwise as the
+#: release runs it is judged on request (its every WebGLM answer comes first in a prompt of
+#: its own, with no prefix shared between candidates: about 3 s an item in float32 on 2 cores,
+#: an hour for the 100 questions).
+DEFAULT_JUDGE_ROWS = ("pointwise-ref", "pairwise", "linkage")
 #: The automatic rows: ROUGE-L F1 of ``rouge-score`` and of the release's ``rouge`` package
 #: (``rougeL-release``), BLEU, BERTScore F1 and the release's [CLS] cosine (``bertscore-cls``).
 AUTOMATIC_ROWS = ("rougeL", "rougeL-release", "bleu", "bertscore", "bertscore-cls")
 #: Our rows that are printed beside the paper's figure of another row (one figure, two variants).
-PAPER_ALIASES = {"rougeL-release": "rougeL", "bertscore-cls": "bertscore"}
+PAPER_ALIASES = {"rougeL-release": "rougeL", "bertscore-cls": "bertscore",
+                 "pairwise-release": "pairwise"}
 #: The references the lexical diagnosis compares against: each single one, their mean and max.
 GROUNDS: tuple[int | str, ...] = (3, 2, 1, 0, "mean", "max")
 ROUGE_IMPLEMENTATIONS = ("rouge-score", "release")

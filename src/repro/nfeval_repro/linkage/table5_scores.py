@@ -23,7 +23,7 @@ from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval_repro.linkage.evaluation import JudgeSample, unparsed_policy, webglm_split
 from nfeval_repro.linkage.table2 import FRAME_COLUMNS, lexical_frame
-from nfeval_repro.linkage.table5 import AUTOMATIC_ROWS, DATASET, JUDGE_ROWS
+from nfeval_repro.linkage.table5 import AUTOMATIC_ROWS, DATASET, JUDGE_ROWS, ROW_POSITIONS
 from nfeval.linkage.judges import (
     JudgeConfig,
     judge_questions,
@@ -117,7 +117,8 @@ def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
     method = JUDGE_ROWS[row]
     n_shots = shots if method == "linkage" else 0
     cfg = JudgeConfig(method=method, mode=mode, seed=seed,
-                      unparsed=unparsed_policy(unparsed, method))
+                      unparsed=unparsed_policy(unparsed, method),
+                      positions=ROW_POSITIONS.get(row, "random"))
     started = time.perf_counter()
     results = judge_questions(model, questions, sample.judged, cfg, shots=n_shots,
                               demonstration_splits=sample.splits, progress=progress)

@@ -1,0 +1,58 @@
+"""lk_x05 (judge size): the reading of a change between judges, and the paired change itself
+on frames built here, where the answer is known."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nfeval_repro.linkage.lk_x05 import comparisons, reading, size_rows
+
+
+def test_reading_names_the_direction_against_the_papers_sign():
+    assert reading(0.01, 0.2, 0.15, 40) == "moves toward the paper's sign"
+    assert reading(-0.2, -0.01, 0.15, 40) == "moves away from the paper's sign"
+    assert reading(-0.05, 0.2, 0.15, 40) == "cannot tell at n"
+    # a paper margin below 0: the paper's sign is negative
+    assert reading(-0.2, -0.01, -0.05, 40) == "moves toward the paper's sign"
+    # no margin printed: the claim's direction (LINKAGE beats the baseline)
+    assert reading(0.01, 0.2, float("nan"), 40) == "moves toward the paper's sign"
+    assert reading(0.01, 0.2, 0.15, 9) == "too few questions"
+
+
+def _frame(judge_noise: float, n_questions: int = 30, seed: int = 0) -> pd.DataFrame:
+    """LINKAGE 0-shot whose scores follow the grades up to ``judge_noise``, and ROUGE-1 that
+    follows them loosely: the less noise, the larger LINKAGE minus ROUGE-1."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(n_questions):
+        grades = rng.integers(0, 4, 8)
+        for i, g in enumerate(grades):
+            for method, noise in (("linkage-0shot", judge_noise), ("rouge1", 2.0)):
+                rows.append({"dataset": "antique", "method": method, "qid": str(q),
+                             "doc_id": f"{q}-{i}", "grade": int(g),
+                             "score": float(g + rng.normal(0, noise))})
+    return pd.DataFrame(rows)
+
+
+def test_a_judge_that_follows_the_grades_closer_moves_toward_the_papers_sign():
+    paper = pd.DataFrame([
+        {"dataset": "antique", "method": "linkage-0shot", "judge": "mistral",
+         "coefficient": "spearman", "paper": 0.5},
+        {"dataset": "antique", "method": "rouge1", "judge": "", "coefficient": "spearman",
+         "paper": 0.3}])
+    big, small = "qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"
+    rows = size_rows({big: _frame(0.3), small: _frame(3.0, seed=1)}, big, [small], paper)
+    row = rows[rows["comparison"] == "linkage-0shot - rouge1"].iloc[0]
+    assert row["paper_margin"] == pytest.approx(0.2)
+    assert row["n_questions"] == 30 and row["change"] > 0
+    assert row["reading"] == "moves toward the paper's sign"
+    # the same judge on both sides: nothing to tell
+    same = size_rows({big: _frame(0.3), small: _frame(0.3)}, big, [small], paper)
+    assert same.loc[same["comparison"] == "linkage-0shot - rouge1", "change"].iloc[0] == 0
+
+
+def test_every_l1_and_l2_row_of_the_claims_is_compared():
+    rows = comparisons()
+    assert len(rows) == 2 * 5 + 2 * 3
+    assert ("L1", "linkage-fewshot", "bertscore-cls") in rows
+    assert ("L2", "linkage-0shot", "pairwise-release") in rows
