@@ -159,6 +159,35 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, folds: int 
                     repeats=repeats, methods=methods, alpha=alpha, progress=progress)
 
 
+#: The folds' fits of the last :func:`evaluate` (one entry: its files, methods and folds), so
+#: the claims' seed checks, which vary only the bootstrap seed, fit them once per process.
+_FITTED: dict = {}
+
+
+def _fit(src: Path, names: list[str], *, folds: int, repeats: int, fold_seed: int,
+         alpha: float, limit: int):
+    """The questions, the dropped counts, each dataset's out-of-sample fits and each pair's
+    transfer fits of :func:`evaluate` (nothing here depends on the bootstrap seed)."""
+    params = json.loads((src / "lk_t02.json").read_text())["parameters"]
+    judge = str(params.get("judge") or "")
+    per_candidate = pd.read_csv(src / "lk_t02" / "per_candidate.csv",
+                                dtype={"qid": str, "doc_id": str, "mode": str,
+                                       "our_judge": str})
+    frame, dropped = candidate_frame(per_candidate, judge, names)
+    qs = {ds: combine.questions_of(g, names) for ds, g in frame.groupby("dataset", sort=True)}
+    if limit:
+        qs = {ds: q[:limit] for ds, q in qs.items()}
+    fitted = {}
+    for ds, questions in qs.items():
+        if len(questions) < folds:
+            raise NfevalError(f"{ds}: {len(questions)} questions, fewer than {folds} folds.")
+        fitted[ds] = out_of_sample(questions, names, folds=folds, repeats=repeats,
+                                   seed=fold_seed, key=ds, alpha=alpha)
+    moved = {(a, b): transfer(qs[a], qs[b], names, alpha)
+             for a in qs for b in qs if a != b}
+    return qs, dropped, fitted, moved, judge, frame
+
+
 def evaluate(results: str | Path, *, seed: int = 0, fold_seed: int = 0, limit: int = 0,
              folds: int = 5, repeats: int = 5, methods: str = ",".join(METHODS),
              alpha: float = ALPHA, progress: bool = True) -> Experiment:
@@ -172,21 +201,17 @@ def evaluate(results: str | Path, *, seed: int = 0, fold_seed: int = 0, limit: i
     if folds < 2 or repeats < 1:
         raise NfevalError(f"folds must be >= 2 and repeats >= 1, got {folds} and {repeats}.")
     src = Path(results)
-    params = json.loads((src / "lk_t02.json").read_text())["parameters"]
-    judge = str(params.get("judge") or "")
-    per_candidate = pd.read_csv(src / "lk_t02" / "per_candidate.csv",
-                                dtype={"qid": str, "doc_id": str, "mode": str,
-                                       "our_judge": str})
-    frame, dropped = candidate_frame(per_candidate, judge, names)
-    qs = {ds: combine.questions_of(g, names) for ds, g in frame.groupby("dataset", sort=True)}
-    if limit:
-        qs = {ds: q[:limit] for ds, q in qs.items()}
+    files = (src / "lk_t02.json", src / "lk_t02" / "per_candidate.csv")
+    key = (str(src.resolve()), *((f.stat().st_mtime_ns, f.stat().st_size) for f in files),
+           tuple(names), folds, repeats, fold_seed, alpha, limit)
+    if key not in _FITTED:  # the folds' fits do not depend on the bootstrap seed
+        _FITTED.clear()
+        _FITTED[key] = _fit(src, names, folds=folds, repeats=repeats, fold_seed=fold_seed,
+                            alpha=alpha, limit=limit)
+    qs, dropped, fitted, moved, judge, frame = _FITTED[key]
     rows, choices, counts = [], [], {}
     for ds, questions in qs.items():
-        if len(questions) < folds:
-            raise NfevalError(f"{ds}: {len(questions)} questions, fewer than {folds} folds.")
-        per, ch = out_of_sample(questions, names, folds=folds, repeats=repeats,
-                                seed=fold_seed, key=ds, alpha=alpha)
+        per, ch = fitted[ds]
         picks = pd.DataFrame(ch)
         top = picks["rank_average"].value_counts()
         text = (f"rank average: {top.index[0]} in {int(top.iloc[0])} of {len(picks)} folds; "
@@ -197,9 +222,7 @@ def evaluate(results: str | Path, *, seed: int = 0, fold_seed: int = 0, limit: i
         counts[ds] = len(questions)
         if progress:
             print(f"{ds}: {len(questions)} questions, {folds} folds x {repeats} repeats; {text}")
-    pairs = [(a, b) for a in qs for b in qs if a != b]
-    for a, b in pairs:
-        per, c = transfer(qs[a], qs[b], names, alpha)
+    for (a, b), (per, c) in moved.items():
         text = (f"chosen on {a}: rank average {'+'.join(names[i] for i in c.combo)}; best "
                 f"single {names[c.single]}")
         rows += _rows(per, kind="transfer", dataset=f"{a} -> {b}", seed=seed,
