@@ -209,12 +209,13 @@ _MEMO: dict | None = None
 
 
 @contextmanager
-def per_question_memo():
+def per_question_memo(memo: dict | None = None):
     """Within it, :func:`per_question` computes each distinct input once (keyed by the
     content of the columns it reads): for work that recomputes the same tables under several
-    resampling seeds, whose per-question coefficients do not depend on the seed."""
+    resampling seeds, whose per-question coefficients do not depend on the seed. ``memo``:
+    a dict of the caller's to keep the coefficients in across several such blocks."""
     global _MEMO
-    previous, _MEMO = _MEMO, {}
+    previous, _MEMO = _MEMO, ({} if memo is None else memo)
     try:
         yield
     finally:

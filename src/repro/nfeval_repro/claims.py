@@ -903,17 +903,26 @@ def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFra
     out = base[["claim", "dataset", "comparison"]].copy()
     others = [s for s in seeds if s != 0]
     workers = min(len(others), os.cpu_count() or 1)
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(others), desc="resampling seeds", unit="seed",
+               disable=len(others) < 10)
     if workers > 1:  # each seed on a core of its own (a fresh Python each: no forked threads)
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        chunks = [others[i::workers] for i in range(workers)]
+        recomputed = {}
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            done = pool.map(_seeds_rows, [results] * workers, chunks)
-            recomputed = {s: rows for chunk, got in zip(chunks, done)
-                          for s, rows in zip(chunk, got)}
+            jobs = {pool.submit(_seeds_rows, results, [s]): s for s in others}
+            for job in as_completed(jobs):
+                recomputed[jobs[job]] = job.result()[0]
+                bar.update()
     else:
-        recomputed = dict(zip(others, _seeds_rows(results, others)))
+        recomputed = {}
+        for s in others:
+            recomputed[s] = _seeds_rows(results, [s])[0]
+            bar.update()
+    bar.close()
     for s in seeds:
         other = base if s == 0 else recomputed[s]
         if other[["claim", "dataset", "comparison"]].values.tolist() != \
@@ -926,12 +935,16 @@ def seed_verdicts(results: str | Path = RESULTS, seeds=SEED_CHECK) -> pd.DataFra
     return out
 
 
+_MEMO: dict = {}  # a worker's per-question coefficients, kept across the seeds it computes
+
+
 def _seeds_rows(results: Path, seeds: Sequence[int]) -> list[pd.DataFrame]:
     """The claims rows with every source table recomputed under each resampling seed of
-    ``seeds``, the per-question coefficients (which no seed changes) computed once for all."""
+    ``seeds``, the per-question coefficients (which no seed changes) computed once per
+    process for all the seeds it is given (also across calls)."""
     from nfeval.metrics.correlation import per_question_memo
 
-    with per_question_memo():
+    with per_question_memo(_MEMO):
         return [_rows(Sources(results, s)) for s in seeds]
 
 
