@@ -116,34 +116,6 @@ def test_a_dtype_shift_turns_a_row_only_in_the_direction_that_crosses_its_line()
     assert row_verdict(0.1, 0.5, 0.0, 9, dtype_shift=0.5) == "too few questions"
 
 
-def test_the_flip_probability_matches_a_brute_force_on_data_it_never_saw():
-    """A paired sample drawn here (not a committed row), its interval recomputed under 200
-    resampling seeds: the share of seeds that turn the verdict lies within the binomial noise
-    of flip_probability's estimate from seed 0's interval alone."""
-    import numpy as np
-
-    from nfeval.metrics.intervals import paired_difference
-
-    rng = np.random.default_rng(20261205)
-    checked = 0
-    for shift in np.linspace(0.02, 0.2, 40):
-        a = rng.normal(shift, 0.5, 60)
-        b = rng.normal(0.0, 0.5, 60)
-        va, vb = dict(enumerate(a)), dict(enumerate(b))
-        iv = paired_difference(va, vb, seed=0, key="synthetic")
-        p = flip_probability(iv.low, iv.high)
-        if not 0.05 <= p <= 0.6:
-            continue
-        first = verdict(iv.low, iv.high)
-        flips = sum(verdict(*(lambda x: (x.low, x.high))(paired_difference(
-            va, vb, seed=s, key="synthetic")), 0.0) != first for s in range(1, 201))
-        assert abs(flips / 200 - p) < 3 * math.sqrt(p * (1 - p) / 200) + 0.03, (p, flips)
-        checked += 1
-        if checked == 3:
-            break
-    assert checked == 3
-
-
 def test_the_l1_l2_rows_carry_the_shift_of_their_own_comparison_from_the_dtype_check():
     from nfeval_repro.claims import _diff_rows
 
@@ -199,7 +171,9 @@ def test_every_baseline_the_papers_print_has_a_claims_row(committed):
         for m in ("direct_score", "g_eval", "num_povs", "comprehensiveness"):
             expected.append(("D1", ds, "P.D. - ", "P.D.", m))
     label = {"rouge1": ["ROUGE-1"], "rouge2": ["ROUGE-2"], "rougeL": ["ROUGE-L"],
-             "bleu": ["BLEU"], "bertscore": ["BERTScore"], "pointwise-noref": ["pointwise"],
+             "bleu": ["BLEU"],
+             "bertscore": ["BERTScore ([CLS] cosine, as the release)", "BERTScore (MiniLM F1)"],
+             "pointwise-noref": ["pointwise"],
              "pointwise-ref": ["pointwise (refs)"],
              "pairwise": ["pairwise", "pairwise (candidate first)"],
              "direct_score": ["Direct-Score"], "g_eval": ["G-Eval"], "num_povs": ["Num-of-POVs"],

@@ -1275,51 +1275,40 @@ def _counts(sel: pd.DataFrame) -> str:
     label = sel["verdict"].astype(str)
     v = label.map(kind)
     ties = label.str.startswith("cannot tell at n: a tie")
-    by_seed = label.str.contains("another resampling seed turns it")
+    by_seed = label.map(by_resampling).astype(bool)
     chance = sel["note"].fillna("").astype(str).str.startswith("against a baseline at chance")
     counts = [(int(((v == "holds") & ~chance).sum()), "hold"),
               (int(((v == "holds") & chance).sum()), "hold against a baseline at chance "
-                                                     "(not counted as holds)"),
+                                                     "(not counted)"),
               (int((v == "contradicted").sum()), "contradicted"),
               (int(((v == "cannot tell at n") & ~ties).sum()), "cannot tell"),
-              (int(ties.sum()), "cannot tell as a tie (a bound equals the line)"),
-              (int(by_seed.sum()), "borderline (another resampling seed turns it with "
-                                   f"probability at least {FLIP_LABEL:g})"),
-              (int(((v == "borderline") & ~by_seed).sum()), "borderline (computed in float32, "
-                                                            "the verdict could be another)"),
-              (int((v == "too few questions").sum()), "too few questions (under "
-                                                      f"{MIN_QUESTIONS}: not counted)"),
+              (int(ties.sum()), "tied with the line"),
+              (int(by_seed.sum()), "borderline (resampling)"),
+              (int(((v == "borderline") & ~by_seed).sum()), "borderline (float32)"),
+              (int((v == "too few questions").sum()), f"under {MIN_QUESTIONS} questions (not "
+                                                      "counted)"),
               (int((v == "not computed").sum()), "not computed")]
     said = ", ".join(f"{k} {w}" for k, w in counts if k)
     ns = sorted({int(n) for n, vv in zip(sel["n"], v)
                  if vv not in ("not computed", "too few questions")})
     n = (f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}") if ns else ""
-    extra = (f" (and {n_variants} variant row{'s' if n_variants != 1 else ''} of the "
-             f"release's computation, not counted)" if n_variants else "")
+    extra = (f" (+{n_variants} variant row{'s' if n_variants != 1 else ''}, not counted)"
+             if n_variants else "")
     return said + (f"; {n}" if n else "") + extra
 
 
 #: What each claim's rows are measured against, as its summary lines say it.
-_AGAINST = {
-    "L1": "paired differences, LINKAGE minus the baseline, against 0",
-    "L2": "paired differences, LINKAGE minus the judge, against 0",
-    "L3": "paired differences, LINKAGE minus the baseline, against 0",
-    "L4": "paired differences against 0",
-    "D1": "paired differences, P.D. minus the metric, against 0",
-}
+_AGAINST = {"L1": "paired, against 0", "L2": "paired, against 0", "L3": "paired, against 0",
+            "L4": "paired, against 0", "D1": "paired, against 0"}
 #: D2 and D3 read several lines: each group of rows (by its comparison) and what it is
 #: measured against.
 _GROUPS = {
-    "D2": (("D.A. - Acknowledge", "Table 3's first claim, D.A. minus DELPHI's Acknowledge "
-                                  "rule in accuracy, F1, MCC and AUROC, against 0"),
-           ("D.A. - D.A.-ZS", "Table 3's second claim, D.A. minus D.A.-ZS (no "
-                              "demonstrations) in the same four measures, against 0"),
-           ("D.A. AUROC vs chance", "not a claim of the paper: the judge's AUROC against "
-                                    "chance (0.5)")),
-    "D3": (("system ranking", "Kendall's tau of two system rankings against the project's "
-                              "line 0.8 (what \"stable\" is read as)"),
-           ("within question", "within-question Spearman against 0: agreement above "
-                               "chance, not stability")),
+    "D2": (("D.A. - Acknowledge", "D.A. minus the Acknowledge rule, four measures, against 0"),
+           ("D.A. - D.A.-ZS", "D.A. minus D.A.-ZS, four measures, against 0"),
+           ("D.A. AUROC vs chance", "not a paper claim: AUROC against chance 0.5")),
+    "D3": (("system ranking", "ranking tau against the line 0.8 (\"stable\")"),
+           ("within question", "within-question Spearman against 0 (above chance, not "
+                               "stability)")),
 }
 
 
