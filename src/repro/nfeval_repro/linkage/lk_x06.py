@@ -180,6 +180,7 @@ def cost_table(own: pd.DataFrame, rejudged: pd.DataFrame, screened: pd.DataFrame
 def figure(table: pd.DataFrame):
     """Each row's cost (guard minus off, 95% interval) per dataset, 0 marked."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from nfeval_repro.claims import FIGURE_WIDTH, FONT
 
@@ -192,6 +193,7 @@ def figure(table: pd.DataFrame):
                                            part["ci_high"] - part["ours"]],
                     fmt="o", color="#1f5fa8", ms=4, capsize=3)
         ax.axvline(0, color="black", lw=0.8, ls="--")
+        ax.xaxis.set_major_locator(MaxNLocator(4))  # four-decimal ticks: few, or they touch
         ax.set_yticks(y, part["method"], fontsize=FONT["tick"])
         n = int(part["n_questions"].max()) if len(part) else 0
         k = int(part["n_changed"].max()) if len(part) else 0
