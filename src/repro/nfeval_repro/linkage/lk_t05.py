@@ -37,9 +37,9 @@ COLUMNS = ["dataset", "method", "judge", "metric", "ties", "ours", "ci_low", "ci
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_limit: int = 0,
-        judge: str = "", judge_mode: str = "",
-        unparsed: str = "drop", shots: int = 0, subset_size: int = 50,
-        judge_rows: str = "", progress: bool = True) -> Experiment:
+        judge: str = "", judge_mode: str = "", unparsed: str = "drop",
+        judge_rows: str = "", shots: int = 0, subset_size: int = 50,
+        progress: bool = True) -> Experiment:
     """Table 5 and the lexical diagnosis (random subsets of ``subset_size`` questions).
 
     ``judge_rows``: comma-separated rows of :data:`~nfeval_repro.linkage.table5.JUDGE_ROWS`

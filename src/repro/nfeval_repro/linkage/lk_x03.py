@@ -75,7 +75,7 @@ JUDGE_ROWS = {
 LEXICAL_ROWS = ("rougeL", "bleu")
 #: How the judge sees a candidate: the papers' prompts (off), the answer as quoted data (quote),
 #: and quoted with every sentence that nfeval.guard.flags flags replaced by a marker (strip).
-GUARDS = GUARD_MODES
+GUARDS = ("off", "quote", "strip")  # the guards lk_x03 measured (lk_x06: screen)
 #: The guard column of the rows without a judge prompt (lexical, P.D.): no guard applies.
 NO_GUARD = "none"
 DA_VERDICT = "Response: 1"

@@ -17,7 +17,7 @@ side), away from it, or that the data cannot tell. Nothing is extrapolated past 
 judge run; the paper's margin (Mistral-7B) is marked at 7B, not joined to ours.
 
 The notebook ``lk_x05_judge_size.ipynb`` calls :func:`run`; :func:`figure` draws one panel
-per claim row (figures/lk_x05/L1.png, L2.png).
+per claim row (figures/lk_x05.png).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from nfeval.paths import RESULTS
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
 
-__all__ = ["COLUMNS", "SIZES", "comparisons", "figure", "reading", "run", "size_rows"]
+__all__ = ["run"]  # figure, reading, size_rows and comparisons: the notebook's and the tests' too
 
 ID = "lk_x05"
 #: Parameters (billions) of the judges this analysis knows, for the figure's axis.
@@ -119,7 +119,7 @@ def run(*, profile: str = "embedded", seed: int = 0, judges: str = "qwen2.5-code
     if not datasets:
         raise NfevalError("limit and trec_limit are both 0: no questions to judge")
     shots = int(params.get("shots", 3))
-    frames = []
+    frames, signatures = [], []
     for name in small:
         model = prof.load(name, dtype=judge_dtype)
         for dataset in datasets:
@@ -127,8 +127,10 @@ def run(*, profile: str = "embedded", seed: int = 0, judges: str = "qwen2.5-code
             items = judged_items(questions, dataset, seed=seed, limit=limits[dataset],
                                  max_candidates=0)
             t = time.time()
-            part, _ = judge_frame(model, questions, items, dataset=dataset, rows=JUDGE_ROWS,
-                                  mode="prob", seed=seed, shots=shots, progress=progress)
+            part, sigs = judge_frame(model, questions, items, dataset=dataset,
+                                     rows=JUDGE_ROWS, mode="prob", seed=seed, shots=shots,
+                                     progress=progress)
+            signatures += sigs
             if progress:
                 print(f"{name} on {dataset}: {len(items.judged)} questions, "
                       f"{len(part)} scores in {time.time() - t:.0f} s", flush=True)
@@ -163,7 +165,7 @@ def run(*, profile: str = "embedded", seed: int = 0, judges: str = "qwen2.5-code
     sizes = size_rows(per_judge, big, small, paper, seed=seed)
     return Experiment(
         ID, table, id_columns=["claim", "dataset", "comparison", "judge"],
-        interval="questions", signatures=[],
+        interval="questions", signatures=signatures,
         parameters=dict(judges=small, reference_judge=big, limit=limit, trec_limit=trec_limit,
                         judge_dtype=judge_dtype, shots=shots),
         notes="ours: mean per-question Spearman of A minus B with the human grades, paired "
@@ -240,23 +242,23 @@ def _label(comparison: str) -> str:
     return f"{_NAMES.get(a, a)} - {_NAMES.get(b, b)}"
 
 
-def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str):
-    """One panel per row of ``claim`` (each dataset and comparison): the paired difference
+def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
+    """One panel per row of ``claim`` (None: every L1 and L2 row, each dataset and comparison): the paired difference
     with its 95% interval at each judge's size (log axis), 0 dashed, the paper's Mistral-7B
     margin as a star at 7B (not joined to ours), and the size reading in the panel's title."""
     import matplotlib.pyplot as plt
 
     from nfeval_repro.claims import FIGURE_WIDTH, FONT
 
-    part = table[table["claim"] == claim]
+    part = table if claim is None else table[table["claim"] == claim]
     if part.empty:
         raise NfevalError(f"no rows of claim {claim!r}")
-    keys = list(dict.fromkeys(zip(part["dataset"], part["comparison"])))
-    cols = 4 if len(keys) > 8 else 3
+    keys = list(dict.fromkeys(zip(part["claim"], part["dataset"], part["comparison"])))
+    cols = 3  # four columns of three-line titles touch at this width
     nrows = math.ceil(len(keys) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(FIGURE_WIDTH, 2.3 * nrows + 0.8),
                              squeeze=False, sharex=True, layout="constrained")
-    for ax, (d, c) in zip(axes.flat, keys):
+    for ax, (cl, d, c) in zip(axes.flat, keys):
         rows = part[(part["dataset"] == d) & (part["comparison"] == c)].sort_values("size_b")
         x = rows["size_b"].to_numpy()
         ax.errorbar(x, rows["ours"], yerr=[rows["ours"] - rows["ci_low"],
@@ -274,12 +276,12 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str):
                  "moves away from the paper's sign": "away from paper",
                  "cannot tell at n": "cannot tell", "too few questions": "too few"}
         n = int(rows["n_questions"].max())
-        ax.set_title(f"{'ANTIQUE' if d == 'antique' else 'TREC-DL-NF'}, n = {n}\n{_label(c)}\n"
+        ax.set_title(f"{cl}, {'ANTIQUE' if d == 'antique' else 'TREC-DL-NF'}, n = {n}\n{_label(c)}\n"
                      f"{', '.join(short.get(s, s) for s in said)}", fontsize=FONT["tick"])
         ax.tick_params(labelsize=FONT["tick"])
     for ax in list(axes.flat)[len(keys):]:
         ax.set_visible(False)
-    fig.suptitle(f"{claim}: the paired difference (Spearman, A minus B, 95% CI) by judge size; "
+    fig.suptitle(f"{claim or 'L1 and L2'}: the paired difference (Spearman, A minus B, 95% CI) by judge size; "
                  f"star: the paper's Mistral-7B margin", fontsize=FONT["suptitle"])
     fig.supxlabel("judge parameters (log scale)", fontsize=FONT["label"])
     fig.supylabel("A minus B", fontsize=FONT["label"])

@@ -31,7 +31,7 @@ from nfeval.paths import RESULTS
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment
 
-__all__ = ["COLUMNS", "cost_table", "figure", "run"]
+__all__ = ["run"]  # cost_table and figure: the notebook's and the tests' too
 
 ID = "lk_x06"
 #: The judge rows whose cost is measured: the claims' rows of lk_t02.
@@ -112,7 +112,14 @@ def run(*, profile: str = "embedded", seed: int = 0, guard: str = "screen", limi
     own = committed[committed["method"].isin(ROWS) & (committed["our_judge"] == judge)
                     & (committed["mode"] == "prob")]
     own = own[[k in judged for k in zip(own["dataset"], own["qid"])]]
+    from nfeval.screen import THRESHOLDS
+    from nfeval_repro.tables import Signature
+
     frames = []
+    signatures = [Signature(metric="guard-cost", variant=guard, seed=seed, n=len(screened),
+                            extra={"embedder": "all-minilm-l6-v2",
+                                   "thresholds": {"relevance": THRESHOLDS.relevance,
+                                                  "evaluator": THRESHOLDS.evaluator}})]
     if len(changed):
         prof = get_profile(profile)
         model = prof.load(judge, dtype=str(params.get("judge_dtype") or "bfloat16"))
@@ -126,16 +133,17 @@ def run(*, profile: str = "embedded", seed: int = 0, guard: str = "screen", limi
                     subs.append(dataclasses.replace(split, candidates=cands))
             if not subs:
                 continue
-            part, _ = judge_frame(model, questions[d], items[d], dataset=d, rows=ROWS,
+            part, sigs = judge_frame(model, questions[d], items[d], dataset=d, rows=ROWS,
                                   mode="prob", seed=seed, shots=int(params.get("shots", 3)),
                                   splits=subs, guard=guard, progress=progress)
             frames.append(part)
+            signatures += sigs
     rejudged = (pd.concat(frames, ignore_index=True) if frames
                 else own.iloc[0:0])
     table = cost_table(own, rejudged, screened, guard=guard, seed=seed)
     return Experiment(
         ID, table, id_columns=["dataset", "method", "guard"], interval="questions",
-        signatures=[],
+        signatures=signatures,
         parameters=dict(guard=guard, judge=judge, limits=limits,
                         judge_dtype=str(params.get("judge_dtype") or "")),
         notes="ours: the row's mean per-question Spearman with the human grades under the "
