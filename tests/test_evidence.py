@@ -333,14 +333,14 @@ def test_the_cost_table_has_a_row_per_finished_stage_and_the_totals_per_cpu():
 
 
 def test_a_finished_stage_rewrites_the_cost_table_of_the_page(tmp_path, capsys):
-    """docs/reproduce.md's cost table is generated from the log; a stage that finishes rewrites
-    it, so the page is never stale (a test checks the generated blocks)."""
+    """docs/results/evidence_stages.md's cost table is generated from the log; a stage that
+    finishes rewrites it, so the page is never stale (a test checks the generated blocks)."""
     log = tmp_path / "stages.csv"
     row = {"commit": "0123456789abcdef", "item_s": "1800", "finished": "2026-01-01T10:00Z",
            "machine": "x86_64/avx2"}
     evidence._append_log(log, {**_log("lk_t05", {"limit": 40, **evidence._J}, 40, 3600.0, 10),
                                **row})
-    page = tmp_path / "reproduce.md"
+    page = tmp_path / "evidence_stages.md"
     page.write_text("intro\n<!-- BEGIN stages -->\nold\n<!-- END stages -->\nrest\n")
     assert evidence.refresh_cost_page(log, page)
     text = page.read_text()
@@ -350,6 +350,13 @@ def test_a_finished_stage_rewrites_the_cost_table_of_the_page(tmp_path, capsys):
     bare.write_text("no block here\n")
     assert not evidence.refresh_cost_page(log, bare) and bare.read_text() == "no block here\n"
     assert "not updated" in capsys.readouterr().out
+    # the page a finished stage rewrites is the one `make readme` writes the block to
+    from nfeval.paths import ROOT
+    from nfeval_repro.readme import PAGES
+
+    assert [name for name, blocks in PAGES.items() if "stages" in blocks] == [
+        evidence.COST_PAGE.relative_to(ROOT).as_posix()] == ["docs/results/evidence_stages.md"]
+    assert "<!-- BEGIN stages -->" in evidence.COST_PAGE.read_text(encoding="utf-8")
 
 
 def test_a_run_skips_the_stages_its_log_holds_and_says_so(tmp_path, monkeypatch, capsys):

@@ -40,7 +40,7 @@ _SMALL_CURATION = {"limit": 1, "model": _SMOL, "pov_tokens": 64, "explanation_to
 #: that run the small models (lk_t03, dq_t02, dq_t03, dq_t05, dq_f06, ...) and by
 #: the models' and judges' own tests.
 FROM_STORE = {"lk_t02", "lk_t04", "lk_t05", "lk_t06", "lk_t07_t08", "lk_t09_t10_f02", "lk_f03",
-              "lk_x02", "lk_x03", "lk_x04", "lk_x05", "lk_x06", "dq_t04", "dq_f03", "dq_f04", "dq_f05", "dq_t06", "dq_t07",
+              "lk_x02", "lk_x03", "lk_x04", "lk_x05", "lk_x06", "lk_x07", "dq_t04", "dq_f03", "dq_f04", "dq_f05", "dq_t06", "dq_t07",
               "dq_f08_f09", "dq_f10"}
 
 SMALLEST: dict[str, dict] = {
@@ -85,6 +85,7 @@ SMALLEST: dict[str, dict] = {
     "lk_x04": {"limit": 4},
     "lk_x05": {"limit": 1, "trec_limit": 0},
     "lk_x06": {"limit": 2},
+    "lk_x07": {"limit": 1, "datasets": "antique", "rows": "linkage-0shot", "dq_limit": 1},
     "claims": {},
 }
 

@@ -207,6 +207,11 @@ ARTEFACTS: tuple[Artefact, ...] = (
              "lk_x06_guard_cost.ipynb", figure=True,
              status="every claim row on 240 / 53 questions: guard minus off",
              after=('lk_t02',)),
+    Artefact("lk_x07", "linkage", "beyond both papers: what each held-out manipulation "
+             "family does to the judges, with and without --guard screen",
+             "lk_x07_manipulation_families.ipynb", figure=True,
+             status="6 held-out families x 10 wordings: 2 questions per LINKAGE dataset, "
+                    "4 DebateQA answers"),
     Artefact("claims", "both", "The central claims, decided from the tables",
              "claims.ipynb", figure=True,
              status="generated from the tables above",

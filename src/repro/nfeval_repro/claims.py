@@ -77,6 +77,7 @@ import pandas as pd
 
 from nfeval import NfevalError
 from nfeval.paths import RESULTS
+from nfeval_repro.linkage.table5 import PAPER_ALIASES
 
 __all__ = ["BRUTE_COLUMNS", "CHANGE_COLUMNS", "FLIP_LABEL", "SEED_CHECK_FILE", "brute_force",
            "by_resampling", "disagreements", "flip_probability", "kind", "plain_verdict",
@@ -479,8 +480,7 @@ SECTION_5_1 = (("linkage-fewshot", "linkage-0shot"), ("pointwise-ref", "pointwis
 #: judge with the candidate first; the release's "BERTScore", a [CLS] cosine; its ROUGE-L, the
 #: ``rouge`` package): where a table has that row's paired difference, it decides the claim,
 #: and the row of the other computation stays beside it as a variant (counted apart).
-RELEASE_ROW = {"pairwise": "pairwise-release", "bertscore": "bertscore-cls",
-               "rougeL": "rougeL-release"}
+RELEASE_ROW = {paper: ours for ours, paper in PAPER_ALIASES.items()}
 #: Rows that are shown as variants beside the deciding row, never the coin's pairwise (that is
 #: lk_x02's position-bias diagnostic).
 _VARIANT_OF = {"bertscore": "bertscore-cls", "rougeL": "rougeL-release"}
@@ -1103,6 +1103,15 @@ def _colour(v: str) -> str:
     return _COLOURS.get(kind(v), "#bbbbbb")
 
 
+#: A variant row's colour in the forest plots: it decides nothing, whatever its verdict.
+VARIANT_COLOUR = "#8c8c8c"
+
+
+def _is_variant(row) -> bool:
+    """Whether a claims row is a variant shown beside the deciding row (:data:`VARIANT_NOTE`)."""
+    return str(row.get("note") or "").startswith(VARIANT_NOTE)
+
+
 def _panels(table: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     """The forest plot's panels in claim order: one per claim and measure (a claim whose rows
     are on two scales, X's values against the paper's best row and its differences, gets
@@ -1151,15 +1160,19 @@ def forest_plot(table: pd.DataFrame, claim: str):
     fig, axes = plt.subplots(len(panels), 1, squeeze=False, layout="constrained",
                              figsize=(FIGURE_WIDTH, sum(ratios) + 1.6),
                              gridspec_kw={"height_ratios": ratios})
-    verdicts, margins = set(), False
+    verdicts, margins, variants = set(), False, False
     for ax, (_, xlabel, part) in zip(axes[:, 0], panels):
         y = list(range(len(part)))[::-1]
         for yi, (_, r) in zip(y, part.iterrows()):
-            c = _colour(r["verdict"])
-            verdicts.add(kind(r["verdict"]))
+            variant = _is_variant(r)
+            variants |= variant
+            c = VARIANT_COLOUR if variant else _colour(r["verdict"])
+            if not variant:
+                verdicts.add(kind(r["verdict"]))
             if np.isfinite(r["ours"]):
-                ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.6)
-                ax.plot(r["ours"], yi, "o", color=c, ms=4.5)
+                ax.plot([r["ci_low"], r["ci_high"]], [yi, yi], color=c, lw=1.6,
+                        ls=":" if variant else "-")
+                ax.plot(r["ours"], yi, "o", color=c, ms=4.5, mfc="white" if variant else c)
             else:
                 ax.text(r["line"], yi, "  not computed", va="center",
                         fontsize=FONT["tick"], color=c)
@@ -1169,6 +1182,7 @@ def forest_plot(table: pd.DataFrame, claim: str):
                 ax.plot(r["paper_margin"], yi, "D", color="#d62728", ms=4.5, mfc="none")
         labels = [f"{str(r.dataset).replace('debateqa sample', 'sample')}: "
                   f"{str(r.comparison).replace(' - ', ' minus ')} (n={r.n})"
+                  f"{' [variant]' if _is_variant(r._asdict()) else ''}"
                   for r in part.itertuples()]
         ax.set_yticks(y, labels, fontsize=FONT["tick"])
         ax.set_ylim(-0.7, len(part) - 0.3)
@@ -1177,6 +1191,9 @@ def forest_plot(table: pd.DataFrame, claim: str):
         ax.grid(axis="x", color="#eeeeee", lw=0.6)
     handles = _legend_handles(verdicts)
     handles.append(Line2D([], [], color="black", lw=1, label="the row's line"))
+    if variants:
+        handles.append(Line2D([], [], color=VARIANT_COLOUR, marker="o", mfc="white", ls=":",
+                              label="[variant]: another computation, not counted"))
     if margins:
         handles.append(Line2D([], [], color="#d62728", marker="D", mfc="none", lw=0,
                               label="the paper's margin"))

@@ -221,6 +221,10 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("lk_x03", "beyond both papers: one sentence addressed to the judge, every judge row on "
                "ANTIQUE and TREC-DL-NF with the three guards (4 ANTIQUE questions, then 4 and "
                "10 per dataset), D.A. and P.D. on 8, then 40 sample questions"),
+    ("lk_x07", "beyond both papers: the corpus's 6 held-out manipulation families (10 "
+               "wordings each, with controls) against every claim row's judge and D.A. with "
+               "and without --guard screen, 2 questions per LINKAGE dataset, P.D. and D.A. "
+               "on 4 DebateQA sample answers"),
 )
 
 
@@ -356,9 +360,9 @@ def read_log(path: Path) -> list[dict]:
 
 def cost_table(log: Sequence[dict]) -> str:
     """The stage log as a markdown table, one row per finished stage in the log's order, then
-    the totals per CPU (docs/reproduce.md's generated block ``stages``, :mod:`nfeval_repro.readme`);
-    :data:`JUDGE` is written ``1.5B``. A stage only started (running, or killed and not resumed
-    yet) has no cost yet: left out."""
+    the totals per CPU (docs/results/evidence_stages.md's generated block ``stages``,
+    :mod:`nfeval_repro.readme`); :data:`JUDGE` is written ``1.5B``. A stage only started
+    (running, or killed and not resumed yet) has no cost yet: left out."""
     import json
 
     done = [r for r in log if r["finished"]]
@@ -562,6 +566,7 @@ PROBE: dict[str, dict] = {
     "lk_t09_t10_f02": {**_ABL, "limit": 1},
     # two questions: the few-shot row's one demonstration is the other one
     "lk_x03": {"limit": 2, "shots": 1, "dq_limit": 1},
+    "lk_x07": {"limit": 1, "datasets": "antique", "dq_limit": 1},
 }
 
 #: The wall time ``make evidence`` is planned to fit (seconds on 2 cores).
@@ -740,7 +745,7 @@ def run(ids: Sequence[str], output_dir: Path = ROOT,
 
 
 #: The page whose generated ``stages`` block is the cost table of the repository's log.
-COST_PAGE = ROOT / "docs" / "reproduce.md"
+COST_PAGE = ROOT / "docs" / "results" / "evidence_stages.md"
 
 
 def refresh_cost_page(log_path: Path, page: Path = COST_PAGE) -> bool:

@@ -1,5 +1,5 @@
-"""The generated blocks of README.md, docs/claims.md and docs/reproduce.md, written from the
-committed results (``make readme``).
+"""The generated blocks of README.md and the pages under docs/, written from the committed
+results (``make readme``).
 
 A block sits between ``<!-- BEGIN <name> -->`` and ``<!-- END <name> -->``;
 everything else in a page is left as it is. Blocks (:data:`PAGES` says which page has which):
@@ -8,7 +8,7 @@ everything else in a page is left as it is. Blocks (:data:`PAGES` says which pag
 * ``artefacts`` (docs/artefacts.md) -- :func:`nfeval_repro.artefacts.readme_table`, the catalogue's
   rows;
 * ``claims`` (docs/claims.md) -- :func:`nfeval_repro.claims.markdown` of ``results/claims.csv``;
-* ``stages`` (docs/reproduce.md) -- :func:`nfeval_repro.evidence.cost_table` of
+* ``stages`` (docs/results/evidence_stages.md) -- :func:`nfeval_repro.evidence.cost_table` of
   ``results/evidence/stages.csv``: what each finished stage of ``make evidence`` cost.
 
     python -m nfeval_repro.readme README.md           # rewrite the blocks in place
@@ -28,7 +28,7 @@ from nfeval_repro.pageblocks import render
 
 #: The pages with generated blocks (relative to the README's folder) and their blocks.
 PAGES = {"README.md": ("claims-summary",), "docs/artefacts.md": ("artefacts",),
-         "docs/claims.md": ("claims",), "docs/reproduce.md": ("stages",)}
+         "docs/claims.md": ("claims",), "docs/results/evidence_stages.md": ("stages",)}
 
 
 def blocks(results: Path = RESULTS) -> dict[str, str]:

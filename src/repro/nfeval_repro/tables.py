@@ -314,8 +314,10 @@ def results_dir(output_dir: str | Path | None = None) -> Path:
 
 
 def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
-                output_dir: str | Path | None = None) -> Path:
-    """A companion data file ``results/<id>/<name>.csv`` (e.g. per-answer scores).
+                output_dir: str | Path | None = None, digits: int = FRAME_DIGITS) -> Path:
+    """A companion data file ``results/<id>/<name>.csv`` (e.g. per-answer scores), at
+    ``digits`` (a frame of summary numbers that nothing recomputes from: the tables'
+    :data:`TABLE_DIGITS`).
 
     It lives in the artefact's own folder, apart from the ``results/<id>.csv``
     tables (identifiers, ``ours``, ``paper``), because it is data, not a table."""
@@ -323,7 +325,7 @@ def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
     folder.mkdir(exist_ok=True)
     # 12 digits, not 6: every rank-based row recomputes from it (6 digits make false ties);
     # its scores in full, so a rank statistic read back is the table's (EXACT_COLUMNS)
-    return write_csv(folder / f"{name}.csv", frame, FRAME_DIGITS, EXACT_COLUMNS)
+    return write_csv(folder / f"{name}.csv", frame, digits, EXACT_COLUMNS)
 
 
 def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> Path:
@@ -370,6 +372,9 @@ class Experiment:
     frames: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     #: anything else the notebook plots or reads (not written)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: frames of summary numbers written at the tables' precision (:data:`TABLE_DIGITS`),
+    #: not the per-item data's :data:`FRAME_DIGITS`
+    summary_frames: Sequence[str] = ()
 
     def write(self, output_dir: str | Path | None = None,
               started: float | None = None) -> tuple[Path, Path]:
@@ -380,5 +385,6 @@ class Experiment:
                             parameters=parameters, output_dir=output_dir, started=started,
                             notes=self.notes)
         for name, frame in self.frames.items():
-            write_frame(self.id, name, frame, output_dir)
+            write_frame(self.id, name, frame, output_dir,
+                        TABLE_DIGITS if name in self.summary_frames else FRAME_DIGITS)
         return paths

@@ -188,6 +188,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 240, max_candi
               "the same items, and its differences from the judge.",
         frames={"per_candidate": frame, **({"dtype_check": checked} if checked is not None
                                             else {})},
+        summary_frames=("dtype_check",),
         extra={"items": items, "bleu_pools": pools, "datasets": names})
 
 

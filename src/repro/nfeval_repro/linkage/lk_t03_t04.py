@@ -120,6 +120,7 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
               "judgments.",
         frames={"references": result.references, "per_candidate": result.frame,
                 **({"dtype_check": checked} if checked is not None else {})},
+        summary_frames=("dtype_check",),
         extra={"setting": setting, "paper_table": paper_table, "questions": questions,
                "items": items, "run": result, "datasets": dataset_list,
                "generator": str(gold_spec), "degraders": [str(s) for s in deg_specs]})

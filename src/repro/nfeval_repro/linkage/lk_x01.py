@@ -248,5 +248,6 @@ def evaluate(results: str | Path, *, seed: int = 0, fold_seed: int = 0, limit: i
         parameters=dict(judge=judge, methods=names, folds=folds, repeats=repeats,
                         alpha=alpha),
         notes=NOTES, frames={"choices": pd.concat(choices, ignore_index=True)},
+        summary_frames=("choices",),
         extra={"questions": counts, "dropped_candidates": dropped, "frame": frame,
                "methods": names, "cost": {m: METHODS[m] for m in names}})

@@ -33,6 +33,7 @@ from nfeval.data import load_linkage
 from nfeval.metrics.correlation import paired_rows, per_question
 from nfeval.metrics.intervals import paired_difference
 from nfeval.paths import RESULTS
+from nfeval_repro.linkage.table2 import PAPER_ROW_OF
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
 
@@ -50,7 +51,7 @@ LINKAGE_ROWS = ("linkage-0shot", "linkage-fewshot")
 L1_BASELINES = ("rouge1", "rouge2", "rougeL", "bleu", "bertscore-cls")
 L2_BASELINES = ("pointwise-noref", "pointwise-ref", "pairwise-release")
 #: The paper's row each of our baselines stands for (for its margin).
-PAPER_ROW = {"bertscore-cls": "bertscore", "pairwise-release": "pairwise"}
+PAPER_ROW = PAPER_ROW_OF  # lk_t02's row -> the paper's row it computes
 JUDGE_ROWS = (*LINKAGE_ROWS, *L2_BASELINES)
 COLUMNS = ["claim", "dataset", "comparison", "judge", "size_b", "ours", "ci_low", "ci_high",
            "n_questions", "paper_margin"]
