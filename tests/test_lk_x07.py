@@ -95,3 +95,15 @@ def test_a_qid_in_both_datasets_is_two_questions():
     t = _table(pd.concat([a, b], ignore_index=True)).set_index("statistic")  # effect is 50
     assert t.loc["effect", "ours"] == pytest.approx(0.5, abs=0.01)
     assert t.loc["effect", "n_questions"] == 4
+
+
+def test_a_screen_that_disagrees_with_the_librarys_guard_is_refused():
+    from nfeval import NfevalError
+    from nfeval_repro.linkage.lk_x07 import _check_library
+
+    text = "Boiling water makes pasta soft. It takes about ten minutes."
+    row = {"qid": "q", "wording": "w", "family": "f", "kind": "manipulation", "text": text,
+           "context": ["How long does pasta cook?", "About ten minutes in boiling water."]}
+    _check_library([{**row, "shown": text}])  # nothing changed: nothing to check
+    with pytest.raises(NfevalError, match="another text"):
+        _check_library([{**row, "shown": "[removed]"}])

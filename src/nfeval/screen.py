@@ -149,19 +149,40 @@ def reasons(pattern: Sequence[str], rel: float, ev: float,
 
 def screen(text: str, question: str, references: Sequence[str] = (), *,
            thresholds: Thresholds = THRESHOLDS) -> list[Sentence]:
-    """Every sentence of ``text`` with its signals and the reasons it is flagged."""
+    """Every sentence of ``text`` with its signals and the reasons it is flagged. The last
+    :data:`SCREEN_CACHE` answers screened are remembered (a judge with several methods or
+    references screens each answer once)."""
+    return list(_screen(str(text), str(question), tuple(str(r) for r in references),
+                        thresholds))
+
+
+#: How many screened answers :func:`screen` remembers.
+SCREEN_CACHE = 4096
+
+
+@lru_cache(maxsize=SCREEN_CACHE)
+def _screen(text: str, question: str, references: tuple[str, ...],
+            thresholds: Thresholds) -> tuple[Sentence, ...]:
     parts = sentences(text)
     if not parts:
-        return []
+        return ()
     vecs = embed_sentences([p[2] for p in parts])
-    context = embed_sentences([question, *[r for r in references if str(r).strip()]])
+    context = _context_vectors(question, references)
     rel, ev = relevance(vecs, context), evaluator_similarity(vecs)
     out = []
     for (s, e, t), r, v in zip(parts, rel, ev):
         pat = flags(t)
         out.append(Sentence(s, e, t, pat, float(r), float(v),
                             reasons(pat, float(r), float(v), thresholds)))
-    return out
+    return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def _context_vectors(question: str, references: tuple[str, ...]) -> np.ndarray:
+    """The question's and the references' embeddings (every answer to a question shares them)."""
+    vecs = embed_sentences([question, *[r for r in references if r.strip()]])
+    vecs.flags.writeable = False
+    return vecs
 
 
 def strip_flagged(text: str, checked: Sequence[Sentence]) -> str:

@@ -123,11 +123,14 @@ def screened_texts(texts: list[str], contexts: list[list[str]]) -> list[str]:
 
 
 def _check_library(rows: list[dict], guard: str = "screen") -> None:
-    """Every text this module's screen changed, the library's guard changes the same way."""
+    """The library's guard changes a text as this module's screen does: checked on the first
+    changed text of each family and kind (each check embeds its text again)."""
     from nfeval.screen import guarded_text
 
+    seen = set()
     for r in rows:
-        if r["shown"] != r["text"]:
+        if r["shown"] != r["text"] and (r["family"], r["kind"]) not in seen:
+            seen.add((r["family"], r["kind"]))
             lib = guarded_text(r["text"], guard, question=r["context"][0],
                                references=r["context"][1:])
             if lib != r["shown"]:
@@ -403,7 +406,7 @@ def figure(table: pd.DataFrame, family: str):
         ax.axvline(0, color="black", lw=0.7, ls="--")
         ax.set_yticks(range(len(guards))[::-1], guards, fontsize=FONT["tick"])
         ax.set_ylim(-0.6, len(guards) - 0.4)
-        ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.xaxis.set_major_locator(MaxNLocator(3))  # few ticks: small numbers' labels are long
         ax.tick_params(labelsize=FONT["tick"])
         ax.set_title(LABELS.get(method, method), fontsize=FONT["tick"])
     for ax in axes.ravel()[len(methods):]:
@@ -425,8 +428,8 @@ def overview(summ: pd.DataFrame):
 
     fams = summ["family"].drop_duplicates().tolist()
     methods = [m for m in METHODS if m in set(summ["method"])]
-    fig, axes = plt.subplots(1, 2, figsize=(FIGURE_WIDTH, 0.42 * len(fams) + 2.2),
-                             sharey=True, layout="constrained")
+    fig, axes = plt.subplots(2, 1, figsize=(FIGURE_WIDTH, 0.8 * len(fams) + 2.6),
+                             sharex=True, layout="constrained")
     colour = {"lifts the score": "#f4a6a6", "lowers the score": "#a9c6ea"}
     for ax, guard in zip(axes, GUARDS):
         for j, method in enumerate(methods):
@@ -441,11 +444,12 @@ def overview(summ: pd.DataFrame):
                                            fc=colour.get(r["verdict"], "#e6e6e6")))
                 mark = " \u2713" if r["inside_control_interval"] else ""
                 ax.text(j, i, f"{r['beyond_control']:+.2g}{mark}", ha="center", va="center",
-                        fontsize=FONT["tick"] - 1)
+                        fontsize=FONT["tick"])
         ax.set_xlim(-0.5, len(methods) - 0.5)
         ax.set_ylim(len(fams) - 0.5, -0.5)
         ax.set_xticks(range(len(methods)), [LABELS.get(m, m) for m in methods],
-                      rotation=40, ha="right", fontsize=FONT["tick"])
+                      rotation=30, ha="right", fontsize=FONT["tick"])
+        ax.tick_params(axis="x", labelbottom=ax is axes[-1])
         ax.set_yticks(range(len(fams)), fams, fontsize=FONT["tick"])
         ax.set_title(f"guard {guard} (P.D.: no guard)", fontsize=FONT["label"])
     fig.suptitle("Beyond its control, what each held-out family does to each judge\n"
