@@ -244,16 +244,19 @@ def test_the_claims_stages_run_in_rounds_before_the_analyses_and_ablations():
                    ("lk_t02", 60), ("lk_t05", 0), ("dq_t02", 0), ("lk_t02", 120),
                    ("dq_t02", 0), ("lk_t02", 0), ("dq_t02", 0), ("lk_t02", 120),
                    ("lk_t02", 120), ("lk_t02", 240), ("lk_t02", 240), ("lk_t02", 0),
-                   ("dq_t05", 16), ("lk_t06", 30)]
+                   ("lk_t02", 0), ("dq_t05", 16), ("lk_t06", 30)]
     # lk_t02's every-candidate stages: TREC-DL-NF first, then ANTIQUE, then both with the
     # refppl row (the two-dataset table), then more ANTIQUE questions, then both with the
-    # refppl row on them (the committed table), then every judgeable ANTIQUE question
+    # refppl row on them (the committed table), then every judgeable ANTIQUE question, then
+    # both with the refppl row at every judgeable question
     every = [s for a, s in steps if a == "lk_t02" and s.get("max_candidates") == 0]
     assert [s.get("datasets") for s in every] == ["trec-dl-nf", "antique", None, "antique", None,
-                                                  "antique"]
-    assert [s.get("refppl_lm") for s in every] == ["none", "none", None, "none", None, "none"]
-    assert [s["limit"] for s in every] == [0, 120, 120, 240, 240, 0]
-    assert every[-2] == evidence._EVERY_BOTH
+                                                  "antique", None]
+    assert [s.get("refppl_lm") for s in every] == ["none", "none", None, "none", None, "none",
+                                                   None]
+    assert [s["limit"] for s in every] == [0, 120, 120, 240, 240, 0, 0]
+    assert every[-3] == evidence._EVERY_BOTH
+    assert every[-1] == {**evidence._EVERY_BOTH, "limit": 0}
     assert all("pairwise-release" in s["judge_rows"] for s in every)
     # dq_t02's last two stages: P.D. with the judge's model on 40 questions, then on all
     assert [s.get("pd_judge_limit") for a, s in steps if a == "dq_t02"] == [None, None, 40, 0]

@@ -122,14 +122,17 @@ STAGES: dict[str, tuple[dict, ...]] = {
     # then every candidate: TREC-DL-NF's 53 questions (about 100 candidates each: the largest
     # gain per item), ANTIQUE's 120, then both with the refppl row (the two-dataset table),
     # then 240 ANTIQUE questions, then both with the refppl row again (the committed table),
-    # then every judgeable ANTIQUE question (345; its part table, beside the committed one)
+    # then every judgeable ANTIQUE question (345; its part table, beside the committed one),
+    # then both datasets at every judgeable question with the refppl row (the table to commit
+    # once the notebook's default limit is 0; its dtype check stays at 240 questions)
     "lk_t02": ({"limit": 30, **_EIGHT}, {"limit": 60, **_EIGHT}, {"limit": 120, **_EIGHT},
                {"limit": 0, "datasets": "trec-dl-nf", **_EVERY},
                {"limit": 120, "datasets": "antique", **_EVERY},
                _EVERY_BOTH_120,
                {"limit": 240, "datasets": "antique", **_EVERY},
                _EVERY_BOTH,
-               {"limit": 0, "datasets": "antique", **_EVERY}),
+               {"limit": 0, "datasets": "antique", **_EVERY},
+               {**_EVERY_BOTH, "limit": 0}),
     "lk_t05": ({"limit": 40, **_J}, {"limit": 0, **_J}),
     # then every candidate of the same 40 questions per dataset, TREC-DL-NF first, in bf16
     # (the lk_t02 rows they show beside, judged with human references, are lk_t02's

@@ -48,7 +48,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 240, max_candi
         sample_backend: str = "llama", sample_tokens: int = 512, lexical_limit: int = 0,
         candidates: str = "all-but-ground", rouge: str = "rouge-score", refppl_lm: str = "",
         datasets: str = "", judge_rows: str = "", judge_dtype: str = "bfloat16",
-        dtype_check: bool = True, progress: bool = True) -> Experiment:
+        dtype_check: bool = True, dtype_check_limit: int = 240,
+        progress: bool = True) -> Experiment:
     """Table 2 on the first ``limit`` judged questions per dataset (0: all judgeable).
 
     The defaults are the committed table: every candidate of each judged question
@@ -70,7 +71,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 240, max_candi
     the refppl row out. ``dtype_check``: with a ``judge_dtype`` other than float32, the
     same-items rows on the 8-candidate draw in float32 and in that dtype
     (:mod:`nfeval_repro.dtype_check`; frame ``dtype_check``), whose differences the claims table
-    reads as the dtype's margin.
+    reads as the dtype's margin, on the first ``dtype_check_limit`` questions per dataset at
+    most (0: the table's ``limit``): its float32 items are the slow part.
 
     ``extra``: ``items`` (dataset -> lk_t02's judged items), ``bleu_pools`` (what the
     ANTIQUE BLEU rows measure, :func:`~nfeval_repro.linkage.table2.bleu_pools`)
@@ -165,7 +167,9 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 240, max_candi
     checked = None
     if checks.wanted(judge_dtype, dtype_check):
         t = time.time()
-        checked = _dtype_check(judge_dtype, profile=profile, seed=seed, limit=limit,
+        check_limit = (limit if dtype_check_limit <= 0 or 0 < limit <= dtype_check_limit
+                       else dtype_check_limit)
+        checked = _dtype_check(judge_dtype, profile=profile, seed=seed, limit=check_limit,
                                judge=judge_name, judge_mode=mode, unparsed=unparsed, shots=shots,
                                datasets=names, rows=rows, progress=progress)
         _step(progress, t, f"the dtype check ({judge_dtype} against float32 on the "
