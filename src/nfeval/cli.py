@@ -25,7 +25,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from nfeval import NfevalError, __version__
+from nfeval.errors import NfevalError
+from nfeval.version import __version__
 # names only (no scoring code loads for --help): the methods and the default models
 from nfeval.guard import DEFAULT_GUARD, GUARD_MODES
 from nfeval.linkage.methods import METHODS as LINKAGE_METHODS
@@ -273,7 +274,7 @@ def _prompt_tag(args: argparse.Namespace) -> str | None:
 
 def _report(args: argparse.Namespace, result, where: str) -> int:
     """Print a run's summary lines (and write ``--summary``); the exit status."""
-    from nfeval import NothingScored
+    from nfeval.errors import NothingScored
 
     from nfeval.result import count
 
@@ -529,7 +530,7 @@ Exit status: 0 compared; 2 usage or input error (the message says what to fix);
 
 
 def _meta(args: argparse.Namespace) -> int:
-    from nfeval import meta_evaluation as M
+    import nfeval.meta_evaluation as M
 
     M.check_outputs(args.summary, args.plot, args.per_question)
     if bool(args.csv) == bool(args.answers):

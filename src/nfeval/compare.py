@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.metrics.intervals import Interval, small_n_warning
 
 #: score column -> (name for people, lower is better)

@@ -9,7 +9,7 @@ command, instead of a traceback.
 
 from __future__ import annotations
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 #: top-level module -> the extra that installs it
 EXTRA_OF = {

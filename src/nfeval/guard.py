@@ -121,7 +121,7 @@ def guard_mode(value: object) -> str:
         return "quote"
     if isinstance(value, str) and value in GUARD_MODES:
         return value
-    from nfeval import NfevalError
+    from nfeval.errors import NfevalError
 
     raise NfevalError(f"guard must be one of {', '.join(GUARD_MODES)}, got {value!r}")
 
@@ -134,7 +134,7 @@ def apply_guard(text: str, mode: str) -> str:
     if mode == "off":
         return text
     if mode == "screen":
-        from nfeval import NfevalError
+        from nfeval.errors import NfevalError
 
         raise NfevalError("guard 'screen' reads the question and the references: use "
                           "nfeval.screen.guarded_text(text, 'screen', question=..., "

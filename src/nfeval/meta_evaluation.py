@@ -48,10 +48,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.metrics.intervals import SMALL_N, small_n_warning
 
-__all__ = ["MetaResult", "meta", "meta_frame", "read_scores", "score_methods"]
+__all__ = ["MetaResult", "evaluate", "meta", "meta_frame", "read_scores", "score_methods"]
 
 COEFFICIENTS = ("kendall", "spearman", "pearson")
 #: Columns that split the questions into groups reported apart, and that name the evaluator.
@@ -515,6 +515,30 @@ def meta(frame: pd.DataFrame, *, coefficients: Sequence[str] = ("kendall",), see
                       combination=comb, position=_position(df, groups, seed),
                       coefficients=coefficients, groups=groups, notes=notes,
                       left_out=left_out)
+
+
+def evaluate(scores=None, *, answers=None, methods=None, model=None, **options) -> MetaResult:
+    """Which evaluator agrees best with your human grades (``nfeval.meta``, ``nfeval meta``).
+    ``scores``: per-item CSV paths of ``nfeval linkage`` runs, or a long frame (``qid``,
+    ``doc_id``, ``grade``, ``score``, ``method``); or ``answers`` (a graded LINKAGE answers
+    file) with ``methods`` to run (``model``: the judge). ``options``: :func:`meta`'s
+    (``coefficients``, ``seed``, ``folds``, ``repeats``, ``combine``). Returns a
+    :class:`MetaResult` (``.rows``, ``.pairs``, ``.best``, ``.combination``, ``.readings()``,
+    ``.summary()``, ``.plot(path)``)."""
+    if (scores is None) == (answers is None):
+        raise NfevalError("give scores (per-item CSVs or a frame) or answers with methods")
+    if answers is not None:
+        if not methods:
+            raise NfevalError("answers needs methods, e.g. methods=['rouge1', 'bertscore']")
+        frame = score_methods(answers, list(methods), model=model,
+                              seed=options.get("seed", 0), progress=False)
+    elif isinstance(scores, (str, bytes)) or hasattr(scores, "__fspath__"):
+        frame = read_scores([scores])
+    elif hasattr(scores, "columns"):
+        frame = scores
+    else:
+        frame = read_scores(list(scores))
+    return meta(frame, **options)
 
 
 def _beats(pr: pd.DataFrame, coef: str, a: str, b: str) -> bool:

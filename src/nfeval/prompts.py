@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.paths import PROMPTS
 
 

@@ -34,7 +34,8 @@ from typing import Any
 
 import pandas as pd
 
-from nfeval import NfevalError, __version__
+from nfeval.errors import NfevalError
+from nfeval.version import __version__
 from nfeval.metrics.intervals import Interval, small_n_warning
 
 __all__ = ["Result", "json_number", "load_model_arg", "write_json"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 DEVICE_ENV, DTYPE_ENV, BATCH_ENV = "NFEVAL_DEVICE", "NFEVAL_DTYPE", "NFEVAL_BATCH_TOKENS"
 

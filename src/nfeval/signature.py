@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from nfeval import __version__
+from nfeval.version import __version__
 from nfeval.paths import ROOT
 
 __all__ = ["SOURCE_PATHS", "Signature", "git_commit"]

@@ -49,10 +49,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from nfeval import NfevalError, __version__
+from nfeval.errors import NfevalError
+from nfeval.version import __version__
 from nfeval.hashing import clear_hash_cache, sha256_file
 from nfeval.paths import MIRROR_ENV, cache_dir, mirror_dir
 
+from .formats import check_jsonl_format
 from .registry import BASE_URL_ENV, REGISTRY, ReleaseFile, get
 
 OFFLINE_ENV = "NFEVAL_OFFLINE"
@@ -364,19 +366,11 @@ def _lfs_oid(data: bytes, url: str) -> str:
     return oid.removeprefix("sha256:")
 
 
-#: format -> check(path, format, origin=...) -> record count; the loaders register theirs
-#: (:mod:`nfeval.data.loaders`), so this module needs nothing of them.
-FORMAT_CHECKS: dict = {}
-
-
 def _check_format(entry: ReleaseFile, path: Path, url: str) -> None:
     """Format check for files without a pinned sum (JSON-lines formats only)."""
     if not entry.format.endswith("-jsonl"):
         return
-    check = FORMAT_CHECKS.get(entry.format)
-    if check is None:
-        raise NfevalError(f"no format check for {entry.format!r}.")
-    n = check(path, entry.format, origin=url)
+    n = check_jsonl_format(path, entry.format, origin=url)
     if entry.expected_records is not None and n != entry.expected_records:
         warnings.warn(
             f"downloaded {entry.name!r} has {n} records; the release documents "

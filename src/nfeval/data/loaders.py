@@ -38,11 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 from .fetch import resolve
+from .formats import (AnswerProblem, DebateItem, PartialAnswer, answer_lines, debate_item,
+                      decode_lines, iter_jsonl)
 
 __all__ = [
+    "decode_lines",
     "AnswerProblem",
     "AnswerSet",
     "DebateItem",
@@ -104,39 +107,6 @@ class GradedQuestion:
         """The best generated reference among ``ground0..ground3`` (WebGLM), if any."""
         usable = [k for k in self.references if k <= 3]
         return self.references[max(usable)] if usable else None
-
-
-@dataclass(frozen=True)
-class PartialAnswer:
-    """One perspective on a debatable question."""
-
-    point_of_view: str
-    explanation: str
-
-    @property
-    def text(self) -> str:
-        """The text the release scores: ``f"{point_of_view}. {explanation}"``."""
-        return f"{self.point_of_view}. {self.explanation}"
-
-
-@dataclass(frozen=True)
-class DebateItem:
-    """A DebateQA question with its partial answers."""
-
-    id: int
-    question: str
-    partial_answers: list[PartialAnswer]
-
-
-@dataclass(frozen=True)
-class AnswerProblem:
-    """A line of an answers file that was not taken (``line`` counts from 1)."""
-
-    line: int
-    reason: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.reason}"
 
 
 @dataclass
@@ -209,47 +179,6 @@ def _no_duplicate_keys(path: Path):
             d[k] = v
         return d
     return hook
-
-
-def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
-    """Text of UTF-8 ``data`` line by line: a line in another encoding becomes an empty line,
-    named in the returned ``{line number: what is wrong}`` (the other lines stay usable)."""
-    try:
-        return data.decode("utf-8"), {}
-    except UnicodeDecodeError:
-        pass
-    out, bad = [], {}
-    for i, raw in enumerate(data.split(b"\n"), 1):
-        try:
-            out.append(raw.decode("utf-8"))
-        except UnicodeDecodeError as e:
-            bad[i] = (f"not UTF-8 text (byte {e.start + 1} of the line: {e.reason}); save the "
-                      "file as UTF-8")
-            out.append("")
-    return "\n".join(out), bad
-
-
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, Any | None, str | None]]:
-    """(line number, parsed value or None, error or None) for every non-final line; a line
-    that is not UTF-8 is named like any other bad line."""
-    try:
-        text, bad = decode_lines(path.read_bytes())
-    except OSError as e:
-        raise NfevalError(f"cannot read {path}: {e.strerror or e}.") from e
-    lines = text.split("\n")
-    if lines and lines[-1].strip() == "" and len(lines) not in bad:
-        lines.pop()
-    for i, line in enumerate(lines, 1):
-        if i in bad:
-            yield i, None, bad[i]
-            continue
-        if not line.strip():
-            yield i, None, "blank line"
-            continue
-        try:
-            yield i, json.loads(line), None
-        except json.JSONDecodeError as e:
-            yield i, None, f"invalid JSON: {e.msg} at column {e.colno}"
 
 
 def _fail(path: Path, where: str, what: str) -> NfevalError:
@@ -338,28 +267,6 @@ def load_webglm(path: PathLike | None = None) -> list[GradedQuestion]:
 
 # --------------------------------------------------------------------------- DebateQA
 
-def _debate_item(obj: Any) -> DebateItem:
-    """Parse one split line; raise ValueError with the reason."""
-    if not isinstance(obj, dict):
-        raise ValueError("expected a JSON object with id, question and partial_answers")
-    qid = obj.get("id")
-    if isinstance(qid, bool) or not isinstance(qid, int):
-        raise ValueError(f"id {qid!r} is not an integer")
-    question = obj.get("question")
-    if not isinstance(question, str):
-        raise ValueError("question is missing or not a string")
-    pas = obj.get("partial_answers")
-    if not isinstance(pas, list):
-        raise ValueError("partial_answers is missing or not a list")
-    parts = []
-    for j, pa in enumerate(pas):
-        if not isinstance(pa, dict) or not isinstance(pa.get("point_of_view"), str) \
-                or not isinstance(pa.get("explanation"), str):
-            raise ValueError(f"partial answer {j} needs string point_of_view and explanation")
-        parts.append(PartialAnswer(pa["point_of_view"], pa["explanation"]))
-    return DebateItem(qid, question, parts)
-
-
 def load_debateqa(split: str | PathLike = "test",
                   path: PathLike | None = None) -> list[DebateItem]:
     """A DebateQA split (``"test"`` or ``"dev"``) or a file in its format.
@@ -380,11 +287,11 @@ def load_debateqa(split: str | PathLike = "test",
                               "existing file.")
     items: list[DebateItem] = []
     seen: dict[int, int] = {}
-    for line, obj, err in _iter_jsonl(p):
+    for line, obj, err in iter_jsonl(p):
         if err is not None:
             raise NfevalError(f"{p}, line {line}: {err}.")
         try:
-            item = _debate_item(obj)
+            item = debate_item(obj)
         except ValueError as e:
             raise NfevalError(f"{p}, line {line}: {e}.") from None
         if item.id in seen:
@@ -393,38 +300,6 @@ def load_debateqa(split: str | PathLike = "test",
         seen[item.id] = line
         items.append(item)
     return items
-
-
-def _check_jsonl_format(path: Path, fmt: str, origin: str | None = None) -> int:
-    """Check a JSON-lines file of a registry format; return its record count."""
-    where = origin or str(path)
-    if fmt == "debateqa-jsonl":
-        n = 0
-        for line, obj, err in _iter_jsonl(path):
-            if err is None:
-                try:
-                    _debate_item(obj)
-                except ValueError as e:
-                    err = str(e)
-            if err is not None:
-                raise NfevalError(f"{where}, line {line}: {err}; it is not a DebateQA split "
-                                  "file, nothing was saved.")
-            n += 1
-        return n
-    if fmt == "answers-jsonl":
-        s = load_answers(path, strict=True)
-        return len(s)
-    raise NfevalError(f"no format check for {fmt!r}.")
-
-
-def _register_checks() -> None:
-    from .fetch import FORMAT_CHECKS
-
-    for fmt in ("debateqa-jsonl", "answers-jsonl"):
-        FORMAT_CHECKS[fmt] = _check_jsonl_format
-
-
-_register_checks()
 
 
 # --------------------------------------------------------------------------- answers
@@ -447,39 +322,7 @@ def load_answers(path: PathLike, *, strict: bool = False) -> AnswerSet:
         if not p.is_file():
             raise NfevalError(f"answers file {p} does not exist; pass a JSON-lines file with "
                               '{"generation": ..., "id": ...} per line.')
-    answers: dict[int, str] = {}
-    first_line: dict[int, int] = {}
-    problems: list[AnswerProblem] = []
-
-    def problem(line: int, reason: str) -> None:
-        if strict:
-            raise NfevalError(f"{p}, line {line}: {reason}.")
-        problems.append(AnswerProblem(line, reason))
-
-    for line, obj, err in _iter_jsonl(p):
-        if err is not None:
-            problem(line, err)
-            continue
-        if not isinstance(obj, dict):
-            problem(line, "expected a JSON object with generation and id")
-            continue
-        qid = obj.get("id")
-        gen = obj.get("generation")
-        if "id" not in obj:
-            problem(line, "no id")
-        elif isinstance(qid, bool) or not isinstance(qid, int):
-            problem(line, f"id {qid!r} is not an integer")
-        elif "generation" not in obj:
-            problem(line, f"no generation for id {qid}")
-        elif not isinstance(gen, str):
-            problem(line, f"generation for id {qid} is not a string")
-        elif not gen.strip():
-            problem(line, f"empty generation for id {qid}")
-        elif qid in answers:
-            problem(line, f"duplicate id {qid} (first on line {first_line[qid]}, kept)")
-        else:
-            answers[qid] = gen
-            first_line[qid] = line
+    answers, first_line, problems = answer_lines(p, strict=strict)
     return AnswerSet(p, answers, problems, first_line)
 
 

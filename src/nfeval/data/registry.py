@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 LINKAGE_REPO = "babyyang525/LINKAGE-Listwise-NFQA-Evaluation"
 LINKAGE_COMMIT = "097fdc5f0d0a589570f3737c098e063a0eeae5bf"

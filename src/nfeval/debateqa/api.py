@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.result import Result, load_model_arg
 
 __all__ = ["debateqa_result", "dispute_awareness", "perspective_diversity", "score_answers"]

@@ -13,7 +13,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models.base import LanguageModel
 
 __all__ = [

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.hashing import derived_seed
 from nfeval.models.base import LanguageModel
 from nfeval.prompts import prompt_text, system_prompts

@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models.base import TokenLogprobs
 
 

@@ -28,7 +28,7 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from nfeval import Interrupted, NfevalError, NothingScored  # noqa: F401  (re-exported)
+from nfeval.errors import Interrupted, NfevalError, NothingScored  # noqa: F401  (re-exported)
 from nfeval.data import DebateItem, load_answers, load_debateqa, resolve, sha256_file
 from nfeval.data.sample import SAMPLE_DIR
 from nfeval.runcache import RunCache

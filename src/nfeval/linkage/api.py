@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.result import Result, json_number
 
 __all__ = ["linkage_result", "linkage_score"]

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models.registry import DEFAULT_EMBEDDER
 
 __all__ = ["bertscore_f1", "cls_cosine", "resolve_embedder", "resolve_name"]

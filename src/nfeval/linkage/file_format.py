@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval.linkage.methods import (JUDGE_METHODS, METHODS, REFERENCE_SOURCES,  # noqa: F401

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedAnswer
 from nfeval.linkage import judges as J
 from nfeval.linkage.file_format import FileQuestion, LinkageFile, needs_references
@@ -79,7 +79,7 @@ def generate_missing(lf: LinkageFile, need: dict[str, str], golden_model, degrad
                 golden_model, list(degraders), [q.graded_question() for q in qs], gts,
                 seed=seed, generation=generation, use_cache=use_cache, progress=progress)
         except KeyboardInterrupt:
-            from nfeval import Interrupted
+            from nfeval.errors import Interrupted
 
             raise Interrupted("interrupted while writing reference lists; the finished ones "
                               "are cached" + (": rerun the same command to resume"

@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import derived_seed, sha256_text
 from nfeval.linkage.file_format import DEFAULT_MODELS

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.hashing import derived_seed
 from nfeval.linkage.methods import POSITIONS
 from nfeval.linkage.prompts import METHODS, MODES, SAMPLING, Answer, GradedAnswer

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.linkage import methods as M
 from nfeval.linkage.embedding import (_embedder_source, bertscore_f1, cls_cosine,

@@ -5,7 +5,7 @@ line's ``--help`` lists them without loading any scoring code
 
 from __future__ import annotations
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 #: The LLM judges (:mod:`nfeval.linkage.judges`).
 JUDGE_METHODS = ("linkage", "pointwise", "pointwise-ref", "pointwise-ref-graded", "pairwise")

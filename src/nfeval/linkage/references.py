@@ -45,7 +45,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.draws import sample_candidates
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 

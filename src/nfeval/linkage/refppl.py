@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.prompts import prompt_text
 
 __all__ = ["PROMPT", "RefPPL", "refppl_context", "refppl_correlations", "refppl_question",

@@ -65,7 +65,7 @@ from collections.abc import Sequence
 from typing import Any
 
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval.linkage import judges as J
@@ -241,7 +241,7 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str],
     from tqdm.auto import tqdm
 
     from nfeval.runcache import RunCache
-    from nfeval import Interrupted
+    from nfeval.errors import Interrupted
 
     kind = settings.kind
     if kind != "lexical" and model is None:
@@ -359,7 +359,7 @@ def score_linkage_file(source: LinkageFile | str | os.PathLike,
     (:class:`LinkageHooks`). Raises :class:`nfeval.NothingScored` when no question can
     be scored.
     """
-    from nfeval import NothingScored
+    from nfeval.errors import NothingScored
 
     if not isinstance(settings, LinkageSettings):
         settings = LinkageSettings(settings)

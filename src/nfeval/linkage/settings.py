@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.guard import guard_mode
 from nfeval.linkage.judgments import JudgeConfig
 from nfeval.linkage.methods import (JUDGE_METHODS, check_references, check_rouge, judge_mode,

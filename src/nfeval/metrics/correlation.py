@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built
     import pandas as pd

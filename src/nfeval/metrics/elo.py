@@ -21,7 +21,7 @@ from typing import Hashable, Iterable, Sequence
 
 import numpy as np
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ def load_model(name_or_path: str, backend: str = "hf", **kwargs) -> LanguageMode
     collection on CPU.
 
     """
-    from nfeval import NfevalError
+    from nfeval.errors import NfevalError
 
     if backend == "hf":
         from nfeval.models.hf import HFModel

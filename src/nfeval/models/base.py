@@ -160,7 +160,7 @@ class LanguageModel(ABC):
         full prompt on its own.
         """
         if isinstance(suffixes, str):
-            from nfeval import NfevalError
+            from nfeval.errors import NfevalError
 
             raise NfevalError("suffixes must be a list of strings, not one string.")
         return [self.label_logprobs(prefix + s, labels) for s in suffixes]
@@ -182,7 +182,7 @@ class LanguageModel(ABC):
         default scores each prompt on its own.
         """
         if isinstance(prompts, str):
-            from nfeval import NfevalError
+            from nfeval.errors import NfevalError
 
             raise NfevalError("prompts must be a list of strings, not one string.")
         return [self.label_logprobs(p, labels) for p in prompts]
@@ -221,7 +221,7 @@ def fit_prompt(ids: list[int], *, temperature: float, top_p: float, max_tokens: 
                max_length: int) -> tuple[list[int], int]:
     """Check decoding settings; keep the prompt's last tokens so that it and
     ``max_tokens`` fit the window. Returns (ids, number of tokens cut)."""
-    from nfeval import NfevalError
+    from nfeval.errors import NfevalError
 
     if max_tokens < 1:
         raise NfevalError(f"max_tokens must be >= 1, got {max_tokens}.")

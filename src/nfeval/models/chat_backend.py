@@ -88,7 +88,7 @@ import logging
 import math
 from typing import Any, Callable, Sequence
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models.base import (
     Generation,
     LanguageModel,

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models.base import Message
 
 ROLES = ("system", "developer", "user", "assistant")

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 
 import torch
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models import registry
 from nfeval.models.base import (
     Generation,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models.base import TokenLogprobs, normalize
 
 

@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models import registry
 from nfeval.models.base import (
     Generation,

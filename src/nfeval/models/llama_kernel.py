@@ -36,7 +36,7 @@ import weakref
 
 import numpy as np
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models.ids import common_prefix_length
 
 #: A prefix that shares at least this many tokens with the previous one reuses its cells.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models.base import (
     Generation,
     LanguageModel,

@@ -65,7 +65,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.hashing import sha256_file, sha256_text
 from nfeval.paths import cache_dir
 

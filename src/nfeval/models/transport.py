@@ -52,7 +52,7 @@ from urllib.parse import urlparse, urlunparse
 
 import httpx
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 log = logging.getLogger(__name__)
 

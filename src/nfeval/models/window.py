@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 #: Tokens kept free beyond the count: the text's tokens can merge differently with the
 #: prompt around it than on their own.

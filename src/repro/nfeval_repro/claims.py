@@ -75,7 +75,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.paths import RESULTS
 from nfeval_repro.linkage.table5 import PAPER_ALIASES
 

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 __all__ = ["DRAW", "UNCHECKED_ROWS", "check", "checked_rows", "compare", "item_shift", "wanted"]
 

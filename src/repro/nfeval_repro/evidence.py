@@ -755,7 +755,7 @@ def refresh_cost_page(log_path: Path, page: Path = COST_PAGE) -> bool:
     """Rewrite ``page``'s ``stages`` block (:func:`cost_table` of the log at ``log_path``), as
     ``make readme`` does, so a stage that finishes leaves no stale page behind; whether the
     page changed. A page without the block is left as it is, with a note."""
-    from nfeval import NfevalError
+    from nfeval.errors import NfevalError
     from nfeval_repro.pageblocks import render
 
     if not page.is_file():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 
 def render(text: str, new: dict[str, str]) -> str:

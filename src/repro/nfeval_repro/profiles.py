@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.models.registry import DEFAULT_JUDGE
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.paths import ROOT
 
 __all__ = ["reading", "show"]

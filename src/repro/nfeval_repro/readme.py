@@ -21,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.paths import RESULTS
 from nfeval_repro.pageblocks import render
 

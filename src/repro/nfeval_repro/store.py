@@ -54,7 +54,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.hashing import sha256_text
 from nfeval.itemfile import RecordFile as _File
 from nfeval.itemfile import read_records

@@ -33,7 +33,8 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from nfeval import NfevalError, __version__
+from nfeval.errors import NfevalError
+from nfeval.version import __version__
 from nfeval.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
 from nfeval.signature import SOURCE_PATHS, Signature, git_commit  # noqa: F401 (re-exported)
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval_repro.debateqa.alignment import (AlignmentQuestion, elo_ranking,
                                                    grade_preferences, subseed)
 from nfeval_repro.debateqa.systems import (collect_systems, load_questions,

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import derived_seed
 from nfeval.metrics.correlation import correlation_rows, paired_rows, question_correlations

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedAnswer
 from nfeval_repro.debateqa.alignment import (SCORE_COLUMNS, AlignmentQuestion,
                                                    reference_pool)

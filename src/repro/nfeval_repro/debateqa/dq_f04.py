@@ -15,7 +15,7 @@ import time
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval_repro.debateqa.agreement import answer_systems
 from nfeval_repro.debateqa.intervals import model_systems, stability_rows
 from nfeval_repro.debateqa.systems import score_systems, system_means

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval_repro.tables import Experiment, Signature
 
 __all__ = ["run"]

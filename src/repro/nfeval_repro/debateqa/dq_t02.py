@@ -15,7 +15,7 @@ import time
 import pandas as pd
 
 from nfeval.metrics.intervals import N_RESAMPLES
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
 from nfeval_repro.debateqa.alignment import (alignment_differences, alignment_rows,
                                                    human_rankings, is_pd, parse_metrics,

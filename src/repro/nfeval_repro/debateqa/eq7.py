@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 
 def probability_ratio(n: float, delta_pd: float) -> float:

@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.metrics.intervals import (Interval, cluster_interval, doubled_tie_ranks, draw_counts,
                                       in_batches, mean_interval, paired_difference)
 

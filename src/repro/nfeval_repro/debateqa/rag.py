@@ -49,7 +49,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval_repro.debateqa.rag_index import TOP_K, Chunk, ChunkIndex
 from nfeval_repro.debateqa.rag_react import (REACT_K_PER_SEARCH, REACT_MAX_CHUNKS,
                                                    REACT_MAX_STEPS, REACT_STEP_TOKENS,

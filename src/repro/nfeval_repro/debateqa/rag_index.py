@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 CHUNK_CHARS = 2000  # paper D.1: "chunking to roughly 2000-character"
 TOP_K = 10  # paper D.1: "the top-10 most relevant chunks"

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval_repro.debateqa.rag_index import Chunk, Retrieved
 from nfeval.prompts import prompt_text
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data import DebateItem, load_debateqa
 from nfeval.debateqa.scoring import (DASettings, PDSettings, answers_input, question_file,
                                      score_da, score_pd)

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.metrics.intervals import (cluster_interval, doubled_tie_ranks, draw_counts,
                                       in_batches)
 from nfeval.models.registry import DEFAULT_JUDGE

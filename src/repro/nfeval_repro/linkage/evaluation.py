@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval.linkage.references import ReferenceSplit, sample_all, with_candidates

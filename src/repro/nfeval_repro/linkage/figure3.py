@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval_repro.linkage.evaluation import JudgeSample, method_scale, rescale_0_10
 from nfeval_repro.linkage.table2 import judged_items

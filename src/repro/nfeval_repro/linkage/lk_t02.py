@@ -19,7 +19,7 @@ import pandas as pd
 
 from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_linkage
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval_repro.linkage.table2 import (CLAIM_ROWS, JUDGE_ROWS, automatic_frames,
                                                bleu_pools,
                                                judge_frame, judged_items, mode_subset_frames,

@@ -12,7 +12,7 @@ with its 95% interval, the comparisons paired on the same questions.
 
 from __future__ import annotations
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
 from nfeval_repro.linkage.table2 import judged_items
 from nfeval_repro.linkage.tables3_4 import generated_references_table, setting_rows

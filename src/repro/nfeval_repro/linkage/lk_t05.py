@@ -19,7 +19,7 @@ import pandas as pd
 from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_webglm
 from nfeval_repro.linkage.evaluation import webglm_split
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval_repro.linkage.table5 import (DEFAULT_JUDGE_ROWS, JUDGE_ROWS, METRICS, chance_hits,
                                                diagnostic_table, lexical_variants,
                                                paper_columns, question_subsets, table_rows)

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.metrics import combine
 from nfeval.metrics.combine import ALPHA, CHOSEN
 from nfeval.metrics.intervals import N_RESAMPLES, mean_interval, paired_difference

@@ -40,12 +40,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
 from nfeval.guard import flags
 from nfeval.metrics.intervals import mean_interval
 from nfeval.paths import ROOT
-from nfeval import screen as S
+import nfeval.screen as S
 from nfeval_repro.store import cached_steps
 from nfeval_repro.tables import Experiment, Signature
 

@@ -28,7 +28,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
 from nfeval.metrics.correlation import paired_rows, per_question
 from nfeval.metrics.intervals import paired_difference

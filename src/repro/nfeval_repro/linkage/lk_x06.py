@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
 from nfeval.metrics.correlation import paired_rows
 from nfeval.paths import RESULTS

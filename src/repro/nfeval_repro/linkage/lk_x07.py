@@ -39,7 +39,7 @@ import random
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
 from nfeval.data.loaders import GradedAnswer
 from nfeval.linkage.judges import JudgeConfig, judge_questions
@@ -108,7 +108,7 @@ def variants(base: str, corpus: pd.DataFrame) -> list[tuple[str, str, str, str]]
 def screened_texts(texts: list[str], contexts: list[list[str]]) -> list[str]:
     """Each text as ``--guard screen`` shows it to a judge, from the screen's signals read
     through the item store (:func:`nfeval_repro.linkage.lk_x04.signals`)."""
-    from nfeval import screen as S
+    import nfeval.screen as S
 
     out = []
     for text, sents in zip(texts, lk_x04.signals(texts, contexts)):

@@ -41,7 +41,7 @@ from typing import Any
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval_repro.linkage.evaluation import unparsed_policy

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval_repro.linkage.evaluation import JudgeSample, judge_sample, unparsed_policy

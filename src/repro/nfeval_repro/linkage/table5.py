@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval_repro.linkage.evaluation import TIE_RULES, best_worst_hits
 from nfeval.metrics.intervals import mean_interval, paired_difference, proportion_interval

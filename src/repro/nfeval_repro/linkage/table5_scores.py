@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval_repro.linkage.evaluation import JudgeSample, unparsed_policy, webglm_split

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 __all__ = ["CHUNK_OVERLAP", "EMBEDDING_MODES", "chunk_chars", "chunk_tokens", "embed_long_texts",
            "question_chunk_similarity", "similarity_summary"]

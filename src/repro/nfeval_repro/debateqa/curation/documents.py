@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.paths import ROOT
 
 __all__ = [

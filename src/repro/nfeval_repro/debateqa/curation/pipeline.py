@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval_repro.debateqa.curation.documents import (
     DOCS_FILE,
     BM25Index,

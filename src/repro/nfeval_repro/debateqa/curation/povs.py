@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval.hashing import derived_seed, sha256_text
 from nfeval.prompts import prompt_text
 from nfeval.runcache import RunCache

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 from nfeval_repro.debateqa.curation.pipeline import PipelineResult, run_pipeline
 from nfeval_repro.tables import Signature
 

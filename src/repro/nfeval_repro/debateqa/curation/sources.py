@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 __all__ = ["SOURCES", "SourcedQuestion", "load_source", "load_sources"]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from nfeval import NfevalError
+from nfeval.errors import NfevalError
 
 __all__ = ["STEP", "TopicResult", "fit_topics", "topic_spec"]
 
