@@ -135,30 +135,38 @@ def _dtype_help() -> str:
     return text.replace("%", "%%")
 
 
-def _load(name: str, args: argparse.Namespace, backend: str | None = None,
-          judge: bool = False):
-    """The model ``name`` as the command's options ask. ``judge``: the listwise LINKAGE judge
-    scoring label probabilities, which runs in the dtype its CPU kind has in
-    :data:`nfeval.machine.LISTWISE_JUDGE_DTYPES` unless a dtype is asked for (bf16 only on the
-    kinds whose judge_path runs were faster and whose lk_t02 LINKAGE rows agreed with float32's;
-    said on stderr, recorded in the signature through the model's ``info.dtype``). The
-    pointwise judges stay float32 (in bf16 their rows of LINKAGE Table 2 moved by up to 0.016
-    and two verdicts moved: results/bench.csv, ``judge_table``), and so does the pairwise
-    judge, whose table no bf16 check has compared."""
+def _loader(args: argparse.Namespace, *, listwise: bool = False):
+    """The command's :class:`~nfeval.models.loader.ModelLoader`, built once: its
+    :class:`~nfeval.runtime.Runtime` (``--device``, ``--dtype``, ``--batch-tokens``,
+    ``--threads`` over the environment), the backend and the backend's options.
+
+    ``listwise``: the command scores with the listwise LINKAGE judge in prob mode, which
+    runs in the dtype its CPU kind has in :data:`nfeval.machine.LISTWISE_JUDGE_DTYPES` unless
+    a dtype is asked for (bf16 only on the kinds whose judge_path runs were faster and whose
+    lk_t02 LINKAGE rows agreed with float32's; said on stderr, recorded in the signature
+    through the model's ``info.dtype``). The pointwise judges stay float32 (in bf16 their
+    rows of LINKAGE Table 2 moved by up to 0.016 and two verdicts moved: results/bench.csv,
+    ``judge_table``), and so does the pairwise judge, whose table no bf16 check has
+    compared."""
     import os
 
-    from nfeval.machine import listwise_judge_default
-    from nfeval.models import load_model
-    from nfeval.runtime import DTYPE_ENV, resolve_device
+    from nfeval.models.loader import ModelLoader
+    from nfeval.runtime import DTYPE_ENV, Runtime, from_env, resolve_device
 
-    backend = backend or args.backend
-    if (judge and backend == "hf" and args.dtype is None and not os.environ.get(DTYPE_ENV)
-            and resolve_device(args.device) == "cpu"):
+    runtime = from_env(Runtime()).with_(device=args.device, dtype=args.dtype,
+                                        batch_tokens=args.batch_tokens,
+                                        threads=getattr(args, "threads", None))
+    backend = args.backend
+    judge_dtype = None
+    if (listwise and backend == "hf" and args.dtype is None and not os.environ.get(DTYPE_ENV)
+            and resolve_device(runtime.device) == "cpu"):
+        from nfeval.machine import listwise_judge_default
+
         chosen = listwise_judge_default()
         if chosen is not None:
-            kind, args.dtype, reason = chosen
-            print(judge_dtype_note(kind, args.dtype, reason), file=sys.stderr)
-    kwargs: dict = {}
+            kind, judge_dtype, reason = chosen
+            print(judge_dtype_note(kind, judge_dtype, reason), file=sys.stderr)
+    options: dict = {}
     if backend in ("openai", "openai-chat"):
         if not args.base_url:
             raise NfevalError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1;"
@@ -168,17 +176,12 @@ def _load(name: str, args: argparse.Namespace, backend: str | None = None,
             if len(urls) > 1:
                 raise NfevalError("--backend openai takes one --base-url; several servers work "
                                   "with --backend openai-chat")
-            kwargs = {"base_url": urls[0], "chat_template": args.chat_template}
+            options = {"base_url": urls[0], "chat_template": args.chat_template}
         else:
-            kwargs = {"base_url": urls if len(urls) > 1 else urls[0],
-                      "api_key_env": args.api_key_env, "concurrency": args.concurrency,
-                      "assistant_prefill": args.assistant_prefill}
-    elif backend == "llama" and args.threads:
-        kwargs = {"n_threads": args.threads}
-    elif backend == "hf":
-        kwargs = {k: v for k, v in (("device", args.device), ("dtype", args.dtype),
-                                    ("batch_tokens", args.batch_tokens)) if v is not None}
-    return load_model(name, backend=backend, **kwargs)
+            options = {"base_url": urls if len(urls) > 1 else urls[0],
+                       "api_key_env": args.api_key_env, "concurrency": args.concurrency,
+                       "assistant_prefill": args.assistant_prefill}
+    return ModelLoader(runtime, backend, {backend: options} if options else {}, judge_dtype)
 
 
 def _say(args: argparse.Namespace):
@@ -336,7 +339,7 @@ def _debateqa_inputs(args: argparse.Namespace):
 
 
 def _pd(args: argparse.Namespace) -> int:
-    from nfeval.debateqa.api import score_answers
+    from nfeval.debateqa.api import PD
     from nfeval.debateqa.scoring import PDSettings
 
     settings = PDSettings(variant=args.variant, restate=args.restate, seed=args.seed)
@@ -346,15 +349,14 @@ def _pd(args: argparse.Namespace) -> int:
         ("restate", args.restate and _short_hash(args.restate), None),
         ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
-    model = _load(args.model, args)
-    result = score_answers(inputs, settings, model, use_cache=not args.no_cache,
-                           progress=not args.no_progress)
+    result = PD(settings, args.model, loader=_loader(args)).score_inputs(
+        inputs, use_cache=not args.no_cache, progress=not args.no_progress)
     where = _write_csv(result.table, out)
     return _report(args, result, where)
 
 
 def _da(args: argparse.Namespace) -> int:
-    from nfeval.debateqa.api import score_answers
+    from nfeval.debateqa.api import DA
     from nfeval.debateqa.scoring import DASettings
 
     prompt = _prompt_file(args)
@@ -373,14 +375,9 @@ def _da(args: argparse.Namespace) -> int:
         ("seed", args.seed, 0)))
     _check_outputs(out, args.summary)
     _require_backend(args)
-    if prompt is None:  # the release template, before the judge loads
-        from nfeval.data import load_prompt
-        from nfeval.debateqa.da import DA_PROMPT
-
-        load_prompt(DA_PROMPT)
-    judge = _load(args.judge, args)
-    result = score_answers(inputs, settings, judge, use_cache=not args.no_cache,
-                           progress=not args.no_progress)
+    metric = DA(settings, args.judge, loader=_loader(args))  # the release template is read
+    result = metric.score_inputs(inputs, use_cache=not args.no_cache,
+                                 progress=not args.no_progress)
     where = _write_csv(result.table, out)
     return _report(args, result, where)
 
@@ -391,42 +388,9 @@ def _short_hash(text: str) -> str:
     return sha256_text(text)[:8]
 
 
-class _LinkageHooks:
-    """What ``nfeval linkage`` does while the library scores (the methods of
-    :class:`nfeval.linkage.score_file.LinkageHooks`, which this module does not import
-    until a command runs): once the file is read, name and check the output file (before
-    any model loads); print notes on stderr; load models with the command's backend
-    options."""
-
-    def __init__(self, args: argparse.Namespace, settings):
-        self.args, self.settings = args, settings
-        self.lf, self.out = None, None
-
-    def read(self, lf) -> None:
-        from nfeval.linkage.file_format import DEFAULT_MODELS
-
-        args, st = self.args, self.settings
-        self.lf = lf
-        self.out = args.out or _default_out(lf.name, st.method, (
-            ("model", args.model, DEFAULT_MODELS.get(st.kind)), ("shots", st.shots, 0),
-            ("mode", st.mode or "prob", "prob"), ("positions", st.positions, "random"),
-            ("references", st.references, "file"), ("", _prompt_tag(args), None),
-            ("guard", st.guard, "off"), ("rouge", st.rouge, "rouge-score"),
-            ("embedder", st.embedder, None), ("seed", st.seed, 0)))
-        _check_outputs(self.out, args.summary)
-        if st.kind != "lexical":
-            _require_backend(args)
-
-    def note(self, text: str) -> None:
-        print(f"nfeval: {text}", file=sys.stderr)
-
-    def load(self, name: str, backend: str | None = None, *, judge: bool = False):
-        return _load(name, self.args, backend, judge=judge)
-
-
 def _linkage(args: argparse.Namespace) -> int:
     from nfeval.linkage import score_file as SF
-    from nfeval.linkage.api import linkage_result
+    from nfeval.linkage.memory import linkage_result
     from nfeval.linkage.settings import GenerationSettings, LinkageSettings
 
     method = args.method
@@ -436,23 +400,33 @@ def _linkage(args: argparse.Namespace) -> int:
 
         if braced_slots(method, prompt)[1]:
             _slot_alias_note("#name", "{name}")
-    settings = LinkageSettings(
+    st = LinkageSettings(
         method, mode=args.mode, shots=args.shots, seed=args.seed, unparsed=args.unparsed,
         positions=args.positions, max_tokens=args.max_tokens, guard=args.guard, prompt=prompt,
         references=args.references, rouge=args.rouge, embedder=args.embedder,
         generation=GenerationSettings(attempts=args.attempts, golden_tokens=args.golden_tokens,
                                       degraded_tokens=args.degraded_tokens))
-    if settings.kind == "lexical" and args.model:
+    if st.kind == "lexical" and args.model:
         raise NfevalError(f"method {method} uses no language model: drop --model"
                           + (" (--embedder names its encoder)" if "bert" in method else ""))
-    hooks = _LinkageHooks(args, settings)
-    res = SF.score_linkage_file(
-        args.answers, settings, args.model, generator=args.generator or None,
+    lf = SF.read_linkage_file(args.answers, limit=args.limit)
+    out = args.out or _default_out(lf.name, st.method, (
+        ("model", args.model, SF.DEFAULT_MODELS.get(st.kind)), ("shots", st.shots, 0),
+        ("mode", st.mode or "prob", "prob"), ("positions", st.positions, "random"),
+        ("references", st.references, "file"), ("", _prompt_tag(args), None),
+        ("guard", st.guard, "off"), ("rouge", st.rouge, "rouge-score"),
+        ("embedder", st.embedder, None), ("seed", st.seed, 0)))
+    _check_outputs(out, args.summary)  # once the file is read, before any model loads
+    if st.kind != "lexical":
+        _require_backend(args)
+    metric = SF.Linkage(st, args.model or None, loader=_loader(
+        args, listwise=st.method == "linkage" and st.mode == "prob"))
+    res = metric.score_file(
+        lf, generator=args.generator or None,
         degraders=tuple(d for d in (args.degraders or "").split(",") if d.strip()),
-        use_cache=not args.no_cache, progress=not args.no_progress, device=args.device,
-        limit=args.limit, hooks=hooks)
-    where = _write_csv(res.table, hooks.out)
-    return _report(args, linkage_result(res, str(hooks.lf.name)), where)
+        use_cache=not args.no_cache, progress=not args.no_progress, notes=sys.stderr)
+    where = _write_csv(res.table, out)
+    return _report(args, linkage_result(res, str(lf.name)), where)
 
 
 GUARD_HELP = ("keep the {what} from talking the judge into a better score: 'quote' shows "
@@ -541,14 +515,11 @@ def _meta(args: argparse.Namespace) -> int:
             raise NfevalError("--answers needs --methods (e.g. --methods rouge1,rougeL,bleu)")
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
 
-        def load(name, kind):
-            return _load(name, args)  # float32: methods compared, not dtypes
-
         frame = M.score_methods(args.answers, methods, model=args.model, seed=args.seed,
                                 limit=args.limit, use_cache=not args.no_cache,
-                                progress=not args.no_progress, load=load,
-                                prompt=_prompt_file(args),
-                                guard=args.guard)
+                                progress=not args.no_progress,
+                                loader=_loader(args),  # float32: methods compared, not dtypes
+                                prompt=_prompt_file(args), guard=args.guard)
         for line in frame.attrs.get("left_out", []):
             print(f"nfeval: skipped {line}", file=sys.stderr)
     else:

@@ -170,14 +170,19 @@ def _label(e) -> str:
 
 
 def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | None = None,
-                  seed: int = 0, limit: int = 0, use_cache: bool = True,
-                  progress: bool = True, load=None, prompt: str | None = None,
-                  guard: str = "off") -> pd.DataFrame:
+                  loader=None, limit: int = 0, use_cache: bool = True, progress: bool = True,
+                  **settings: Any) -> pd.DataFrame:
     """Score a graded LINKAGE answers file with every method of ``methods`` (names of
     ``nfeval linkage --method``; ``linkage-Nshot``: LINKAGE with N demonstrations), each on
-    the same items and through the same cache as ``nfeval linkage``; ``load(name, kind)``
-    loads a model (default: the registry's, on CPU). ``prompt`` (a prompt text with the
-    method's slots) and ``guard`` apply to the judge methods, as ``nfeval linkage``'s."""
+    the same items and through the same cache as ``nfeval linkage``; ``loader`` (a
+    :class:`~nfeval.models.loader.ModelLoader`) loads the models, each once, the listwise
+    judge in the runtime's dtype like every other (default: the environment's runtime).
+    ``settings``: ``seed`` (every method's), and the judge methods' ``prompt`` (a prompt
+    text with the method's slots) and ``guard``, as ``nfeval linkage``'s."""
+    if bad := sorted(set(settings) - {"seed", "prompt", "guard"}):
+        raise NfevalError(f"unknown setting(s) {bad}; use seed, prompt, guard")
+    seed, prompt = settings.get("seed", 0), settings.get("prompt")
+    guard = settings.get("guard", "off")
     from nfeval.linkage import score_file as SF
 
     parsed = []
@@ -198,7 +203,11 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
     lf = SF.read_linkage_file(answers, limit=limit)
     if not lf.questions:
         raise NfevalError(f"{lf.name}: no valid question line ({len(lf.skipped)} skipped)")
-    load = load or _load_default
+    if loader is None:
+        from nfeval.models.loader import ModelLoader
+        from nfeval.runtime import from_env
+
+        loader = ModelLoader(from_env())
     models: dict[tuple[str, str], Any] = {}
     frames = []
     left_out: list[str] = []  # every line or question left out, and unparsed items, named
@@ -209,7 +218,7 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
             want = model if (model and kind == "judge") else SF.DEFAULT_MODELS[kind]
             model_obj = models.get((want, kind))
             if model_obj is None:
-                model_obj = models[(want, kind)] = load(want, kind)
+                model_obj = models[(want, kind)] = loader.load(want)
         judge = kind == "judge"
         settings = SF.LinkageSettings(name, shots=shots, seed=seed,
                                       prompt=prompt if judge else None,
@@ -226,15 +235,6 @@ def score_methods(answers: str | Path, methods: Sequence[str], *, model: str | N
     frame = meta_frame(pd.concat(frames, ignore_index=True))
     frame.attrs["left_out"] = left_out
     return frame
-
-
-def _load_default(name: str, kind: str):
-    """The registry's model ``name`` on the CPU in float32, for any ``kind`` (the command's
-    loader chooses bf16 for the listwise judge on the CPU kinds of
-    :data:`nfeval.machine.LISTWISE_JUDGE_DTYPES`; this one never does)."""
-    from nfeval.models import load_model
-
-    return load_model(name)
 
 
 # --------------------------------------------------------------------------- the statistics
@@ -584,9 +584,8 @@ def _combination(df: pd.DataFrame, groups: list[str], coefficients: Sequence[str
             notes.append(f"{text + ': ' if text else ''}no combination: {len(qs)} questions, "
                          f"fewer than {2 * folds} for {folds} folds")
             continue
-        per, choices = combine.out_of_sample(qs, names, folds=folds, repeats=repeats,
-                                             seed=seed, key=text or "all",
-                                             coefficients=coefficients, prefix="meta")
+        cv = combine.CrossValidation(folds, repeats, seed, key=text or "all", prefix="meta")
+        per, choices = combine.out_of_sample(qs, names, cv, coefficients=coefficients)
         picks = pd.DataFrame(choices)
         folds_n = len(picks)
 

@@ -38,7 +38,7 @@ from nfeval.errors import NfevalError
 from nfeval.version import __version__
 from nfeval.metrics.intervals import Interval, small_n_warning
 
-__all__ = ["Result", "json_number", "load_model_arg", "write_json"]
+__all__ = ["Result", "json_number", "write_json"]
 
 
 def json_number(x: Any) -> Any:
@@ -202,22 +202,3 @@ def write_json(path: str | Path, data: Any) -> Path:
     except OSError as e:
         raise NfevalError(f"cannot write the summary {p}: {e.strerror or e}") from e
     return p
-
-
-# --------------------------------------------------------------------------- models
-
-def load_model_arg(model: Any, default: str, *, backend: str = "hf", **kwargs: Any):
-    """A loaded model: ``model`` itself when it is one, else loaded by name (or ``default``)."""
-    if model is not None and not isinstance(model, str):
-        return model
-    from nfeval.models import load_model
-
-    try:
-        return load_model(model or default, backend=backend, **kwargs)
-    except ModuleNotFoundError as exc:
-        from nfeval.extras import missing_extra
-
-        err = missing_extra(exc)
-        if err is None:
-            raise
-        raise err from None

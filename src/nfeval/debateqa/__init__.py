@@ -11,12 +11,14 @@ The paper's experiments (alignment with human grades, RAG, the curation
 pipeline, answering systems and their intervals, one module per table) are in :mod:`nfeval_repro.debateqa`; they use
 these kernels, never the other way round.
 
-On answers held in memory: :func:`perspective_diversity` and
-:func:`dispute_awareness` (:mod:`nfeval.debateqa.api`).
+The metrics as objects, built once from their settings and a model and called on answers:
+:class:`PD` and :class:`DA` (``PD(model=...).score(answers, partial_answers=...)``); their
+function forms :func:`perspective_diversity` and :func:`dispute_awareness`
+(:mod:`nfeval.debateqa.api`).
 
 Submodules are imported on use, so importing the package loads no model.
 """
 
-from nfeval.debateqa.api import dispute_awareness, perspective_diversity
+from nfeval.debateqa.api import DA, PD, dispute_awareness, perspective_diversity
 
-__all__ = ["dispute_awareness", "perspective_diversity"]
+__all__ = ["DA", "PD", "dispute_awareness", "perspective_diversity"]

@@ -11,9 +11,10 @@ from typing import Any
 import pandas as pd
 
 from nfeval.errors import NfevalError
-from nfeval.result import Result, load_model_arg
+from nfeval.result import Result
 
-__all__ = ["debateqa_result", "dispute_awareness", "perspective_diversity", "score_answers"]
+__all__ = ["DA", "PD", "debateqa_result", "dispute_awareness", "perspective_diversity",
+           "score_answers"]
 
 
 def debateqa_result(inputs, table: pd.DataFrame, column: str, label: str, signature, *,
@@ -106,52 +107,158 @@ def _memory_inputs(answers: Any, ids: Sequence[int] | None, split: str | None,
     return inputs
 
 
+class _DebateMetric:
+    """P.D. or D.A. as a metric, built once from its settings and a model (the backbone or the
+    judge: loaded, or a name loaded with ``loader``, a
+    :class:`~nfeval.models.loader.ModelLoader`, or where ``runtime`` says; None: the
+    default), then called on answers: :meth:`score` on answers in memory,
+    :meth:`score_inputs` on read files; :attr:`signature` before anything is scored."""
+
+    settings_type: type
+    default_model: str
+
+    def __init__(self, settings=None, model: Any = None, *, runtime=None, loader=None,
+                 **options: Any):
+        from nfeval.models.loader import ModelLoader
+        from nfeval.runtime import from_env
+
+        if settings is None:
+            settings = self.settings_type(**options)
+        elif options or not isinstance(settings, self.settings_type):
+            raise NfevalError(f"give the settings as a {self.settings_type.__name__} or as "
+                              "keywords, not both")
+        if loader is not None and runtime is not None:
+            raise NfevalError("give a runtime or a loader (which has one), not both")
+        self.settings = settings
+        self.loader = loader if loader is not None else ModelLoader(
+            runtime if runtime is not None else from_env())
+        self._model, self._loaded = model, None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.settings!r})"
+
+    @property
+    def model(self):
+        """The loaded model (loaded on first use)."""
+        if self._loaded is None:
+            self._loaded = self.loader.model(self._model, self.default_model)
+        return self._loaded
+
+    def score_inputs(self, inputs, *, use_cache: bool = True, progress: bool = True) -> Result:
+        """The scores of read answers (:class:`~nfeval.debateqa.scoring.ScoringInput`,
+        :func:`~nfeval.debateqa.scoring.prepare_inputs`)."""
+        return score_answers(inputs, self.settings, self.model, use_cache=use_cache,
+                             progress=progress)
+
+
+class PD(_DebateMetric):
+    """DebateQA's Perspective Diversity (lower is better), built once:
+    ``PD(PDSettings(...), model)`` or ``PD(model=..., variant=..., restate=..., seed=...)``
+    (:class:`~nfeval.debateqa.scoring.PDSettings`); ``model``: the backbone LM (default
+    :data:`~nfeval.models.registry.DEFAULT_PD_BACKBONE`).
+
+    Usage::
+
+        from nfeval.debateqa import PD
+
+        pd = PD(model="smollm2-135m-instruct")
+        pd.score(["Some say yes, others no..."], partial_answers=[["Yes. Because...",
+                                                                  "No. Because..."]])
+    """
+
+    def __init__(self, settings=None, model: Any = None, **options: Any):
+        from nfeval.debateqa.scoring import PDSettings
+        from nfeval.models.registry import DEFAULT_PD_BACKBONE
+
+        self.settings_type, self.default_model = PDSettings, DEFAULT_PD_BACKBONE
+        super().__init__(settings, model, **options)
+
+    @property
+    def signature(self):
+        """What decides the scores (:class:`~nfeval.signature.Signature`)."""
+        from nfeval.debateqa.scoring import pd_signature
+
+        return pd_signature(self.model, self.settings)
+
+    def score(self, answers, *, partial_answers=None, ids=None, split: str | None = None,
+              use_cache: bool = True, progress: bool = True) -> Result:
+        """P.D. of each answer: either ``partial_answers`` (one list of reference texts per
+        answer, the question's points of view) or ``split`` ("sample", "test", "dev" or a
+        question file; ``answers`` then maps question ids to texts, or comes with ``ids``)."""
+        inputs = _memory_inputs(answers, ids, split, None, partial_answers)
+        return self.score_inputs(inputs, use_cache=use_cache, progress=progress)
+
+
+class DA(_DebateMetric):
+    """DebateQA's Dispute Awareness (does the answer say the question is debated: 1 or 0),
+    built once: ``DA(DASettings(...), model)`` or ``DA(model=..., mode=..., zero_shot=...,
+    prompt=..., guard=..., seed=...)`` (:class:`~nfeval.debateqa.scoring.DASettings`);
+    ``model``: the judge (default :data:`~nfeval.models.registry.DEFAULT_JUDGE`). ``prompt``:
+    a template of one's own with the ``{question}`` and ``{answer}`` slots (default: the
+    release's few-shot template); ``guard``: ``"quote"`` or ``"strip"``
+    (:data:`nfeval.guard.GUARD_MODES`; default ``"off"``)."""
+
+    def __init__(self, settings=None, model: Any = None, **options: Any):
+        from nfeval.debateqa.scoring import DASettings
+        from nfeval.models.registry import DEFAULT_JUDGE
+
+        self.settings_type, self.default_model = DASettings, DEFAULT_JUDGE
+        super().__init__(settings, model, **options)
+        if self.settings.prompt is None:  # the release template, before the judge loads
+            from nfeval.data import load_prompt
+            from nfeval.debateqa.da import DA_PROMPT
+
+            load_prompt(DA_PROMPT)
+
+    @property
+    def signature(self):
+        """What decides the scores (:class:`~nfeval.signature.Signature`)."""
+        from nfeval.debateqa.scoring import da_signature
+
+        return da_signature(self.model, self.settings)
+
+    def score(self, answers, *, questions=None, ids=None, split: str | None = None,
+              use_cache: bool = True, progress: bool = True) -> Result:
+        """D.A. of each answer: either ``questions`` (one per answer) or ``split`` (as
+        :meth:`PD.score`)."""
+        inputs = _memory_inputs(answers, ids, split, questions, None)
+        return self.score_inputs(inputs, use_cache=use_cache, progress=progress)
+
+
+#: the metric objects' ``score`` keywords (the rest of a call's keywords are the settings')
+_CALL = ("ids", "split", "use_cache", "progress")
+
+
+def _metric_options(options: dict) -> dict:
+    """``backend`` as a loader (the old functions' keyword), the rest unchanged."""
+    backend = options.pop("backend", None)
+    if backend is not None and backend != "hf":
+        from nfeval.models.loader import ModelLoader
+        from nfeval.runtime import from_env
+
+        options["loader"] = ModelLoader(options.pop("runtime", None) or from_env(), backend)
+    return options
+
+
 def perspective_diversity(answers: Sequence[str] | Mapping[Any, str], *,
                           partial_answers: Sequence[Sequence[Any]] | None = None,
-                          ids: Sequence[Any] | None = None, split: str | None = None,
-                          model: Any = None, variant: str = "paper",
-                          restate: str | None = None, seed: int = 0, backend: str = "hf",
-                          use_cache: bool = True, progress: bool = True) -> Result:
-    """DebateQA's P.D. of each answer (lower is better).
-
-    Either ``partial_answers`` (one list of reference texts per answer, the
-    question's points of view) or ``split`` ("sample", "test", "dev" or a
-    question file; ``answers`` then maps question ids to texts, or comes with
-    ``ids``). ``model``: the backbone LM (default
-    :data:`~nfeval.models.registry.DEFAULT_PD_BACKBONE`), a name or a loaded model.
-    The settings are checked, as one :class:`~nfeval.debateqa.scoring.PDSettings`, first.
-    """
-    from nfeval.debateqa.scoring import PDSettings
-    from nfeval.models.registry import DEFAULT_PD_BACKBONE
-
-    settings = PDSettings(variant=variant, restate=restate, seed=seed)
-    inputs = _memory_inputs(answers, ids, split, None, partial_answers)
-    lm = load_model_arg(model, DEFAULT_PD_BACKBONE, backend=backend)
-    return score_answers(inputs, settings, lm, use_cache=use_cache, progress=progress)
+                          model: Any = None, **options: Any) -> Result:
+    """DebateQA's P.D. of each answer (lower is better): ``PD(model=model, ...).score(answers,
+    partial_answers=..., ...)`` (:class:`PD`). ``options``: the settings (``variant``,
+    ``restate``, ``seed``), ``ids``, ``split``, ``runtime``, ``backend``, ``use_cache``,
+    ``progress``; the settings are checked first."""
+    call = {k: options.pop(k) for k in _CALL if k in options}
+    return PD(model=model, **_metric_options(options)).score(
+        answers, partial_answers=partial_answers, **call)
 
 
 def dispute_awareness(answers: Sequence[str] | Mapping[Any, str], *,
-                      questions: Sequence[str] | None = None, ids: Sequence[Any] | None = None,
-                      split: str | None = None, model: Any = None, mode: str = "prob",
-                      zero_shot: bool = False, prompt: str | None = None, seed: int = 0,
-                      backend: str = "hf", use_cache: bool = True,
-                      progress: bool = True, guard: bool | str = "off") -> Result:
-    """DebateQA's D.A. of each answer: does it say the question is debated (1) or not (0).
-
-    Either ``questions`` (one per answer) or ``split`` (as
-    :func:`perspective_diversity`). ``model``: the judge (default
-    :data:`~nfeval.models.registry.DEFAULT_JUDGE`); ``prompt``: a template of one's own
-    with the ``{question}`` and ``{answer}`` slots (default: the release's few-shot
-    template). ``guard``: ``"quote"``, the judge sees each answer as quoted data;
-    ``"strip"``, quoted with its sentences addressed to the judge removed
-    (:data:`nfeval.guard.GUARD_MODES`; ``True`` is ``"quote"``; default ``"off"``).
-    The settings are checked, as one :class:`~nfeval.debateqa.scoring.DASettings`, first.
-    """
-    from nfeval.debateqa.scoring import DASettings
-    from nfeval.models.registry import DEFAULT_JUDGE
-
-    settings = DASettings(mode=mode, zero_shot=zero_shot, prompt=prompt, guard=guard,
-                          seed=seed)
-    inputs = _memory_inputs(answers, ids, split, questions, None)
-    judge = load_model_arg(model, DEFAULT_JUDGE, backend=backend)
-    return score_answers(inputs, settings, judge, use_cache=use_cache, progress=progress)
+                      questions: Sequence[str] | None = None, model: Any = None,
+                      **options: Any) -> Result:
+    """DebateQA's D.A. of each answer: ``DA(model=model, ...).score(answers,
+    questions=..., ...)`` (:class:`DA`). ``options``: the settings (``mode``, ``zero_shot``,
+    ``prompt``, ``guard``, ``seed``), ``ids``, ``split``, ``runtime``, ``backend``,
+    ``use_cache``, ``progress``; the settings are checked first."""
+    call = {k: options.pop(k) for k in _CALL if k in options}
+    return DA(model=model, **_metric_options(options)).score(answers, questions=questions,
+                                                             **call)

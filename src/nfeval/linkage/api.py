@@ -1,131 +1,50 @@
-"""LINKAGE on answers held in memory: ``nfeval.linkage.score`` (returns a :class:`~nfeval.result.Result`)."""
+"""LINKAGE on answers held in memory: ``nfeval.linkage.score`` (returns a
+:class:`~nfeval.result.Result`), the function form of :class:`nfeval.linkage.Linkage`."""
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from nfeval.errors import NfevalError
-from nfeval.result import Result, json_number
+from nfeval.linkage.memory import linkage_result
+from nfeval.linkage.score_file import Linkage
+from nfeval.result import Result
 
 __all__ = ["linkage_result", "linkage_score"]
 
-
-def _entries(value: Any, what: str, grades: Sequence | None = None) -> list[dict]:
-    """Candidates or references of one question as the file format's objects."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise NfevalError(f"{what} must be a list of texts (or of dicts with a 'text'), "
-                          f"not {type(value).__name__}")
-    if grades is not None and len(grades) != len(value):
-        raise NfevalError(f"{what}: {len(value)} entries but {len(grades)} grades")
-    out = []
-    for k, v in enumerate(value):
-        if isinstance(v, str):
-            obj: dict = {"text": v}
-        elif isinstance(v, Mapping):
-            obj = dict(v)
-        elif isinstance(v, Sequence) and len(v) == 2 and isinstance(v[0], str):
-            obj = {"text": v[0], "grade": v[1]}  # (text, grade)
-        else:
-            raise NfevalError(f"{what}[{k}] must be a text, a (text, grade) pair or a dict "
-                              f"with 'text', not {type(v).__name__}")
-        if grades is not None and grades[k] is not None:
-            obj["grade"] = json_number(grades[k])
-        out.append(obj)
-    return out
-
-
-def _same_length(name: str, value: Sequence | None, n: int) -> None:
-    if value is not None and len(value) != n:
-        raise NfevalError(f"{name} has {len(value)} entries for {n} questions; give one per "
-                          "question (in the same order)")
-
-
-def _positions(messages: Sequence[str], name: str = "questions") -> list[str]:
-    """The file reader's ``line N: ...`` as ``questions[N-1]: ...``."""
-    return [re.sub(r"^line (\d+)", lambda m: f"{name}[{int(m.group(1)) - 1}]", str(s))
-            for s in messages]
-
-
-def linkage_result(res, source: str) -> Result:
-    """A :class:`Result` from :class:`~nfeval.linkage.file_results.LinkageScores`."""
-    from nfeval.metrics.intervals import cluster_mean_interval
-
-    table = res.table
-    groups = {q: g["score"].tolist() for q, g in table.groupby("qid", sort=False)}
-    iv = cluster_mean_interval(groups, seed=res.signature.seed or 0,
-                               key=f"api/linkage/{res.method}", unit="questions")
-    return Result(metric=res.method, label=res.label, table=table, column="score",
-                  item_unit="candidates", score=iv, signature=res.signature,
-                  correlations=res.correlations, skipped=list(res.skipped),
-                  n_questions=res.n_questions, source=source)
+#: :meth:`Linkage.score`'s keywords (the rest of a call's keywords are the settings')
+_CALL = ("grades", "ids", "use_cache", "progress")
 
 
 def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
-                  references: Sequence[Sequence[Any]] | None = None, *,
-                  grades: Sequence[Sequence[float | None]] | None = None,
-                  ids: Sequence[str | int] | None = None, method: str = "linkage",
-                  model: Any = None, mode: str | None = None, shots: int = 0, seed: int = 0,
-                  prompt: str | None = None, positions: str = "random",
-                  unparsed: str | float = "drop", embedder: str | None = None,
-                  rouge: str = "rouge-score", max_tokens: int = 512, backend: str = "hf",
-                  device: str | None = None, use_cache: bool = True,
-                  progress: bool = True, guard: bool | str = "off") -> Result:
-    """Score candidate answers with LINKAGE or a baseline (``nfeval linkage``'s methods).
+                  references: Sequence[Sequence[Any]] | None = None, *, model: Any = None,
+                  **options: Any) -> Result:
+    """Score candidate answers with LINKAGE or a baseline (``nfeval linkage``'s methods):
+    ``Linkage(method, model, ...).score(questions, candidates, references, ...)``.
 
     ``questions[i]`` has the candidates ``candidates[i]`` (texts, ``(text,
     grade)`` pairs or dicts ``{"id", "text", "grade"}``) and the reference
     list ``references[i]``, best first: texts (grades m-1..0 by position) or
     ``(text, grade)`` pairs with LINKAGE's integer grades (3 best).
-    ``grades[i]`` (optional) are the candidates' human grades; with them the
-    result carries the correlation with the grades. ``model``: a registry
-    name, hub id, folder or a loaded model (judge methods default to
+    ``grades=`` (optional, one list per question) are the candidates' human grades; with
+    them the result carries the correlation with the grades; ``ids=`` name the questions.
+    ``model``: a registry name, hub id, folder or a loaded model (judge methods default to
     :data:`~nfeval.models.registry.DEFAULT_JUDGE`, refppl to
-    :data:`~nfeval.models.registry.DEFAULT_REFPPL_LM`; lexical methods take none). ``mode``: the judge methods' ``"prob"`` (default) or ``"generate"``. ``prompt``:
-    a judge prompt of one's own, with the method's slots
-    (:data:`nfeval.linkage.prompts.REQUIRED_SLOTS`). ``guard`` (judge methods):
-    ``"quote"`` shows the judge each candidate as quoted data, ``"strip"`` also removes the
-    sentences addressed to the judge (:data:`nfeval.guard.GUARD_MODES`; ``True`` is
-    ``"quote"``; default ``"off"``, the papers' prompts). The result's ``flags``
-    column names candidates that address the judge. Other arguments as
-    ``nfeval linkage --help`` describes; the method's settings are checked, as one
-    :class:`~nfeval.linkage.settings.LinkageSettings`, before anything else.
+    :data:`~nfeval.models.registry.DEFAULT_REFPPL_LM`; lexical methods take none).
+    The other keywords: ``method`` (default ``"linkage"``) and its settings
+    (:class:`~nfeval.linkage.settings.LinkageSettings`: ``mode``, ``shots``, ``seed``,
+    ``prompt``, ``positions``, ``unparsed``, ``guard``, ``rouge``, ``embedder``,
+    ``max_tokens``), checked before anything else; ``runtime`` or ``loader`` (where models
+    given by name run, :class:`~nfeval.models.loader.ModelLoader`), ``backend``
+    (``"hf"``...) and ``device``; ``use_cache``, ``progress``.
     """
-    from nfeval.linkage import score_file as SF
-    from nfeval.linkage.file_format import parse_linkage_text
-    from nfeval.linkage.settings import LinkageSettings
+    call = {k: options.pop(k) for k in _CALL if k in options}
+    backend, device = options.pop("backend", None), options.pop("device", None)
+    if backend is not None or device is not None:
+        from nfeval.models.loader import ModelLoader
+        from nfeval.runtime import from_env
 
-    settings = LinkageSettings(method, mode=mode, shots=shots, seed=seed, unparsed=unparsed,
-                               positions=positions, max_tokens=max_tokens, guard=guard,
-                               prompt=prompt, rouge=rouge, embedder=embedder)
-    if isinstance(questions, str) or not isinstance(questions, Sequence):
-        raise NfevalError("questions must be a list of question texts")
-    n = len(questions)
-    if n == 0:
-        raise NfevalError("questions is empty: nothing to score")
-    _same_length("candidates", candidates, n)
-    _same_length("references", references, n)
-    _same_length("grades", grades, n)
-    _same_length("ids", ids, n)
-    if settings.kind == "lexical" and model is not None:
-        raise NfevalError(f"method {method} uses no language model: drop model")
-    lines = []
-    for i, q in enumerate(questions):
-        obj: dict[str, Any] = {
-            "id": str(ids[i]) if ids is not None else f"q{i + 1}", "question": q,
-            "candidates": _entries(candidates[i], f"candidates[{i}]",
-                                   grades[i] if grades is not None else None)}
-        if references is not None and references[i] is not None:
-            obj["references"] = _entries(references[i], f"references[{i}]")
-        lines.append(json.dumps(obj))
-    lf = parse_linkage_text("\n".join(lines) + "\n", name="<memory>")
-    _, missing = SF.reference_plan(lf, method, "file", generator=False)
-    problems = _positions(list(lf.skipped) + list(missing))
-    if problems:
-        raise NfevalError(f"{len(problems)} question(s) cannot be scored with {method}: "
-                          + "; ".join(problems))
-    res = SF.score_linkage_file(lf, settings, model, use_cache=use_cache, progress=progress,
-                                device=device, hooks=SF.LinkageHooks(backend=backend))
-    return linkage_result(res, "<memory>")
+        runtime = options.pop("runtime", None) or from_env()
+        options["loader"] = ModelLoader(runtime.with_(device=device), backend or "hf")
+    return Linkage(options.pop("method", "linkage"), model, **options).score(
+        questions, candidates, references, **call)

@@ -67,7 +67,9 @@ def _signature(settings: LinkageSettings, model, *, n: int, n_questions: int,
     refs = settings.references if method != "pointwise" else "none"
     if generator and method != "pointwise":
         refs += f"+{generator}"
-    extra: dict[str, Any] = {"questions": n_questions, "refs": refs}
+    extra: dict[str, Any] = {"refs": refs}
+    if n_questions is not None:  # None: the metric's signature, before anything is scored
+        extra["questions"] = n_questions
     kind = settings.kind
     if kind == "judge":
         extra["unparsed"] = settings.unparsed
@@ -92,12 +94,15 @@ def _signature(settings: LinkageSettings, model, *, n: int, n_questions: int,
     return sig
 
 
-def finish(lf: LinkageFile, splits: Sequence[ReferenceSplit], rows: list[dict],
-           sources: dict[str, str], settings: LinkageSettings, model, *,
-           prompt_sha: str | None = None, generator: str | None = None,
-           skipped: Sequence[str] = ()) -> LinkageScores:
+def finish(lf: LinkageFile, built: tuple[Sequence[ReferenceSplit], dict[str, str],
+                                         Sequence[str]],
+           rows: list[dict], settings: LinkageSettings, model, *,
+           prompt_sha: str | None = None, generator: str | None = None) -> LinkageScores:
     """The table (ranks, grades, list sources), its signature and the correlations.
-    ``generator``: the name of the model that wrote reference lists (None: none was)."""
+    ``built``: :func:`~nfeval.linkage.file_references.build_splits`' (splits, each question's
+    list source, the questions left out); ``generator``: the name of the model that wrote
+    reference lists (None: none was)."""
+    splits, sources, skipped = built
     from nfeval.metrics.correlation import correlation_rows
 
     from nfeval.guard import flags_text

@@ -326,7 +326,6 @@ def generate_reference_lists(
     generation: GenerationSettings = GenerationSettings(),
     use_cache: bool = True,
     progress: bool = True,
-    degrade_template: str | None = None,
 ) -> list[GeneratedReferences]:
     """Generated reference lists for ``questions``, in order.
 
@@ -336,13 +335,14 @@ def generate_reference_lists(
     golden one; with several degraders, each grade's reference is drawn
     at random (seeded by ``seed``, question and grade) among the models
     whose output has that grade, as the paper samples from its three lists.
-    ``generation``: the attempts per output and the token budgets
+    ``generation``: the attempts per output, the token budgets and the degrading prompt
     (:class:`~nfeval.linkage.settings.GenerationSettings`).
     """
     from tqdm.auto import tqdm
 
     attempts = generation.attempts
     golden_tokens, degraded_tokens = generation.golden_tokens, generation.degraded_tokens
+    degrade_template = generation.degrade_template
 
     if not degraders:
         raise NfevalError("generate_reference_lists needs at least one degrader model.")

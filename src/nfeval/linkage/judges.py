@@ -265,7 +265,7 @@ def sample_reply(judge: LanguageModel, prompt: str, cfg: JudgeConfig, seed: int,
 def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
                   references: Sequence[Answer], candidates: Sequence[Answer],
                   config: JudgeConfig | None = None, *,
-                  demonstrations: Sequence[Demonstration] = (), qid: str | None = None,
+                  demonstrations: Sequence[Demonstration] = (),
                   templates: Mapping[str, Any] | None = None,
                   **options: Any) -> list[JudgePrompt]:
     """The prompts :func:`judge_candidates` sends, in its order (arguments as there).
@@ -274,7 +274,7 @@ def judge_prompts(judge: LanguageModel, question: GradedQuestion | str,
     """
     cfg = replace(config or JudgeConfig(), **options)
     qtext = question.question if isinstance(question, GradedQuestion) else str(question)
-    qid = str(qid if qid is not None else getattr(question, "qid", ""))
+    qid = str(getattr(question, "qid", ""))  # seeds the positions and sampled replies
     if demonstrations and cfg.method != "linkage":
         raise NfevalError("demonstrations are for method 'linkage' only.")
     if cfg.method != "pointwise" and not references:
@@ -350,11 +350,13 @@ def judge_labels(config: JudgeConfig, n_references: int) -> list[str]:
 def judge_candidates(judge: LanguageModel, question: GradedQuestion | str,
                      references: Sequence[Answer], candidates: Sequence[Answer],
                      config: JudgeConfig | None = None, *,
-                     demonstrations: Sequence[Demonstration] = (), qid: str | None = None,
+                     demonstrations: Sequence[Demonstration] = (),
                      templates: Mapping[str, Any] | None = None,
                      **options: Any) -> QuestionScores:
     """Score one question's candidates with an LLM judge (module docstring).
 
+    ``question``: a :class:`~nfeval.data.loaders.GradedQuestion` (its ``qid`` seeds the
+    pairwise positions and the sampled replies) or its text (qid "").
     ``references``: best first (graded answers; strings are enough for
     ``linkage``, ``pointwise`` and ``pointwise-ref``). ``candidates``: graded
     answers or strings. ``config`` and/or keyword options (the fields of
@@ -364,9 +366,9 @@ def judge_candidates(judge: LanguageModel, question: GradedQuestion | str,
     for tests; by default the release files are read.
     """
     cfg = replace(config or JudgeConfig(), **options)
-    qid = str(qid if qid is not None else getattr(question, "qid", ""))
+    qid = str(getattr(question, "qid", ""))
     prompts = judge_prompts(judge, question, references, candidates, cfg,
-                            demonstrations=demonstrations, qid=qid, templates=templates)
+                            demonstrations=demonstrations, templates=templates)
     n_refs = len(references)
     judgments: list[Judgment] = []
     if cfg.mode == "prob":
@@ -420,9 +422,9 @@ def _prompt_fields(cfg: JudgeConfig, shots: int) -> dict[str, str]:
 
 def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
                     splits: Sequence[SplitLike], config: JudgeConfig | None = None, *,
-                    shots: int = 0, progress: bool = True, use_cache: bool = False,
-                    demonstration_splits: Sequence[SplitLike] | None = None, desc: str = "",
-                    **options: Any) -> list[QuestionScores]:
+                    shots: int = 0, progress: bool | str = True, use_cache: bool = False,
+                    demonstration_splits: Sequence[SplitLike] | None = None
+                    ) -> list[QuestionScores]:
     """:func:`judge_candidates` for every split (one question each), in order.
 
     ``shots`` > 0 (linkage) shows that many demonstrations from the other
@@ -432,12 +434,13 @@ def judge_questions(judge: LanguageModel, questions: Sequence[GradedQuestion],
     prompts and the question's own inputs, so an interrupted run resumes.
     ``demonstration_splits`` draws the demonstrations from those splits
     instead of from ``splits`` (e.g. a whole dataset's splits while a few of
-    its questions are judged); their questions must be in ``questions``. ``desc`` names the
-    progress bar (default: the method and mode).
+    its questions are judged); their questions must be in ``questions``. ``progress``: show a
+    progress bar (a text: the bar's name; True: the method and mode).
     """
     from tqdm.auto import tqdm
 
-    cfg = replace(config or JudgeConfig(), **options)
+    cfg = config or JudgeConfig()
+    desc = progress if isinstance(progress, str) else ""
     by_qid = {q.qid: q for q in questions}
     tpl: dict[str, Any] = {}
     if cfg.method == "linkage" and shots:

@@ -272,12 +272,18 @@ def lexical_scores(questions: Sequence[GradedQuestion], pattern: str = "33221100
     return df
 
 
+#: the BERTScore encoder's options of :func:`split_scores` and their defaults
+ENCODER_OPTIONS = {"embedder": None, "num_layers": 6, "batch_size": 64, "device": None}
+
+
 def split_scores(splits: Sequence[ReferenceSplit], questions: Sequence[GradedQuestion], *,
                  methods: Sequence[str] = METHODS, candidates: Candidates = "rest",
-                 rouge: RougeImpl = "rouge-score", embedder: str | None = None,
-                 num_layers: int | None = 6, batch_size: int = 64,
-                 device: str | None = None, steps: StepCache | None = None) -> pd.DataFrame:
+                 rouge: RougeImpl = "rouge-score", steps: StepCache | None = None,
+                 **encoder: Any) -> pd.DataFrame:
     """:func:`lexical_scores` on given reference splits (rows ``qid, doc_id, grade, method, score``).
+
+    ``encoder``: the BERTScore methods' encoder (:data:`ENCODER_OPTIONS`: ``embedder``,
+    ``num_layers``, ``batch_size``, ``device``).
 
     With ``candidates="rest"`` (the default here) exactly the splits'
     candidates are scored: the same items an LLM judge saw, so a lexical row
@@ -289,6 +295,10 @@ def split_scores(splits: Sequence[ReferenceSplit], questions: Sequence[GradedQue
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise NfevalError(f"unknown methods {unknown}; choose from {list(METHODS)}")
+    if bad := sorted(set(encoder) - set(ENCODER_OPTIONS)):
+        raise NfevalError(f"unknown encoder option(s) {bad}; use {', '.join(ENCODER_OPTIONS)}")
+    embedder, num_layers, batch_size, device = (encoder.get(k, d)
+                                                for k, d in ENCODER_OPTIONS.items())
     M.check_rouge(rouge)
     pairs = _pairs(splits, {q.qid: q for q in questions}, candidates)
     cands = [p.answer.text for p in pairs]

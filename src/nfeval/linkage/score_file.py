@@ -38,20 +38,18 @@ the model, the method's settings, the prompts and the question's own
 inputs): a run stopped by Ctrl-C (:class:`nfeval.Interrupted`)
 resumes where it stopped when the same command is run again.
 
-One function runs it all, for the command line and the Python API alike:
-:func:`score_linkage_file` reads the file, plans and writes the missing reference
-lists, builds each question's split and demonstrations, loads the model, scores and
-signs. What it decides with comes in one :class:`~nfeval.linkage.settings.LinkageSettings`;
-what a caller hears along the way (and how models given by name load) is a
-:class:`LinkageHooks`.
+One object runs it all, for the command line and the Python API alike: a :class:`Linkage`
+metric, built once from its :class:`~nfeval.linkage.settings.LinkageSettings` and a model
+(models given by name load with its :class:`~nfeval.models.loader.ModelLoader`);
+:meth:`Linkage.score_file` reads the file, plans and writes the missing reference lists,
+builds each question's split and demonstrations, loads the model, scores and signs.
 
 Usage::
 
-    from nfeval.linkage.score_file import score_linkage_file
-    from nfeval.linkage.settings import LinkageSettings
+    from nfeval.linkage import Linkage
 
-    res = score_linkage_file("examples/linkage_answers.jsonl",
-                             LinkageSettings("linkage", shots=2), "smollm2-135m-instruct")
+    res = Linkage("linkage", "smollm2-135m-instruct", shots=2).score_file(
+        "examples/linkage_answers.jsonl")
     res.table          # one row per candidate: score, rank, distribution, ...
     res.correlations   # Kendall / Spearman / Pearson with the human grades, 95% intervals
     res.signature.as_string()
@@ -88,8 +86,8 @@ __all__ = [
     "REFERENCE_SOURCES",
     "FileQuestion",
     "GenerationSettings",
+    "Linkage",
     "LinkageFile",
-    "LinkageHooks",
     "LinkageScores",
     "LinkageSettings",
     "build_splits",
@@ -191,8 +189,9 @@ class _Scorer:
     def score(self, s: ReferenceSplit) -> list[dict]:
         q = self.questions[s.qid]
         if self.kind == "judge":
-            res = J.judge_candidates(self.model, q, s.references, s.candidates, self.cfg,
-                                     demonstrations=self.demos.get(s.qid, ()), qid=s.qid,
+            res = J.judge_candidates(self.model, GradedQuestion(s.qid, q, []), s.references,
+                                     s.candidates, self.cfg,
+                                     demonstrations=self.demos.get(s.qid, ()),
                                      templates=self.templates)
             return _judge_rows(res, s, self.mode)
         if self.kind == "refppl":
@@ -280,122 +279,189 @@ def score_splits(splits: Sequence[ReferenceSplit], questions: dict[str, str],
     return rows, scorer.prompt_sha
 
 
-class LinkageHooks:
-    """What :func:`score_linkage_file` tells its caller along the way, and how it loads the
-    models it is given by name. These defaults say nothing and load with
-    :func:`nfeval.models.load_model` (``backend``: the backend of a model named without
-    one); the command line prints, checks its output paths once the file is read, and
-    loads with its backend options."""
-
-    def __init__(self, backend: str = "hf"):
-        self.backend = backend
-
-    def read(self, lf: LinkageFile) -> None:
-        """The file is read; nothing is loaded yet."""
-
-    def note(self, text: str) -> None:
-        """A line for the user: a line or question left out, reference lists being written."""
-
-    def load(self, name: str, backend: str | None = None, *, judge: bool = False):
-        """The model ``name`` on ``backend`` (None: :attr:`backend`); ``judge``: the
-        LINKAGE judge that scores label probabilities (the command line picks its dtype)."""
-        from nfeval.result import load_model_arg
-
-        return load_model_arg(None, name, backend=backend or self.backend)
+def _note(notes, text: str) -> None:
+    """A line for the user (a line or question left out, reference lists being written) on
+    ``notes`` (a text stream; None: said nowhere, the result still names what was left
+    out)."""
+    if notes is not None:
+        print(f"nfeval: {text}", file=notes)
 
 
-def _reference_writers(generator, degraders: Sequence, hooks: LinkageHooks
-                       ) -> tuple[Any, list, str, list[str]]:
-    """(the golden-answer model, the degraded-answer models, the generator's name for the
-    signature, the degraders' names): each given loaded, or as ``BACKEND:NAME`` and loaded
-    here (a degrader named as the generator is the generator)."""
-    from nfeval.linkage.generated import parse_generator
+class Linkage:
+    """LINKAGE or one of its baselines as one metric, built once from its settings and a model,
+    then called on data: ``Linkage(settings, model).score(questions, candidates,
+    references)`` on lists in memory (a :class:`~nfeval.result.Result`),
+    :meth:`score_file` on an answers file, :attr:`signature` before anything is scored
+    (sacrebleu's ``BLEU(**opts).corpus_score()`` is the shape).
 
-    def name(m) -> str:
-        return str(parse_generator(m)) if isinstance(m, str) else m.info.name
+    ``settings``: a :class:`~nfeval.linkage.settings.LinkageSettings`, or a method's name
+    with its settings as keywords (``Linkage("linkage", shots=3)``), checked here.
+    ``model``: the judge (judge methods) or base LM (refppl), loaded or a name (None: the
+    method's default, :data:`DEFAULT_MODELS`); the lexical methods take none. Models given
+    by name load with ``loader`` (a :class:`~nfeval.models.loader.ModelLoader`), or where
+    ``runtime`` says (None: :func:`nfeval.runtime.from_env`); the BERTScore encoder runs on
+    its device.
 
-    def load(m):
-        if not isinstance(m, str):
-            return m
-        spec = parse_generator(m)
-        return hooks.load(spec.name, spec.backend)
+    Usage::
 
-    golden, gen_name = load(generator), name(generator)
-    models = [golden if d is generator or (isinstance(d, str) and name(d) == gen_name)
-              else load(d) for d in degraders]
-    return golden, models or [golden], gen_name, [name(d) for d in degraders]
+        from nfeval.linkage import Linkage
 
+        metric = Linkage("linkage", "smollm2-135m-instruct", shots=2)
+        res = metric.score(["Why is the sky blue?"], [["Rayleigh scattering.", "It is."]],
+                           [["Sunlight scatters off air molecules...", "Because."]])
+        res.score, metric.signature.as_string()
+    """
 
-def _scoring_model(model, settings: LinkageSettings, hooks: LinkageHooks):
-    """The loaded judge (judge methods) or base LM (refppl); None for the lexical methods.
-    ``model``: loaded, a name or a path, or None for the method's default."""
-    kind = settings.kind
-    if kind == "lexical":
-        return None
-    if model is None or isinstance(model, (str, os.PathLike)):
-        return hooks.load(str(model or DEFAULT_MODELS[kind]),
-                          judge=(settings.method == "linkage" and settings.mode == "prob"))
-    return model
+    def __init__(self, settings: LinkageSettings | str = "linkage", model: Any = None, *,
+                 runtime=None, loader=None, **options: Any):
+        from nfeval.models.loader import ModelLoader
+        from nfeval.runtime import from_env
+
+        if "method" in options:  # Linkage(method="bleu"): the settings' first field by name
+            if settings != "linkage":
+                raise NfevalError("give the method once: as settings or as method=")
+            settings = options.pop("method")
+        if not isinstance(settings, LinkageSettings):
+            settings = LinkageSettings(settings, **options)
+        elif options:
+            raise NfevalError("give the settings as a LinkageSettings or as keywords, not both")
+        if settings.kind == "lexical" and model is not None:
+            raise NfevalError(f"method {settings.method} uses no language model: drop model")
+        if loader is not None and runtime is not None:
+            raise NfevalError("give a runtime or a loader (which has one), not both")
+        self.settings = settings
+        self.loader = loader if loader is not None else ModelLoader(
+            runtime if runtime is not None else from_env())
+        self._model = model
+        self._loaded = None
+        if settings.kind == "judge" and settings.prompt is None:  # before any model loads
+            J.release_template(settings.method)
+
+    def __repr__(self) -> str:
+        return f"Linkage({self.settings!r})"
+
+    @property
+    def model(self):
+        """The loaded judge (judge methods) or base LM (refppl); None for the lexical methods.
+        Loaded on first use: the listwise judge scoring probabilities takes the loader's
+        ``judge_dtype``."""
+        st = self.settings
+        if st.kind == "lexical":
+            return None
+        if self._loaded is None:
+            self._loaded = self.loader.model(
+                self._model, DEFAULT_MODELS[st.kind],
+                judge=(st.method == "linkage" and st.mode == "prob"))
+        return self._loaded
+
+    @property
+    def prompt_sha256(self) -> str | None:
+        """The checksum of the prompt the signature names (None: the lexical methods)."""
+        if self.settings.prompt is not None:  # one's own prompt: the hash of the text as given
+            return sha256_text(self.settings.prompt)
+        return _Scorer(self.settings, self.model, demonstrations={}, questions={}).prompt_sha
+
+    @property
+    def signature(self):
+        """What decides this metric's scores (:class:`~nfeval.signature.Signature`); a
+        result's own signature adds the counts of what it scored."""
+        from nfeval.linkage.file_results import _signature
+
+        return _signature(self.settings, self.model, n=None, n_questions=None,
+                          prompt_sha=self.prompt_sha256, generator=None)
+
+    def score(self, questions: Sequence[str], candidates: Sequence[Sequence[Any]],
+              references: Sequence[Sequence[Any]] | None = None, *, grades=None, ids=None,
+              use_cache: bool = True, progress: bool = True):
+        """Score the candidates of each question (:func:`nfeval.linkage.api.linkage_score`
+        says what the lists hold); a :class:`~nfeval.result.Result`, with the correlation
+        with ``grades`` when they are given."""
+        from nfeval.linkage.memory import linkage_result, memory_file
+
+        lf = memory_file(questions, candidates, references, grades=grades, ids=ids,
+                         method=self.settings.method)
+        res = self.score_file(lf, use_cache=use_cache, progress=progress)
+        return linkage_result(res, "<memory>")
+
+    def _reference_writers(self, generator, degraders: Sequence) -> tuple[Any, list, str,
+                                                                           list[str]]:
+        """(the golden-answer model, the degraded-answer models, the generator's name for
+        the signature, the degraders' names): each given loaded, or as ``BACKEND:NAME`` and
+        loaded here (a degrader named as the generator is the generator)."""
+        from nfeval.linkage.generated import parse_generator
+
+        def name(m) -> str:
+            return str(parse_generator(m)) if isinstance(m, str) else m.info.name
+
+        def load(m):
+            if not isinstance(m, str):
+                return m
+            spec = parse_generator(m)
+            return self.loader.load(spec.name, spec.backend)
+
+        golden, gen_name = load(generator), name(generator)
+        models = [golden if d is generator or (isinstance(d, str) and name(d) == gen_name)
+                  else load(d) for d in degraders]
+        return golden, models or [golden], gen_name, [name(d) for d in degraders]
+
+    def score_file(self, source: LinkageFile | str | os.PathLike, *, limit: int = 0,
+                   generator=None, degraders: Sequence = (), use_cache: bool = True,
+                   progress: bool = True, notes=None) -> LinkageScores:
+        """Score a LINKAGE answers file (module docstring): read it, write the reference
+        lists that are missing, build each question's split and demonstrations, load the
+        model, score and sign.
+
+        ``source``: a read file (:func:`read_linkage_file`, :func:`parse_linkage_text`) or a
+        path ("-": standard input), whose first ``limit`` valid questions are read (0: all).
+        ``generator`` / ``degraders``: the models that write the reference lists that are
+        needed (``references`` "1gt", "0gt", or lines without references), loaded or as
+        ``BACKEND:NAME``; ``degraders`` defaults to the generator. ``notes``: a text stream
+        for the lines and questions left out and the lists being written (None: none; the
+        result names them). Raises :class:`nfeval.NothingScored` when no question can be
+        scored.
+        """
+        from nfeval.errors import NothingScored
+
+        settings = self.settings
+        method = settings.method
+        lf = source if isinstance(source, LinkageFile) else read_linkage_file(source,
+                                                                              limit=limit)
+        for line in lf.skipped:
+            _note(notes, f"skipped {line}")
+        if not lf.questions:
+            raise NothingScored(f"{lf.name}: no valid question line ({len(lf.skipped)} "
+                                "line(s) skipped)")
+        need, _ = reference_plan(lf, method, settings.references,
+                                 generator=generator is not None)
+        generated, gen_name = {}, None
+        if need:
+            golden, writers, gen_name, names = self._reference_writers(generator, degraders)
+            _note(notes, f"writing {len(need)} reference list(s) with {gen_name}"
+                  + (f" (degraded answers: {', '.join(names)})" if names else ""))
+            generated = generate_missing(lf, need, golden, writers, seed=settings.seed,
+                                         generation=settings.generation, use_cache=use_cache,
+                                         progress=progress)
+        built = build_splits(lf, method, settings.references, generated, settings.seed)
+        splits, sources, skipped = built
+        for line in skipped:
+            _note(notes, f"skipped {line}")
+        if not splits:
+            raise NothingScored(f"{lf.name}: no question can be scored with {method} "
+                                f"({len(lf.skipped) + len(skipped)} left out)")
+        demos = demonstrations_for(lf, splits, sources, settings.shots, settings.seed)
+        scorer = self.model
+        rows, sha = score_splits(splits, {q.qid: q.question for q in lf.questions}, settings,
+                                 scorer, demonstrations=demos, use_cache=use_cache,
+                                 progress=progress, device=self.loader.runtime.device)
+        if settings.prompt is not None:  # one's own prompt: the hash of the text as given
+            sha = sha256_text(settings.prompt)
+        return finish(lf, built, rows, settings, scorer, prompt_sha=sha, generator=gen_name)
 
 
 def score_linkage_file(source: LinkageFile | str | os.PathLike,
-                       settings: LinkageSettings | str = "linkage", model=None, *,
-                       generator=None, degraders: Sequence = (), use_cache: bool = True,
-                       progress: bool = True, device: str | None = None, limit: int = 0,
-                       hooks: LinkageHooks | None = None) -> LinkageScores:
-    """Score a LINKAGE answers file with one method (module docstring): read it, write the
-    reference lists that are missing, build each question's split and demonstrations,
-    load the model, score and sign.
-
-    ``source``: a read file (:func:`read_linkage_file`, :func:`parse_linkage_text`) or a
-    path ("-": standard input), whose first ``limit`` valid questions are read (0: all).
-    ``settings``: a :class:`~nfeval.linkage.settings.LinkageSettings` (or a method's name:
-    its defaults). ``model``: the judge (judge methods) or the base LM (``refppl``), loaded
-    or a name (None: :data:`DEFAULT_MODELS`); unused by the lexical methods.
-    ``generator`` / ``degraders``: the models that write the reference lists that are
-    needed (``references`` "1gt", "0gt", or lines without references), loaded or as
-    ``BACKEND:NAME``; ``degraders`` defaults to the generator. ``device``: where the
-    BERTScore encoder runs. ``hooks``: what the caller hears, and how named models load
-    (:class:`LinkageHooks`). Raises :class:`nfeval.NothingScored` when no question can
-    be scored.
-    """
-    from nfeval.errors import NothingScored
-
-    if not isinstance(settings, LinkageSettings):
-        settings = LinkageSettings(settings)
-    hooks = hooks if hooks is not None else LinkageHooks()
-    method = settings.method
-    lf = source if isinstance(source, LinkageFile) else read_linkage_file(source, limit=limit)
-    hooks.read(lf)
-    if settings.kind == "judge" and settings.prompt is None:  # before any model loads
-        J.release_template(method)
-    for line in lf.skipped:
-        hooks.note(f"skipped {line}")
-    if not lf.questions:
-        raise NothingScored(f"{lf.name}: no valid question line ({len(lf.skipped)} line(s) "
-                            "skipped)")
-    need, _ = reference_plan(lf, method, settings.references, generator=generator is not None)
-    generated, gen_name = {}, None
-    if need:
-        golden, writers, gen_name, names = _reference_writers(generator, degraders, hooks)
-        hooks.note(f"writing {len(need)} reference list(s) with {gen_name}"
-                   + (f" (degraded answers: {', '.join(names)})" if names else ""))
-        generated = generate_missing(lf, need, golden, writers, seed=settings.seed,
-                                     generation=settings.generation, use_cache=use_cache,
-                                     progress=progress)
-    splits, sources, skipped = build_splits(lf, method, settings.references, generated,
-                                            settings.seed)
-    for line in skipped:
-        hooks.note(f"skipped {line}")
-    if not splits:
-        raise NothingScored(f"{lf.name}: no question can be scored with {method} "
-                            f"({len(lf.skipped) + len(skipped)} left out)")
-    demos = demonstrations_for(lf, splits, sources, settings.shots, settings.seed)
-    scorer = _scoring_model(model, settings, hooks)
-    rows, sha = score_splits(splits, {q.qid: q.question for q in lf.questions}, settings,
-                             scorer, demonstrations=demos, use_cache=use_cache,
-                             progress=progress, device=device)
-    if settings.prompt is not None:  # one's own prompt: the hash of the text as given
-        sha = sha256_text(settings.prompt)
-    return finish(lf, splits, rows, sources, settings, scorer, prompt_sha=sha,
-                  generator=gen_name, skipped=skipped)
+                       settings: LinkageSettings | str = "linkage", model=None,
+                       **options: Any) -> LinkageScores:
+    """``Linkage(settings, model).score_file(source, ...)`` (:class:`Linkage`); ``options``:
+    :meth:`Linkage.score_file`'s, and ``runtime`` or ``loader`` for the metric."""
+    metric = {k: options.pop(k) for k in ("runtime", "loader") if k in options}
+    return Linkage(settings, model, **metric).score_file(source, **options)

@@ -52,11 +52,13 @@ def _unparsed(value: str | float) -> str | float:
 class GenerationSettings:
     """How missing reference lists are written (LINKAGE-1GT/0GT,
     :func:`~nfeval.linkage.generated.generate_reference_lists`): generation attempts per
-    output, and the token budgets of the golden answer and of the three degraded ones."""
+    output, the token budgets of the golden answer and of the three degraded ones, and the
+    degrading prompt (None: the release's ``create_multi_step_answer``)."""
 
     attempts: int = 2  # checked (>= 1) where lists are written: a run that writes none runs
     golden_tokens: int = 256
     degraded_tokens: int = 512
+    degrade_template: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from scipy import stats
 
 from nfeval.metrics.correlation import kendall_tau_b, pearson_r, spearman_rho
 
-__all__ = ["ALPHA", "CHOSEN", "Choice", "Question", "choose", "coefficient", "fold_assignments",
+__all__ = ["ALPHA", "CHOSEN", "Choice", "CrossValidation", "Question", "choose", "coefficient", "fold_assignments",
            "linear_score", "out_of_sample", "question_values", "questions_of",
            "rank_combinations", "ridge_weights", "score_with", "transfer"]
 
@@ -215,8 +215,21 @@ def score_with(choice: Choice, q: Question) -> dict[str, np.ndarray]:
             "linear": linear_score(_z(q.scores), choice.weights)}
 
 
+@dataclass(frozen=True)
+class CrossValidation:
+    """K-fold cross-validation by question, repeated: ``folds`` folds, ``repeats`` repeats,
+    each fold assignment drawn from ``seed`` and the draw's name, ``prefix`` (the caller's,
+    e.g. ``"meta"``) and ``key`` (what is split, e.g. a dataset)."""
+
+    folds: int
+    repeats: int
+    seed: int
+    key: str
+    prefix: str
+
+
 def fold_assignments(n: int, folds: int, seed: int, repeat: int, key: str,
-                     prefix: str = "lk_x01") -> np.ndarray:
+                     prefix: str) -> np.ndarray:
     """The fold of each of ``n`` questions in one repeat (a seeded permutation, then round
     robin); ``prefix`` and ``key`` name the draw."""
     from nfeval.hashing import derived_seed
@@ -246,18 +259,20 @@ def _per_question(choice_of: Callable[[int], Choice | None], questions: Sequence
     return out
 
 
-def out_of_sample(questions: Sequence[Question], methods: Sequence[str], *, folds: int,
-                  repeats: int, seed: int, key: str, alpha: float = ALPHA,
-                  fixed: Sequence[str] = (), coefficients: Sequence[str] = ("spearman", "kendall"),
-                  prefix: str = "lk_x01") -> tuple[dict, list[dict]]:
-    """K-fold cross-validation by question, repeated: per evaluator and coefficient each
-    question's held-out value averaged over the repeats, and the choices made per fold."""
+def out_of_sample(questions: Sequence[Question], methods: Sequence[str], cv: CrossValidation,
+                  *, alpha: float = ALPHA, fixed: Sequence[str] = (),
+                  coefficients: Sequence[str] = ("spearman", "kendall")
+                  ) -> tuple[dict, list[dict]]:
+    """K-fold cross-validation by question, repeated (``cv``): per evaluator and coefficient
+    each question's held-out value averaged over the repeats, and the choices made per
+    fold."""
     combos = rank_combinations(len(methods))
     values = question_values(questions, combos)
     sums: dict = {}
     choices = []
-    for r in range(repeats):
-        fold = fold_assignments(len(questions), folds, seed, r, key, prefix)
+    folds = cv.folds
+    for r in range(cv.repeats):
+        fold = fold_assignments(len(questions), folds, cv.seed, r, cv.key, cv.prefix)
         picked: dict[int, Choice] = {}
         for k in range(folds):
             train = [i for i in range(len(questions)) if fold[i] != k]

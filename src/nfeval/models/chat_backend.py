@@ -86,6 +86,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from nfeval.errors import NfevalError
@@ -124,6 +126,21 @@ _START_HINT = (
 )
 
 
+@dataclass(frozen=True)
+class ChatRequest:
+    """The shape of every request of a :class:`ChatModel`: ``max_tokens_param``, the field of
+    the token budget (``"max_tokens"``; newer OpenAI models want ``"max_completion_tokens"``),
+    and ``extra_body``, fields added to every request (e.g. vLLM's
+    ``{"chat_template_kwargs": {...}}``)."""
+
+    max_tokens_param: str = "max_tokens"
+    extra_body: Mapping[str, Any] | None = None
+
+
+#: :meth:`ChatModel.generate_many`'s decoding options and their defaults (:meth:`generate`'s)
+DECODING_DEFAULTS = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 256, "stop": ()}
+
+
 # ----------------------------------------------------------------------------- model
 class ChatModel(LanguageModel):
     """A chat model behind ``/v1/chat/completions`` (see the module docstring).
@@ -141,9 +158,10 @@ class ChatModel(LanguageModel):
         ``"trailing-assistant"``; whether and how the server continues a
         partial assistant reply.
     missing_label: ``"error"`` or ``"-inf"`` for a label outside the top-k.
-    max_tokens_param: the request field for the token budget
+    request: the shape of every request (:class:`ChatRequest`): ``max_tokens_param``, the
+        request field for the token budget
         (``"max_tokens"``; newer OpenAI models want ``"max_completion_tokens"``).
-    extra_body: fields added to every request (e.g. vLLM's
+        ``extra_body``, fields added to every request (e.g. vLLM's
         ``{"chat_template_kwargs": {...}}``).
     http: the key (``api_key``, ``api_key_env``: default ``OPENAI_API_KEY``), timeouts,
         retries and client (:class:`nfeval.models.transport.HTTPOptions`; tests pass an
@@ -154,8 +172,7 @@ class ChatModel(LanguageModel):
     def __init__(self, base_url: str | Sequence[str], model: str | None = None, *,
                  http: HTTPOptions | None = None, concurrency: int = 4,
                  top_logprobs: int = 20, assistant_prefill: str = "none",
-                 missing_label: str = "error", max_tokens_param: str = "max_tokens",
-                 extra_body: dict | None = None) -> None:
+                 missing_label: str = "error", request: "ChatRequest | None" = None) -> None:
         if assistant_prefill not in PREFILL_MODES:
             raise NfevalError(f"ChatModel: assistant_prefill={assistant_prefill!r} is not one of "
                               f"{PREFILL_MODES}.")
@@ -170,8 +187,9 @@ class ChatModel(LanguageModel):
         self.top_logprobs = int(top_logprobs)
         self.assistant_prefill = assistant_prefill
         self.missing_label = missing_label
-        self.max_tokens_param = str(max_tokens_param)
-        self.extra_body = dict(extra_body or {})
+        request = request or ChatRequest()
+        self.max_tokens_param = str(request.max_tokens_param)
+        self.extra_body = dict(request.extra_body or {})
         self.model = model or self._discover_model()
         self.info = ModelInfo(name=self.model, backend="openai-chat",
                               source=",".join(self.base_urls), checksum=None, dtype=None,
@@ -262,12 +280,14 @@ class ChatModel(LanguageModel):
                           extra={"usage": usage, "model": out.get("model")})
 
     def generate_many(self, prompts: Sequence[str], *, concurrency: int | None = None,
-                      temperature: float = 0.0, top_p: float = 1.0, max_tokens: int = 256,
-                      seed: int | Sequence[int] = 0, stop: Sequence[str] = (),
-                      cache=None, on_result: Callable[[int, Generation], None] | None = None) -> list[Generation]:
+                      seed: int | Sequence[int] = 0, cache=None,
+                      on_result: Callable[[int, Generation], None] | None = None,
+                      **decoding: Any) -> list[Generation]:
         """:meth:`generate` of every prompt, ``concurrency`` requests at a time, in input order.
 
-        ``seed``: one seed for all, or one per prompt. Each item is kept as
+        ``decoding``: :meth:`generate`'s ``temperature`` (0), ``top_p`` (1), ``max_tokens``
+        (256) and ``stop`` (none). ``seed``: one seed for all, or one per prompt. Each item is
+        kept as
         soon as it completes, so a crash loses only the requests in flight:
 
         * ``cache`` (a :class:`nfeval.runcache.RunCache` for command-line
@@ -281,8 +301,11 @@ class ChatModel(LanguageModel):
         if len(seeds) != len(prompts):
             raise NfevalError(f"generate_many: {len(seeds)} seeds for {len(prompts)} prompts.")
         n = self.concurrency if concurrency is None else max(1, int(concurrency))
-        stop = [stop] if isinstance(stop, str) else list(stop)
-        dec = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "stop": stop}
+        if bad := sorted(set(decoding) - set(DECODING_DEFAULTS)):
+            raise NfevalError(f"generate_many: unknown decoding option(s) {bad}; use "
+                              f"{', '.join(DECODING_DEFAULTS)}")
+        dec = {**DECODING_DEFAULTS, **decoding}
+        dec["stop"] = [dec["stop"]] if isinstance(dec["stop"], str) else list(dec["stop"])
         for p in prompts:  # fail before any request on a prompt that cannot be sent
             self._check_prefill(parse_chat_prompt(p))
         out: list[Generation | None] = [None] * len(prompts)
@@ -418,5 +441,5 @@ def _cache_id(dec: dict, seed: int) -> str:
     return "gen:" + json.dumps({**dec, "seed": int(seed)}, sort_keys=True)
 
 
-__all__ = ["ChatModel", "ChatPrompt", "PREFILL_MODES", "first_token_top", "is_chat_prompt",
+__all__ = ["ChatModel", "ChatPrompt", "ChatRequest", "DECODING_DEFAULTS", "PREFILL_MODES", "first_token_top", "is_chat_prompt",
            "parse_chat_prompt", "serialize_messages"]

@@ -192,19 +192,19 @@ class HFModel(TokenIdScoring, LanguageModel):
     chat_template: "auto" | "model" | "legacy-eos" | "none" (module doc).
     device: "cpu", "cuda", "cuda:1", "auto"...; where the weights go.
 
-    ``dtype``, ``batch_tokens`` and ``device`` are passed by the profile
-    (:meth:`nfeval_repro.profiles.Profile.load`) or the command's ``--device``/``--dtype``/
-    ``--batch-tokens``; a load given none uses ``NFEVAL_DEVICE``/``NFEVAL_DTYPE``/
-    ``NFEVAL_BATCH_TOKENS``, else the CPU in float32 (:mod:`nfeval.runtime`).
+    ``runtime`` (:class:`nfeval.runtime.Runtime`) says where the model runs: its device,
+    dtype and batch size (None: the CPU, dtype auto, 2048 tokens); ``dtype``, ``device`` and
+    ``batch_tokens`` given here override it. Nothing here reads the environment: the
+    caller's runtime was built at the edge (:func:`nfeval.runtime.from_env`).
     """
 
-    def __init__(self, name_or_path: str, *, dtype=None, max_length: int | None = None,
-                 batch_tokens: int | None = None, chat_template: str = "auto",
-                 device: str | None = None):
-        from nfeval.runtime import from_env, resolve_device
+    def __init__(self, name_or_path: str, runtime=None, *, max_length: int | None = None,
+                 chat_template: str = "auto", dtype=None, device: str | None = None,
+                 batch_tokens: int | None = None):
+        from nfeval.runtime import Runtime, resolve_device
 
-        rt = from_env()
-        device = resolve_device(device)
+        rt = runtime if runtime is not None else Runtime()
+        device = resolve_device(device or rt.device)
         res = registry.resolve(name_or_path, weights=False)
         self._resolved = res
         self._model = None

@@ -77,6 +77,20 @@ def _normalize_base_url(base_url: str) -> str:
     return normalize_base_url(base_url, "OpenAIModel")
 
 
+@dataclass(frozen=True)
+class EchoOptions:
+    """How :class:`OpenAIModel` reads log-probabilities from echoed prompts: ``mode``
+    (:data:`ECHO_MODES`: "auto" verifies each server's echo semantics against generation
+    requests), the top-k asked for and its ceiling, and the verification's tolerance and
+    margin (nats)."""
+
+    mode: str = "auto"
+    top_logprobs: int = 20
+    max_top_logprobs: int = 1000
+    verify_tol: float = 0.5
+    verify_margin: float = 1.0
+
+
 class OpenAIModel(LanguageModel):
     """A model served over the OpenAI completions API (see the module docstring).
 
@@ -107,14 +121,12 @@ class OpenAIModel(LanguageModel):
         model: str | None = None,
         *,
         http: HTTPOptions | None = None,
-        echo_logprobs: str = "auto",
+        echo: "EchoOptions | None" = None,
         chat_template: str | os.PathLike | None = None,
-        top_logprobs: int = 20,
-        max_top_logprobs: int = 1000,
         max_workers: int = 4,
-        verify_tol: float = 0.5,
-        verify_margin: float = 1.0,
     ) -> None:
+        echo = echo or EchoOptions()
+        echo_logprobs = echo.mode
         if echo_logprobs not in ECHO_MODES:
             raise NfevalError(
                 f"OpenAIModel: echo_logprobs={echo_logprobs!r} is not one of {ECHO_MODES}."
@@ -133,11 +145,11 @@ class OpenAIModel(LanguageModel):
         self.backoff = float(http.backoff)
         self._http = Transport(url, http, who="OpenAIModel", unreachable_hint=_START_HINT)
         self.echo_logprobs = echo_logprobs
-        self.top_logprobs = int(top_logprobs)
-        self.max_top_logprobs = max(int(max_top_logprobs), self.top_logprobs)
+        self.top_logprobs = int(echo.top_logprobs)
+        self.max_top_logprobs = max(int(echo.max_top_logprobs), self.top_logprobs)
         self.max_workers = max(1, int(max_workers))
-        self.verify_tol = float(verify_tol)
-        self.verify_margin = float(verify_margin)
+        self.verify_tol = float(echo.verify_tol)
+        self.verify_margin = float(echo.verify_margin)
         self.last_verification: list = []
         self._lock = threading.Lock()
         self._tokenizer = None
@@ -625,4 +637,4 @@ class OpenAIModel(LanguageModel):
 _HTTPError = HTTPStatusError  # the name this module used before the shared transport
 
 
-__all__ = ["OpenAIModel", "ECHO_MODES"]
+__all__ = ["ECHO_MODES", "EchoOptions", "OpenAIModel"]

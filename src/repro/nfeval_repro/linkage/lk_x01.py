@@ -90,9 +90,9 @@ FIXED = ("linkage-0shot", "bertscore")  # the fixed rows the chosen ones are set
 def out_of_sample(questions, methods, *, folds: int, repeats: int, seed: int, key: str,
                   alpha: float = ALPHA) -> tuple[dict, list[dict]]:
     """:func:`nfeval.metrics.combine.out_of_sample` with lk_x01's fixed rows and coefficients."""
-    return combine.out_of_sample(questions, methods, folds=folds, repeats=repeats, seed=seed,
-                                 key=key, alpha=alpha, fixed=FIXED, coefficients=COEFFICIENTS,
-                                 prefix=ID)
+    cv = combine.CrossValidation(folds, repeats, seed, key=key, prefix=ID)
+    return combine.out_of_sample(questions, methods, cv, alpha=alpha, fixed=FIXED,
+                                 coefficients=COEFFICIENTS)
 
 
 def transfer(train_q, test_q, methods, alpha: float = ALPHA):

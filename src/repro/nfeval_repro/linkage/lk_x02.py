@@ -184,8 +184,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
         items = judged_items(questions, ds, seed=seed, limit=limit, max_candidates=k)
         counts[ds] = {"questions": len(items.judged), "swap_questions": 0}
         cfg = JudgeConfig(method="pairwise", mode="prob", seed=seed)
-        res = judge_questions(model, questions, items.judged, cfg, progress=progress,
-                              desc=f"{ds}: pairwise, random positions")
+        res = judge_questions(model, questions, items.judged, cfg, progress=progress and f"{ds}: pairwise, random positions")
         pairs.append(pair_frame(res, items.judged, dataset=ds, protocol="random"))
         subset = items.judged[:swap_limit] if swap_limit else []
         counts[ds]["swap_questions"] = len(subset)
@@ -200,7 +199,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
                 model, questions, subset,
                 JudgeConfig(method="pairwise", mode="prob", seed=seed,
                             positions=PROTOCOLS[proto]),
-                progress=progress, desc=f"{ds}: pairwise, {proto}")
+                progress=progress and f"{ds}: pairwise, {proto}")
             pairs.append(pair_frame(fixed[proto], subset, dataset=ds, protocol=proto))
             scores.append(_score_frame(fixed[proto], subset, dataset=ds, protocol=proto))
         scores.append(_score_frame(_averaged(fixed["candidate first"],

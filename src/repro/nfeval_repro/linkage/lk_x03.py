@@ -274,7 +274,7 @@ def _linkage_rows(model, *, datasets, rows, guards, seed, limit, shots, progress
                     model, questions, splits, cfg,
                     shots=shots if row == "linkage-fewshot" else 0,
                     demonstration_splits=plain if row == "linkage-fewshot" else None,
-                    progress=progress, desc=f"{ds}: {row}, guard {guard}")
+                    progress=progress and f"{ds}: {row}, guard {guard}")
                 long = pd.DataFrame(_long(res, splits, dataset=ds, method=row, guard=guard))
                 frames.append(long)
                 ids = {"dataset": ds, "method": row, "guard": guard}

@@ -176,8 +176,8 @@ def _judged(model, questions, splits, rows, demos, *, row: str, guard: str, seed
     cfg = JudgeConfig(mode="prob", seed=seed, **JUDGE_ROWS[row])
     fewshot = row == "linkage-fewshot"
     res = judge_questions(model, questions, subs, cfg, shots=shots if fewshot else 0,
-                          demonstration_splits=demos if fewshot else None, progress=progress,
-                          desc=f"{desc}: {row}, guard {guard}")
+                          demonstration_splits=demos if fewshot else None,
+                          progress=progress and f"{desc}: {row}, guard {guard}")
     by = {(r.qid, c.doc_id): float(v) for r, s in zip(res, subs)
           for c, v in zip(s.candidates, r.scores)}
     return [by[(r["qid"], r["doc_id"])] for r in rows]

@@ -136,9 +136,9 @@ def judge_setting(model, questions: Sequence[GradedQuestion], splits: Sequence[R
     """
     cfg = JudgeConfig(method=method, mode=mode, seed=seed,
                       unparsed=unparsed_policy(unparsed, method), positions=positions)
-    results = judge_questions(model, questions, splits, cfg, shots=shots, progress=progress,
-                              demonstration_splits=demonstration_splits,
-                              desc=" ".join(f"{k} {v}" for k, v in ids.items()))
+    results = judge_questions(model, questions, splits, cfg, shots=shots,
+                              progress=progress and " ".join(f"{k} {v}" for k, v in ids.items()),
+                              demonstration_splits=demonstration_splits)
     frame = results_frame(results, splits, ids=ids, our_judge=model.info.name)
     label = ids.get("method", method)
     sig = Signature(

@@ -189,11 +189,11 @@ class BM25Index:
 # --------------------------------------------------------------------------- dense
 
 def _encoder(model: str, device: str | None = None):
-    """The sentence embedder ``model`` on ``device`` (default: the runtime's, see
-    :mod:`nfeval.runtime`), loaded once per (model, device)."""
-    from nfeval.runtime import resolve_device
+    """The sentence embedder ``model`` on ``device`` (default: the environment's runtime,
+    :func:`nfeval.runtime.from_env`, as a profile's), loaded once per (model, device)."""
+    from nfeval.runtime import from_env, resolve_device
 
-    return _encoder_on(model, resolve_device(device))
+    return _encoder_on(model, resolve_device(device or from_env().device))
 
 
 @functools.lru_cache(maxsize=4)
