@@ -4,19 +4,20 @@
 from __future__ import annotations
 
 import json
-import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import stubs
+from testkit import needs
 
 import nfeval
 from nfeval import NfevalError
 from nfeval.cli import main
 from nfeval.compare import compare_files
-from nfeval.paths import ROOT
 
-EXAMPLE = ROOT / "examples" / "linkage_answers.jsonl"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"  # the checkout's
+EXAMPLE = EXAMPLES / "linkage_answers.jsonl"
 QUESTIONS = ["Why is the sky blue?", "Why do onions make you cry?", "What is rain?"]
 CANDIDATES = [["Air scatters blue light most.", "It mirrors the sea."],
               ["They release an irritant gas when cut.", "Onions are sad."],
@@ -99,7 +100,7 @@ def test_an_own_judge_prompt_is_used_checked_and_signed(cache):
     assert main(["linkage", "--answers", str(EXAMPLE), "--method", "rougeL",
                  "--prompt", "p.txt"]) == 2
     (cache / "da.txt").write_text("Is it debated? {question}")
-    assert main(["da", "--answers", str(ROOT / "examples" / "debateqa_answers.jsonl"),
+    assert main(["da", "--answers", str(EXAMPLES / "debateqa_answers.jsonl"),
                  "--split", "sample", "--prompt", "da.txt"]) == 2
 
 
@@ -170,26 +171,10 @@ def test_compare_debateqa_files_by_id(cache):
         compare_files("a.csv", "d.csv")
 
 
-def test_the_usage_guide_summary_sample_is_what_the_command_writes(cache):
-    assert main(["linkage", "--answers", str(EXAMPLE), "--method", "rougeL", "--no-progress",
-                 "--summary", "s.json"]) == 0
-    got = json.loads((cache / "s.json").read_text())
-    text = (ROOT / "docs" / "usage.md").read_text()
-    sample = re.search(r"```json\n(.*?)```", text, flags=re.S).group(1)
-    doc = json.loads(sample)
-    for key in ("mean", "ci_low", "ci_high", "n", "unit", "lower_is_better", "warning"):
-        want = doc["score"][key]
-        assert (round(got["score"][key], 3) if isinstance(want, float) else
-                got["score"][key]) == want, key
-    for key, value in doc["items"].items():
-        assert got["items"][key] == value, key
-    assert set(doc) <= set(got) and got["signature"].startswith("metric:rougeL|")
-
-
 def test_a_first_hub_download_says_how_large_it_is(monkeypatch, capsys):
     from types import SimpleNamespace
 
-    import huggingface_hub
+    huggingface_hub = needs("huggingface_hub")
 
     from nfeval.models import registry
 

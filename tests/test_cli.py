@@ -2,11 +2,14 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from testkit import needs
 
 from nfeval.cli import main
-from nfeval.paths import ROOT
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"  # the checkout's
 
 
 @pytest.fixture
@@ -71,8 +74,8 @@ def test_data_status_rejects_unknown_names(isolated, capsys):
     (["data", "fetch", "antique"], "NFEVAL_MIRROR"),
     (["models", "prepare", "no-such-model"], "no-such-model"),
     # the DebateQA test split does not ship: the error names the split that does
-    (["pd", "--answers", str(ROOT / "examples" / "debateqa_answers.jsonl")], "--split sample"),
-    (["da", "--answers", str(ROOT / "examples" / "debateqa_answers.jsonl"), "--split", "dev"],
+    (["pd", "--answers", str(EXAMPLES / "debateqa_answers.jsonl")], "--split sample"),
+    (["da", "--answers", str(EXAMPLES / "debateqa_answers.jsonl"), "--split", "dev"],
      "--split sample"),
 ])
 def test_errors_are_one_clear_line(isolated, capsys, argv, msg):
@@ -92,14 +95,6 @@ def test_ctrl_c_anywhere_exits_130(monkeypatch, capsys):
     assert "interrupted" in capsys.readouterr().err
 
 
-def test_artefacts_lists_catalogue(capsys):
-    from nfeval_repro.artefacts import main as artefacts
-
-    assert artefacts([]) == 0
-    out = capsys.readouterr().out
-    assert "lk_t01" in out and "dq_eq7" in out
-
-
 def test_the_library_command_has_no_reproduction_command():
     with pytest.raises(SystemExit):
         main(["artefacts"])
@@ -109,7 +104,7 @@ def test_hardware_flags_reach_the_model_load_and_a_missing_gpu_is_one_clear_erro
         isolated, capsys, monkeypatch):
     """--device/--dtype/--batch-tokens are passed to the load; a GPU that is not there is
     said before any model loads."""
-    import torch
+    torch = needs("torch")
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     answers = isolated / "a.jsonl"
@@ -120,20 +115,21 @@ def test_hardware_flags_reach_the_model_load_and_a_missing_gpu_is_one_clear_erro
     assert code == 2 and "torch sees no GPU" in err and "--device cpu" in err
     seen = _da_load_options(answers, monkeypatch, "--device", "cpu", "--dtype", "bfloat16",
                             "--batch-tokens", "4096")
-    assert seen == {"device": "cpu", "dtype": "bfloat16", "batch_tokens": 4096}
+    from nfeval.runtime import Runtime
+
+    assert seen == {"runtime": Runtime("cpu", "bfloat16", 4096)}
 
 
 def _da_load_options(answers, monkeypatch, *argv) -> dict:
-    """The options `nfeval da ... argv` loads its judge with (the load itself stopped)."""
-    import nfeval.models as models
-
+    """The runtime and options `nfeval da ... argv` loads its judge with (the load itself
+    stopped)."""
     seen = {}
 
-    def fake_load(name, backend="hf", **kw):
-        seen.update(kw)
+    def fake_load(name, backend="hf", runtime=None, **kw):
+        seen.update(kw, runtime=runtime)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(models, "load_model", fake_load)
+    monkeypatch.setattr("nfeval.models.loader.load_model", fake_load)
     prompt = answers.parent / "da_prompt.txt"  # a prompt of one's own: no release file needed
     prompt.write_text("Question: {question}\nAnswer: {answer}\nDebated (1) or not (0)?")
     main(["da", "--answers", str(answers), "--split", "sample", "--judge",
@@ -168,18 +164,16 @@ def test_the_linkage_judge_scores_in_its_cpu_kinds_dtype_only_where_listed(
     import argparse
 
     import nfeval.cli as cli
-    import nfeval.models as models
     from nfeval.machine import LISTWISE_JUDGE_DTYPES, machine_tag
 
     *flags, model = flags if flags and flags[-1] == "AMD EPYC" else (*flags, "a CPU model")
     _fake_cpu(monkeypatch, flags, model)
     monkeypatch.setenv("NFEVAL_DTYPE", env)
-    seen = {}
-    monkeypatch.setattr(models, "load_model", lambda name, backend="hf", **k: seen.update(k))
     args = argparse.Namespace(backend="hf", device=None, dtype=kw.get("dtype"),
                               batch_tokens=None, threads=None)
-    cli._load("qwen2.5-coder-1.5b-instruct", args, judge=kw.get("judge", True))
-    assert seen.get("dtype") == want
+    loader = cli._loader(args, listwise=kw.get("judge", True))
+    assert (loader.judge_dtype or kw.get("dtype")) == want
+    assert loader.runtime.dtype == (kw.get("dtype") or env or "auto")  # the runtime unchanged
     err = capsys.readouterr().err
     assert ("scores in bfloat16" in err) == (want == "bfloat16")
     if want == "bfloat16":  # the line names the kind and the table's evidence, and the way out
@@ -208,47 +202,48 @@ def test_linkage_help_lists_the_listwise_judges_cpu_kinds_from_the_table(capsys,
     ("pairwise", "prob", False),
 ])
 def test_only_the_listwise_linkage_judge_may_take_bf16(method, mode, want):
-    from nfeval.linkage import score_file as SF
+    from nfeval.linkage import Linkage
     from nfeval.linkage.settings import LinkageSettings
+    from nfeval.models.loader import ModelLoader
 
     seen = {}
 
-    class Hooks:
+    class Loader(ModelLoader):
         def load(self, name, backend=None, *, judge=False):
             seen["judge"] = judge
+            return object()
 
-    SF._scoring_model(None, LinkageSettings(method, mode=mode), Hooks())
+    Linkage(LinkageSettings(method, mode=mode), loader=Loader()).model
     assert seen["judge"] is want
 
 
 def test_meta_scores_every_method_in_float32_on_amx(monkeypatch, tmp_path):
     """nfeval meta compares methods: none of them may run in another dtype than the others."""
     import nfeval.meta_evaluation as M
-    import nfeval.models as models
 
     _fake_cpu(monkeypatch, AMX)
     monkeypatch.delenv("NFEVAL_DTYPE", raising=False)
     seen = []
 
-    def score_methods(answers, methods, *, load, **kw):
-        load("qwen2.5-coder-1.5b-instruct", "judge")
+    def score_methods(answers, methods, *, loader, **kw):
+        seen.append(loader)
         raise SystemExit(0)
 
     monkeypatch.setattr(M, "score_methods", score_methods)
-    monkeypatch.setattr(models, "load_model", lambda name, backend="hf", **k: seen.append(k))
     answers = tmp_path / "a.jsonl"
     answers.write_text("{}\n")
     with pytest.raises(SystemExit):
         main(["meta", "--answers", str(answers), "--methods", "linkage,pointwise"])
-    assert seen and all(k.get("dtype") in (None, "float32") for k in seen)
+    assert seen and all(x.judge_dtype is None and x.runtime.dtype in ("auto", "float32")
+                        for x in seen)
 
 
-def test_da_keeps_float32_on_amx_its_table_moved_in_bf16(isolated, monkeypatch):
+def test_da_keeps_float32_on_amx_its_table_moved_in_bf16(models_extra, isolated, monkeypatch):
     _fake_cpu(monkeypatch, AMX)
     monkeypatch.delenv("NFEVAL_DTYPE", raising=False)
     answers = isolated / "a.jsonl"
     answers.write_text('{"id": 9001, "generation": "x"}\n')
-    assert "dtype" not in _da_load_options(answers, monkeypatch)
+    assert _da_load_options(answers, monkeypatch)["runtime"].dtype == "auto"
 
 
 @pytest.mark.parametrize("backend", ["openai", "openai-chat"])
@@ -275,8 +270,6 @@ def test_a_mistyped_choice_is_one_line_with_the_nearest_name(capsys):
     assert err[1] == "run `nfeval linkage --help` for the options" and len(err) == 2
 
 
-EXAMPLES = ROOT / "examples"
-
 
 @pytest.mark.parametrize("argv", [
     ["linkage", "--answers", str(EXAMPLES / "linkage_answers.jsonl"), "--method", "rougeL"],
@@ -288,7 +281,7 @@ def test_an_output_into_a_missing_folder_fails_before_anything_loads(
         isolated, monkeypatch, capsys, argv, flag):
     import nfeval.models as models
 
-    monkeypatch.setattr(models, "load_model",
+    monkeypatch.setattr("nfeval.models.loader.load_model",
                         lambda *a, **k: pytest.fail("a model loaded before the path check"))
     monkeypatch.chdir(isolated)
     code = main([*argv, flag, str(isolated / "missing" / "out.x"), "--no-progress"])
@@ -370,7 +363,7 @@ def test_a_default_command_without_network_or_mirror_says_how_in_one_line_before
     line says every way to provide it, before any model loads."""
     import nfeval.models as models
 
-    monkeypatch.setattr(models, "load_model",
+    monkeypatch.setattr("nfeval.models.loader.load_model",
                         lambda *a, **k: pytest.fail("a model loaded before the prompt check"))
     monkeypatch.chdir(isolated)
     code = main([*argv, "--no-progress"])
@@ -447,7 +440,7 @@ def test_a_closed_output_pipe_ends_quietly_with_status_141(tmp_path):
     import subprocess
     import sys
 
-    answers = ROOT / "examples" / "linkage_answers.jsonl"
+    answers = EXAMPLES / "linkage_answers.jsonl"
     code = (f"import sys; from nfeval.cli import main; "
             f"sys.exit(main(['linkage', '--answers', {str(answers)!r}, '--method', 'bleu', "
             "'--out', '-', '--no-progress']))")
@@ -475,7 +468,7 @@ def test_the_library_help_promises_no_reproduction(capsys):
 def test_no_progress_silences_the_model_libraries_bars(monkeypatch):
     import os
 
-    import transformers
+    transformers = needs("transformers")
     from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
 
     monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # restored after the test
@@ -512,14 +505,16 @@ def test_no_progress_silences_the_gguf_conversion_bar_in_a_fresh_process():
 
 
 @pytest.mark.parametrize("method", ["bertscore", "bertscore-cls"])
-def test_bertscore_counts_and_says_what_its_window_leaves_out(method, tmp_path, capsys):
+def test_bertscore_counts_and_says_what_its_window_leaves_out(models_extra, method, tmp_path,
+                                                              capsys):
     """A 20,000-word answer and a 600-word one: BERTScore encodes only its window of each, so
     the part left out is counted per candidate (cut_tokens) and said, as the judges do."""
+    needs("bert_score")
     import json
 
     import pandas as pd
 
-    line = json.loads((ROOT / "examples" / "linkage_answers.jsonl").read_text().splitlines()[0])
+    line = json.loads((EXAMPLES / "linkage_answers.jsonl").read_text().splitlines()[0])
     words = "the bread dries out in the cold air of the fridge".split()
     line["candidates"][1]["text"] = " ".join(words * 60)  # 600 words
     line["candidates"][2]["text"] = " ".join(words * 2000)  # 20,000 words

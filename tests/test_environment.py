@@ -1,8 +1,9 @@
 """The install files agree: environment.yml carries requirements.txt's pins."""
 
 import re
+from pathlib import Path
 
-from nfeval.paths import ROOT
+ROOT = Path(__file__).resolve().parents[1]  # the checkout
 
 
 def _pins(text: str) -> set[str]:

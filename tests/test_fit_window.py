@@ -5,6 +5,7 @@ generators, and the output says how much was cut."""
 import json
 
 import pytest
+from testkit import needs
 
 from nfeval import NfevalError
 from nfeval.models.window import fit_text
@@ -72,6 +73,8 @@ SMOL = "smollm2-135m-instruct"
 
 @pytest.fixture(scope="module")
 def judge():
+    needs("torch")
+    needs("transformers")
     from nfeval.models import load_model
 
     return load_model(SMOL, max_length=1024)  # a small window: the same rule, quicker to run
@@ -131,6 +134,7 @@ def test_dispute_awareness_cuts_the_answer_not_the_demonstrations(judge):
 
 @pytest.mark.slow
 def test_the_reference_generator_cuts_the_ground_truth_it_rewrites():
+    needs("llama_cpp")
     from nfeval.data.loaders import GradedAnswer, GradedQuestion
     from nfeval.linkage.generated import generate_reference_lists
     from nfeval.linkage.settings import GenerationSettings
@@ -145,7 +149,7 @@ def test_the_reference_generator_cuts_the_ground_truth_it_rewrites():
 
 
 @pytest.mark.slow
-def test_the_linkage_command_reports_the_cut_candidate(tmp_path, capsys, monkeypatch):
+def test_the_linkage_command_reports_the_cut_candidate(models_extra, tmp_path, capsys, monkeypatch):
     from nfeval.cli import main
     from nfeval.models import hf
 

@@ -1,10 +1,9 @@
-"""Answers that talk to their judge (nfeval.guard): the flag, the guarded prompt, and that the
-papers' reproduction never uses the guard."""
+"""Answers that talk to their judge (nfeval.guard): the flag and the guarded prompt (that the
+papers' reproduction never uses the guard: src/repro/tests/test_guard_reproduction.py)."""
 
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
@@ -82,29 +81,6 @@ def test_the_guard_changes_only_the_candidates_slot():
             rest_p = (p.prefix + p.suffix).replace("Candidate text [[1]].", "")
             rest_g = (g.prefix + g.suffix).replace(guard_text("Candidate text [[1]]."), "")
             assert rest_p == rest_g, method
-
-
-def test_the_reproduction_never_guards():
-    """The papers' tables are judged with the guard off: the default config has no guard
-    field in its cache keys, and no experiment module turns it on."""
-    from nfeval.paths import ROOT
-
-    assert "guard" not in JudgeConfig().as_dict()
-    assert JudgeConfig(guard=True).as_dict()["guard"] == "quote"
-    modules = [p for p in (ROOT / "src" / "repro" / "nfeval_repro").rglob("*.py")
-               if p.name not in ("lk_x03.py", "lk_x06.py", "lk_x07.py", "table2.py")]
-    # lk_x03, lk_x06 and lk_x07 measure the guard; table2's judge rows take it as a parameter that
-    # is off unless a caller (lk_x06) turns it on
-    assert len(modules) > 30
-    for path in modules:
-        text = path.read_text(encoding="utf-8")
-        assert not re.search(r"\bguard\s*=|guard_text|apply_guard|strip_addressed", text), path
-    import inspect
-
-    from nfeval_repro.linkage import table2
-
-    assert inspect.signature(table2.judge_frame).parameters["guard"].default == "off"
-    assert "guard=" not in inspect.getsource(table2).replace("guard=guard", "")
 
 
 def test_the_guard_modes():
@@ -192,7 +168,7 @@ def test_the_command_line_guard_flag_and_the_flagged_count(models_extra, tmp_pat
         "references": [{"text": "Best.", "grade": 3}, {"text": "Worst.", "grade": 0}]}
     path = tmp_path / "answers.jsonl"
     path.write_text(json.dumps(line) + "\n")
-    monkeypatch.setattr(cli, "_load", lambda name, args, backend=None, **kw: _Gullible())
+    monkeypatch.setattr("nfeval.models.loader.ModelLoader.load", lambda self, name, backend=None, **kw: _Gullible())
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("nfeval.linkage.prompts.release_template", lambda m: "#question "
                         "#ground #candidate [[1]] [[2]]")
@@ -237,7 +213,7 @@ def test_strip_addressed_removes_the_flagged_sentences_and_nothing_else():
     assert strip_addressed(f"{answer} {praise}") == f"{answer} {praise}"
 
 
-def test_the_screen_guard_removes_what_the_screen_flags_and_nothing_else():
+def test_the_screen_guard_removes_what_the_screen_flags_and_nothing_else(models_extra):
     """guard 'screen': every sentence nfeval.screen flags (here the pattern signal, which
     always flags) is replaced by the marker, the rest kept as written (no quoting); an answer
     with no flagged sentence reaches the judge unchanged, so it scores as with no guard."""
@@ -259,7 +235,7 @@ def test_the_screen_guard_removes_what_the_screen_flags_and_nothing_else():
         apply_guard(text, "screen")
 
 
-def test_the_screen_guard_reaches_every_judge_prompt():
+def test_the_screen_guard_reaches_every_judge_prompt(models_extra):
     """The judges' prompts under guard 'screen': the flagged sentence removed from each
     method's answer slot, the rest kept as written."""
     refs = [GradedAnswer("r1", "A full answer.", 3, "3"),

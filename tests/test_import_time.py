@@ -149,3 +149,20 @@ def test_the_root_defines_nothing_of_its_own():
     from nfeval.meta_evaluation import evaluate
 
     assert nfeval.NfevalError is NfevalError and nfeval.meta is evaluate
+
+
+def test_nothing_below_the_command_line_calls_back_into_it():
+    """A model's settings go one way, from ``nfeval.cli`` (which builds the runtime and the
+    loader once) down to the model: no module of the library imports the command line (its
+    hooks, its loaders), so nothing calls back into it."""
+    back = []
+    for p in _files("nfeval"):
+        if p.name == "cli.py" and p.parent == PACKAGES["nfeval"]:
+            continue
+        for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            names = ([n.module or ""] + [f"{n.module}.{a.name}" for a in n.names]
+                     if isinstance(n, ast.ImportFrom) else
+                     [a.name for a in n.names] if isinstance(n, ast.Import) else [])
+            if any(x == "nfeval.cli" for x in names):
+                back.append(f"{p.relative_to(CHECKOUT)}:{n.lineno}")
+    assert back == []

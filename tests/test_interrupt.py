@@ -50,7 +50,8 @@ def slow(*a, **kw):
     return real(*a, **kw)
 J.judge_candidates = slow
 import nfeval.cli as cli
-cli._load = lambda name, args, backend=None, **kw: FakeJudge()
+from nfeval.models.loader import ModelLoader
+ModelLoader.load = lambda self, name, backend=None, **kw: FakeJudge()
 """
 
 PATCH_PD = """
@@ -64,7 +65,8 @@ def slow(model, answer, partials, *, variant="paper", restate="", id=None):
     return P.PDResult(id=id, score=float(len(answer)), perplexities=[1.0], variant=variant)
 P.pd_score = slow
 import nfeval.cli as cli
-cli._load = lambda name, args, backend=None, **kw: Tiny()
+from nfeval.models.loader import ModelLoader
+ModelLoader.load = lambda self, name, backend=None, **kw: Tiny()
 """
 
 

@@ -144,7 +144,7 @@ def fake(monkeypatch):
     import nfeval.cli as cli
 
     judge = FakeJudge()
-    monkeypatch.setattr(cli, "_load", lambda name, args, backend=None, **kw: judge)
+    monkeypatch.setattr("nfeval.models.loader.ModelLoader.load", lambda self, name, backend=None, **kw: judge)
     return judge
 
 
@@ -290,10 +290,9 @@ def test_fewshot_demonstrations_come_from_other_questions(mirror, cache, answers
     seen = {}
     real = J.judge_candidates
 
-    def spy(judge, question, refs, cands, cfg, *, demonstrations=(), qid=None, **kw):
-        seen[qid] = [d.qid for d in demonstrations]
-        return real(judge, question, refs, cands, cfg, demonstrations=demonstrations, qid=qid,
-                    **kw)
+    def spy(judge, question, refs, cands, cfg, *, demonstrations=(), **kw):
+        seen[question.qid] = [d.qid for d in demonstrations]
+        return real(judge, question, refs, cands, cfg, demonstrations=demonstrations, **kw)
 
     monkeypatch.setattr(J, "judge_candidates", spy)
     lf = SF.read_linkage_file(answers)
@@ -335,14 +334,14 @@ def test_interrupted_run_resumes_without_recomputing(mirror, cache, answers, mon
     def flaky(*a, **kw):
         if len(calls) == 1:
             raise KeyboardInterrupt
-        calls.append(kw["qid"])
+        calls.append(a[1].qid)
         return real(*a, **kw)
 
     monkeypatch.setattr(J, "judge_candidates", flaky)
     lf = SF.read_linkage_file(answers)
     with pytest.raises(Interrupted, match="after 1 of 3 questions.*rerun the same command"):
         SF.score_linkage_file(lf, "linkage", FakeJudge(), progress=False)
-    monkeypatch.setattr(J, "judge_candidates", lambda *a, **kw: calls.append(kw["qid"])
+    monkeypatch.setattr(J, "judge_candidates", lambda *a, **kw: calls.append(a[1].qid)
                         or real(*a, **kw))
     res = SF.score_linkage_file(lf, "linkage", FakeJudge(), progress=False)
     assert calls == ["q1", "q2", "q3"]  # q1 came from the cache on the second run
@@ -456,7 +455,7 @@ def test_help_explains_the_format_and_methods():
 
 
 @pytest.mark.slow
-def test_example_end_to_end_with_smollm2(mirror, tmp_path):
+def test_example_end_to_end_with_smollm2(models_extra, mirror, tmp_path):
     """The committed example, LINKAGE 0-shot prob, the embedded SmolLM2, offline."""
     import os
     import subprocess

@@ -21,6 +21,7 @@ from nfeval.models.base import Generation, LanguageModel, ModelInfo
 TEMPLATE = ("Make three worse answers.\nExample.\nOutput:\nAnswer1:copy me\nAnswer2:and me\n"
             "Answer3:me too}\n\nBelow are the non-factoid question, and the golden answer.\n"
             "Non-factoid Question:{#question}\nGolden Answer:{#ground}")
+GEN = GenerationSettings(degrade_template=TEMPLATE)
 
 
 class ScriptedModel(LanguageModel):
@@ -99,7 +100,7 @@ def test_generate_1gt_lists_and_cache(tmp_path, monkeypatch):
     deg = ScriptedModel(["Answer1:worse\nAnswer2:worse still\nAnswer3:worst}"], "deg")
     gts = {q.qid: q.answers[0]}
     [refs] = generate_reference_lists(gold, [deg], [q], gts, seed=0, progress=False,
-                                      degrade_template=TEMPLATE)
+                                      generation=GEN)
     assert refs.ok and refs.complete and refs.mode == "1gt"
     assert [r.grade for r in refs.references()] == [3, 2, 1, 0]
     assert [r.text for r in refs.references()] == ["the better answer", "worse", "worse still",
@@ -112,12 +113,12 @@ def test_generate_1gt_lists_and_cache(tmp_path, monkeypatch):
     assert split.pattern == "3210" and len(split.candidates) == 5 and split.complete
     # a rerun is served from the cache
     again = generate_reference_lists(gold, [deg], [q], gts, seed=0, progress=False,
-                                     degrade_template=TEMPLATE)
+                                     generation=GEN)
     assert again[0].references() == refs.references()
     assert len(gold.calls) == 1 and len(deg.calls) == 1
     # another seed generates again, with another sampling seed
     generate_reference_lists(gold, [deg], [q], gts, seed=1, progress=False,
-                             degrade_template=TEMPLATE)
+                             generation=GEN)
     assert len(gold.calls) == 2 and gold.calls[1][4] != gold.calls[0][4]
 
 
@@ -127,8 +128,7 @@ def test_generate_0gt_retries_and_counts_failures(tmp_path, monkeypatch):
     gold = ScriptedModel(["", "A fine answer."], "gold")  # first attempt empty, second works
     deg = ScriptedModel(["Answer1:only one", "Answer1:x\nAnswer2:y"], "deg")  # never complete
     [refs] = generate_reference_lists(gold, [deg], [q], None, seed=0,
-                                      generation=GenerationSettings(attempts=2),
-                                      progress=False, degrade_template=TEMPLATE)
+                                      progress=False, generation=GenerationSettings(attempts=2, degrade_template=TEMPLATE))
     assert refs.mode == "0gt" and refs.golden == "A fine answer." and refs.golden_attempts == 2
     assert "Reference" not in gold.calls[0][0]
     assert refs.degraded_outputs == 2 and refs.degraded_failures == 2
@@ -141,8 +141,8 @@ def test_generate_empty_golden_leaves_no_references(tmp_path, monkeypatch):
     gold = ScriptedModel(["  "], "gold")
     deg = ScriptedModel(["Answer1:a\nAnswer2:b\nAnswer3:c"], "deg")
     [refs] = generate_reference_lists(gold, [deg], [_q()], None,
-                                      generation=GenerationSettings(attempts=3), progress=False,
-                                      degrade_template=TEMPLATE)
+                                      progress=False,
+                                      generation=GenerationSettings(attempts=3, degrade_template=TEMPLATE))
     assert not refs.ok and refs.references() == () and refs.missing == (3, 2, 1, 0)
     assert len(gold.calls) == 3 and deg.calls == []
 
@@ -154,14 +154,14 @@ def test_several_degraders_pick_per_grade(tmp_path, monkeypatch):
     b = ScriptedModel(["Answer1:b1\nAnswer3:b3"], "B")
     qs = [_q(f"q{i}") for i in range(8)]
     lists = generate_reference_lists(gold, [a, b], qs, None,
-                                     generation=GenerationSettings(attempts=1), progress=False,
-                                     degrade_template=TEMPLATE)
+                                     progress=False,
+                                     generation=GenerationSettings(attempts=1, degrade_template=TEMPLATE))
     assert all(r.complete for r in lists)
     assert all(r.degraded[1] == "a2" for r in lists)  # only A wrote grade 1
     assert {r.sources[2] for r in lists} == {"A", "B"}  # both lists are drawn from
     assert sum(r.degraded_failures for r in lists) == 8  # B's outputs lack Answer2
     with pytest.raises(NfevalError, match="degrader"):
-        generate_reference_lists(gold, [], qs, None, progress=False, degrade_template=TEMPLATE)
+        generate_reference_lists(gold, [], qs, None, progress=False, generation=GEN)
 
 
 class UniformJudge(LanguageModel):

@@ -16,8 +16,9 @@ from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.linkage import judges as J
 from nfeval.models.base import Generation, LanguageModel, ModelInfo, normalize
+from testkit import needs
 
-torch = pytest.importorskip("torch")
+torch = needs("torch")
 
 # short templates in the release's layout: the tiny GPT-2 has a 160-token window
 TEMPLATES = {
@@ -407,7 +408,7 @@ def test_sample_mode_tiny_gpt2(tiny_gpt2):
 def test_judge_questions_and_correlation_inputs(tiny_gpt2, tmp_path, monkeypatch):
     monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
     questions, splits = _pool(3)
-    kw = {"method": "linkage", "progress": False}
+    kw = {"progress": False}
     # short prompts for the tiny window: patch the release template lookup
     import nfeval.linkage.prompts as P
 

@@ -16,6 +16,16 @@ from nfeval.linkage.lexical import (
     rouge_f1,
     rouge_release,
 )
+from testkit import needs
+
+
+@pytest.fixture
+def _release_rouge_package():
+    needs("rouge")  # the release's own ROUGE (rouge="release"): the ``release`` extra
+
+
+#: the tests of rouge="release", which calls the release's ``rouge`` package
+release_extra = pytest.mark.usefixtures("_release_rouge_package")
 
 CAT = "the cat sat on the mat"
 # rouge_score tokens (lower-cased, counts): unigram overlap the, cat, on, mat = 4 of 6 and 6 -> 2/3;
@@ -104,6 +114,7 @@ RELEASE_CASES = [
 
 
 @pytest.mark.parametrize("cand,ref,r1,r2,rl", RELEASE_CASES)
+@release_extra
 def test_release_rouge_matches_the_package(cand, ref, r1, r2, rl):
     got = rouge_release(cand, ref)
     assert got == pytest.approx({"rouge1": r1, "rouge2": r2, "rougeL": rl}, abs=1e-12)
@@ -126,18 +137,21 @@ PARITY_APART = [
 
 
 @pytest.mark.parametrize("cand,ref", PARITY_SAME)
+@release_extra
 def test_rouge_score_and_the_release_package_agree_where_their_rules_do(cand, ref):
     ours, release = rouge_f1(cand, ref), rouge_release(cand, ref)
     assert ours == pytest.approx(release, abs=1e-7)
 
 
 @pytest.mark.parametrize("cand,ref,default_r1,release_r1", PARITY_APART)
+@release_extra
 def test_rouge_score_and_the_release_package_part_where_their_rules_do(cand, ref, default_r1,
                                                                        release_r1):
     assert rouge_f1(cand, ref)["rouge1"] == pytest.approx(default_r1)
     assert rouge_release(cand, ref)["rouge1"] == pytest.approx(release_r1, abs=1e-7)
 
 
+@release_extra
 def test_release_rouge_scores_a_sentence_longer_than_the_recursion_limit():
     """Under a recursion limit 300 frames above this test's depth (Python's default, 1,000,
     would need a sentence of some 1,000 words, whose quadratic LCS takes the package 20 s)."""
@@ -157,6 +171,7 @@ def test_release_rouge_scores_a_sentence_longer_than_the_recursion_limit():
         sys.setrecursionlimit(limit)
 
 
+@release_extra
 def test_release_rouge_empty_text_scores_zero():
     assert rouge_release("...", CAT) == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
 
@@ -228,6 +243,7 @@ def test_lexical_scores_frame_and_candidate_sets():
     assert (table.n_skipped_undefined == 0).all()
 
 
+@release_extra
 def test_lexical_scores_release_rouge_and_unknown_method():
     qs = [question("a")]
     df = lexical_scores(qs, "3210", 1, methods=["rougeL"], rouge="release")
@@ -320,8 +336,11 @@ def test_smoothed_bleu_equals_nltks_method1_and_stays_readable():
 
 
 def test_the_command_offers_smoothed_bleu(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
     from nfeval.cli import main
-    from nfeval.paths import ROOT
+
+    ROOT = Path(__file__).resolve().parents[1]  # the checkout
 
     monkeypatch.chdir(tmp_path)
     assert main(["linkage", "--answers", str(ROOT / "examples" / "linkage_answers.jsonl"),

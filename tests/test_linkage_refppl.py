@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-import torch
+from testkit import needs
 
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
@@ -17,6 +17,8 @@ from nfeval.linkage.refppl import (
     top_references,
 )
 from nfeval.models.base import LanguageModel, ModelInfo, TokenLogprobs
+
+torch = needs("torch")
 
 
 def ans(doc_id, grade, text):

@@ -16,9 +16,10 @@ import pytest
 from nfeval import NfevalError
 from nfeval.models import registry
 from nfeval.models.base import Message, normalize
+from testkit import needs
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+torch = needs("torch")
+needs("transformers")
 
 SMALL = "smollm2-135m-instruct"
 
@@ -357,37 +358,6 @@ def test_prepared_folder_and_info(m16, tmp_path):
     half.mkdir()
     (half / "config.json").write_text("{}")
     assert not registry._valid(half, registry.get_spec(SMALL))
-
-
-# --------------------------------------------------------------------------- bench
-def test_bench_csv_update_or_append(tmp_path):
-    from bench import COLUMNS, write_row
-
-    path = tmp_path / "bench.csv"
-    row = dict(kernel="k", model="m", workload="w", tokens_per_s="1",
-               ratio_to_limit="1", speedup_vs_naive="2")
-    write_row(path, row)
-    write_row(path, {**row, "workload": "other"})
-    write_row(path, {**row, "tokens_per_s": "5"})  # replaces the first row
-    lines = path.read_text().splitlines()
-    assert lines[0] == ",".join(COLUMNS)
-    assert len(lines) == 3
-    assert "k,m,other,1,1,2" in lines and "k,m,w,5,1,2" in lines
-
-
-@pytest.mark.slow
-@needs_model
-def test_bench_quick_smoke(tmp_path, capsys):
-    """The benchmark's quick mode end to end, on the kernels no other test runs (judge_path:
-    tests/test_bench_judge_paths.py; server_rps: tests/test_bench_http.py)."""
-    from bench import main
-
-    out = tmp_path / "bench.csv"
-    assert main(["--quick", "--kernels", "hf-shared-kv,pd,linkage_prob,peer_lm_eval",
-                 "--judge", "smollm2-135m-instruct", "--csv", str(out)]) == 0
-    text = capsys.readouterr().out
-    assert "ratio_to_limit" in text and "speedup_vs_naive" in text
-    assert out.read_text().startswith("kernel,model,workload,tokens_per_s,")
 
 
 # --------------------------------------------------------------------------- reuse across calls

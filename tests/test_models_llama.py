@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from testkit import needs
 
 from nfeval import NfevalError
 from nfeval.models.llama_kernel import label_tree
@@ -18,6 +19,9 @@ def test_label_tree_lists_each_labels_leading_tokens_once_ancestors_first():
 
 @pytest.fixture(scope="module")
 def models():
+    needs("llama_cpp")  # against the float32 transformers backend: both extras
+    needs("torch")
+    needs("transformers")
     from nfeval.models import load_model
 
     return load_model(NAME, backend="llama", n_ctx=4096, score_threads=2), load_model(NAME)

@@ -27,9 +27,12 @@ from pathlib import Path
 
 import pytest
 import requests
+from testkit import needs
 
 from nfeval import NfevalError
 from nfeval.models.base import Message, normalize
+
+needs("httpx")  # OpenAIModel's transport (the ``http`` extra)
 
 slow = pytest.mark.slow
 
@@ -110,7 +113,7 @@ def server():
 
 @pytest.fixture(scope="module")
 def model(server):
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
 
     return OpenAIModel(server["url"], chat_template="none", max_workers=2)
 
@@ -186,7 +189,7 @@ def test_generate_seed_reproducible(model):
 @slow
 def test_shifted_echo_is_real_and_detected(server, model):
     """The bug exists on this server, and auto mode detects and corrects it."""
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
 
     res = model.continuation_logprobs(PLAIN_CONTEXT, PLAIN_CONTS)
     assert [("".join(r.tokens)) for r in res] == PLAIN_CONTS  # clean boundaries, order kept
@@ -203,10 +206,10 @@ def test_shifted_echo_is_real_and_detected(server, model):
     # trusting the echo as OpenAI semantics is refused, not silently wrong
     # (the echoed tokens lack the generated one, so the continuation is not found)
     with pytest.raises(NfevalError):
-        OpenAIModel(server["url"], echo_logprobs="openai").continuation_logprobs(
+        OpenAIModel(server["url"], echo=EchoOptions(mode="openai")).continuation_logprobs(
             PLAIN_CONTEXT, [" Rome."])
     # being told "shifted" gives the corrected numbers without the extra check
-    told = OpenAIModel(server["url"], echo_logprobs="shifted")
+    told = OpenAIModel(server["url"], echo=EchoOptions(mode="shifted"))
     r2 = told.continuation_logprobs(PLAIN_CONTEXT, [" Rome."])[0]
     _assert_close(r2.logprobs, res[0].logprobs)
     # "Rome" is likely after this context: the corrected score says so
@@ -273,9 +276,9 @@ def test_straddling_token_included(model):
 
 @slow
 def test_echo_none_refuses_scoring_but_labels_work(server):
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
 
-    m = OpenAIModel(server["url"], echo_logprobs="none")
+    m = OpenAIModel(server["url"], echo=EchoOptions(mode="none"))
     with pytest.raises(NfevalError, match="no usable log-probs"):
         m.continuation_logprobs("Hello", [" world"])
     dist = m.label_distribution("The capital of Italy is", [" Rome", " Florence"])
@@ -312,7 +315,7 @@ def test_label_distribution_single_and_multi_token(server, model):
 # ----------------------------------------------------------------- templates
 @slow
 def test_chat_template(server):
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
 
     m = OpenAIModel(server["url"], chat_template=str(server["gguf"]))
     assert m.chat_prompt("hi") == chat("hi")
@@ -328,7 +331,7 @@ def test_chat_template(server):
 
 # ----------------------------------------------------------------- errors
 def test_unreachable_server_message():
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
     from nfeval.models.transport import HTTPOptions
 
     port = _free_port()
@@ -341,7 +344,7 @@ def test_unreachable_server_message():
 
 @slow
 def test_bad_base_url(server):
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
     from nfeval.models.transport import HTTPOptions
 
     with pytest.raises(NfevalError, match="not an http"):
@@ -440,10 +443,10 @@ def toy(request):
 def test_toy_server_auto_detection(toy, k):
     """Fast (no model): exact values under both echo layouts; small k forces
     the shifted correction to escalate k or refuse, never to guess."""
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
 
     url, shifted = toy
-    m = OpenAIModel(url, top_logprobs=k, max_top_logprobs=12)
+    m = OpenAIModel(url, echo=EchoOptions(top_logprobs=k, max_top_logprobs=12))
     ctx, conts = "abc de", ["f gh.", "a", "jj ij"]
     res = m.continuation_logprobs(ctx, conts)
     for c, r in zip(conts, res):
@@ -453,15 +456,15 @@ def test_toy_server_auto_detection(toy, k):
     assert set(m.echo_semantics_seen) == {"shifted" if shifted else "openai"}
     # the wrong explicit mode would not silently pass the check in auto mode;
     # the right explicit mode gives the same numbers
-    told = OpenAIModel(url, echo_logprobs="shifted" if shifted else "openai")
+    told = OpenAIModel(url, echo=EchoOptions(mode="shifted" if shifted else "openai"))
     assert told.continuation_logprobs(ctx, conts)[0].logprobs == pytest.approx(res[0].logprobs)
 
 
 def test_toy_shifted_refuses_when_token_outside_topk(toy):
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
 
     url, shifted = toy
-    m = OpenAIModel(url, top_logprobs=1, max_top_logprobs=1)
+    m = OpenAIModel(url, echo=EchoOptions(top_logprobs=1, max_top_logprobs=1))
     ctx, cont = "abc de", "jjjjij"
     if not shifted:
         assert m.continuation_logprobs(ctx, [cont])[0].n == len(cont)
@@ -471,10 +474,10 @@ def test_toy_shifted_refuses_when_token_outside_topk(toy):
 
 
 def test_toy_label_distribution(toy):
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
 
     url, _ = toy
-    m = OpenAIModel(url, top_logprobs=2)
+    m = OpenAIModel(url, echo=EchoOptions(top_logprobs=2))
     prompt = "abc d"
     d = _toy_logprobs(prompt)
     labels = ["a", "b", "c", "ab"]  # some outside the top-2, one multi-token
@@ -524,7 +527,7 @@ def test_chat_labels_equal_the_models_next_token_distribution(server, chat_judge
     """The chat endpoint's first-token log-probs are the model's next-token
     distribution after the server's chat template: the same numbers as the
     completions endpoint on the prompt rendered with the GGUF's template."""
-    from nfeval.models.openai_backend import OpenAIModel
+    from nfeval.models.openai_backend import EchoOptions, OpenAIModel  # noqa: F401
 
     user = "Is the sky blue? Answer Yes or No."
     labels = ["Yes", "No"]

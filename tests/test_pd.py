@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 
 import pytest
-import torch
-from conftest import TINY_TEXTS, release_formula
+from testkit import TINY_TEXTS, needs, release_formula
 
 from nfeval import NfevalError
 from nfeval.debateqa.pd import pd_context, pd_score, pd_scores
+
+torch = needs("torch")
 
 TEXTS = TINY_TEXTS
 

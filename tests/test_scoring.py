@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 import pytest
-from conftest import TINY_TEXTS, release_formula
+from testkit import TINY_TEXTS, release_formula
 
 from nfeval import NfevalError
 from nfeval.cli import main

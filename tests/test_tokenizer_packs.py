@@ -7,17 +7,24 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from testkit import NO_WEIGHTS, needs
 
+import nfeval
+import nfeval.paths
 from nfeval import NfevalError
-from conftest import NO_WEIGHTS
 from nfeval.models import registry
-from nfeval.paths import ROOT
 
 EMBEDDED_LMS = [s.name for s in registry.list_models() if s.kind == "embedded-gguf"]
+#: the packs are the checkout's data/tokenizers: an installed wheel carries none (its library
+#: reads the GGUF file's own tokenizer instead), so these tests need the library of a checkout
+packs = pytest.mark.skipif(not nfeval.paths.IN_CHECKOUT,
+                           reason="needs the checkout's data/tokenizers (a wheel has no packs)")
 
 
+@packs
 @pytest.mark.parametrize("name", EMBEDDED_LMS)
 def test_every_embedded_model_has_a_pack_of_its_gguf(name):
     pack = registry.tokenizer_pack(name)
@@ -27,6 +34,7 @@ def test_every_embedded_model_has_a_pack_of_its_gguf(name):
     assert {"tokenizer.json", "tokenizer_config.json", "config.json"} <= set(man["files"])
 
 
+@packs
 def test_a_pack_unpacks_once_checked(tmp_path, monkeypatch):
     monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path))
     folder = registry.tokenizer_dir("smollm2-135m-instruct")
@@ -36,6 +44,7 @@ def test_a_pack_unpacks_once_checked(tmp_path, monkeypatch):
     assert (folder / "tokenizer.json").stat().st_mtime_ns == mtime
 
 
+@packs
 def test_a_damaged_pack_is_refused(tmp_path, monkeypatch):
     import shutil
 
@@ -55,6 +64,7 @@ def test_a_damaged_pack_is_refused(tmp_path, monkeypatch):
         registry.tokenizer_dir("smollm2-135m-instruct")
 
 
+@packs
 @pytest.mark.parametrize("name", EMBEDDED_LMS)
 def test_the_pack_holds_the_files_of_this_machines_conversion(name):
     """Where this machine has converted the model (registry.prepare, from the GGUF), the pack
@@ -105,6 +115,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def test_the_conversion_versions_name_the_converting_packages():
+    needs("transformers")  # and torch, tokenizers, gguf: the models extra
     versions = registry.conversion_versions()
     assert set(versions) == {"nfeval_conversion", "transformers", "tokenizers", "torch", "gguf"}
     assert versions["nfeval_conversion"] == registry.CONVERSION_VERSION
@@ -184,7 +195,7 @@ def test_models_load_with_no_weight_package_and_no_network(models_extra, tmp_pat
         "except NfevalError as exc:\n"
         "    print('error:', exc)\n")
     env = {**os.environ, "NFEVAL_CACHE": str(tmp_path),
-           "PYTHONPATH": os.pathsep.join([str(NO_WEIGHTS), str(ROOT / "src")])}
+           "PYTHONPATH": os.pathsep.join([str(NO_WEIGHTS), str(Path(nfeval.__file__).resolve().parents[1])])}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -17,15 +17,16 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from nfeval_repro.artefacts import ARTEFACTS, by_id
-from conftest import NO_WEIGHTS
-from nfeval.paths import RESULTS
+from testkit import NO_WEIGHTS
 
-ROOT = RESULTS.parent
+ROOT = Path(__file__).resolve().parents[3]  # the checkout
+RESULTS = ROOT / "results"
 
 COMMITTED = sorted(RESULTS.glob("*.json"))
 TOLERANCE = 1e-4
@@ -209,7 +210,7 @@ def _run_defaults(art, out_dir):
     """Execute a notebook at its default parameters (the committed sizes) into out_dir."""
     import papermill as pm
 
-    from nfeval.paths import NOTEBOOKS
+    NOTEBOOKS = ROOT / "notebooks"
 
     out_dir.mkdir(parents=True, exist_ok=True)
     pm.execute_notebook(str(art.path), str(out_dir / art.executed),

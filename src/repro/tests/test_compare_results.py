@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 spec = importlib.util.spec_from_file_location(
-    "compare_results", Path(__file__).resolve().parents[1] / "scripts" / "compare_results.py")
+    "compare_results", Path(__file__).resolve().parents[3] / "scripts" / "compare_results.py")
 compare_results = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(compare_results)
 

@@ -37,7 +37,7 @@ from nfeval_repro.debateqa.curation.sources import SourcedQuestion
 from nfeval_repro.debateqa.curation.tld import is_trusted
 from nfeval.models.base import Generation, ModelInfo
 
-QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "debateqa_sample" / "questions.jsonl"
+QUESTIONS = Path(__file__).resolve().parents[3] / "data" / "debateqa_sample" / "questions.jsonl"
 
 
 # --------------------------------------------------------------------------- parser

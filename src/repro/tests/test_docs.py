@@ -2,13 +2,16 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+from test_api import EXAMPLE, cache  # noqa: F401 -- the library tests' fixture
 
+from nfeval.cli import main
 from nfeval_repro.artefacts import ARTEFACTS, by_id
-from nfeval.paths import ROOT
 from nfeval_repro.readings import reading
 
+ROOT = Path(__file__).resolve().parents[3]  # the checkout
 README = ROOT / "README.md"
 PAGES = [README, ROOT / "examples" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -217,3 +220,21 @@ def test_a_notebooks_markdown_names_the_judge_its_result_records():
             if size and size not in said:
                 wrong.append(f"{a.id}: records judge {judge}, its markdown says judged by {said}")
     assert wrong == []
+
+
+# ------------------------------------------- docs/usage.md (from tests/test_api.py: it reads docs/)
+
+def test_the_usage_guide_summary_sample_is_what_the_command_writes(cache):
+    assert main(["linkage", "--answers", str(EXAMPLE), "--method", "rougeL", "--no-progress",
+                 "--summary", "s.json"]) == 0
+    got = json.loads((cache / "s.json").read_text())
+    text = (ROOT / "docs" / "usage.md").read_text()
+    sample = re.search(r"```json\n(.*?)```", text, flags=re.S).group(1)
+    doc = json.loads(sample)
+    for key in ("mean", "ci_low", "ci_high", "n", "unit", "lower_is_better", "warning"):
+        want = doc["score"][key]
+        assert (round(got["score"][key], 3) if isinstance(want, float) else
+                got["score"][key]) == want, key
+    for key, value in doc["items"].items():
+        assert got["items"][key] == value, key
+    assert set(doc) <= set(got) and got["signature"].startswith("metric:rougeL|")

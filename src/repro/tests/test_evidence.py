@@ -2,10 +2,14 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
 from nfeval_repro import evidence, evidence_cost
+
+ROOT = Path(__file__).resolve().parents[3]  # the checkout
+RESULTS = ROOT / "results"
 
 
 def _write(folder, artefact, name, records):
@@ -96,8 +100,6 @@ def test_projection_is_each_files_items_times_its_probe_seconds_per_item(tmp_pat
 
 
 def test_measure_refuses_the_repository_as_its_scratch_folder(capsys):
-    from nfeval.paths import ROOT
-
     assert evidence_cost.main(["--measure", str(ROOT / "results")]) == 2
     assert "scratch folder" in capsys.readouterr().err
 
@@ -174,8 +176,6 @@ def test_committed_items_recomputed_on_this_cpu_agree_within_1e_4(tmp_path, mirr
     are the AVX2 ones, and it takes a third of the time.) Generated texts are read from the
     committed store, not generated again (greedy decoding may diverge between kernels, which is
     why they are committed): every number is recomputed on the committed answers."""
-    from nfeval.paths import RESULTS
-
     store = tmp_path / "items"
     monkeypatch.setenv("NFEVAL_STORE", str(store))
     monkeypatch.setenv("NFEVAL_STORE_READ", "texts")
@@ -201,7 +201,6 @@ def test_ctrl_c_ends_a_running_evidence_run_within_seconds_keeping_its_items(tmp
     import sys
     import time
 
-    from nfeval.paths import RESULTS, ROOT
     from nfeval_repro.store import read_records
 
     log = RESULTS / evidence.LOG
@@ -354,7 +353,6 @@ def test_a_finished_stage_rewrites_the_cost_table_of_the_page(tmp_path, capsys):
     assert not evidence.refresh_cost_page(log, bare) and bare.read_text() == "no block here\n"
     assert "not updated" in capsys.readouterr().out
     # the page a finished stage rewrites is the one `make readme` writes the block to
-    from nfeval.paths import ROOT
     from nfeval_repro.readme import PAGES
 
     assert [name for name, blocks in PAGES.items() if "stages" in blocks] == [

@@ -9,11 +9,13 @@ import importlib
 import inspect
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from nfeval_repro.artefacts import ARTEFACTS
-from nfeval.paths import NOTEBOOKS
+
+NOTEBOOKS = Path(__file__).resolve().parents[3] / "notebooks"
 
 #: claims reads the committed tables only; its code is :mod:`nfeval_repro.claims`
 NOTEBOOKS_WITH_RUN = sorted({a.notebook for a in ARTEFACTS if a.id != "claims"})

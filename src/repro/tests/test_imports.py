@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from nfeval.paths import ROOT
-
+ROOT = Path(__file__).resolve().parents[3]  # the checkout
 SRC = ROOT / "src"
 #: where each package's folder is
 PACKAGES = {"nfeval": SRC / "nfeval", "nfeval_repro": SRC / "repro" / "nfeval_repro"}
-#: The modules everything may use: the package root (its errors), hashing, paths, the
-#: machine's record and ``nfeval.runtime`` (resolving a device, dtype and batch size; it
-#: holds no state: see the test below).
-LEAVES = {"nfeval", "nfeval.errors", "nfeval.version", "nfeval.hashing", "nfeval.paths", "nfeval.machine", "nfeval.runtime"}
+#: The modules everything may use: the package root (it only re-exports), the errors and the
+#: version, the optional extras' names, hashing, paths, the machine's record and
+#: ``nfeval.runtime`` (the Runtime value; it holds no state: see the test below).
+LEAVES = {"nfeval", "nfeval.errors", "nfeval.version", "nfeval.extras", "nfeval.hashing",
+          "nfeval.paths", "nfeval.machine", "nfeval.runtime"}
 
 
 def _modules() -> dict[str, Path]:

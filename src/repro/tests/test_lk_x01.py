@@ -32,7 +32,7 @@ def test_no_held_out_grade_is_read_while_choosing():
     fold (its best single method, rank average and linear weights) exactly as it was."""
     frame = _synthetic()
     qs = combine.questions_of(frame, METHODS)
-    fold = combine.fold_assignments(len(qs), 5, 0, 0, "toy")
+    fold = combine.fold_assignments(len(qs), 5, 0, 0, "toy", "lk_x01")
     rng = np.random.default_rng(1)
     shuffled = [combine.Question(q.dataset, q.qid, rng.permutation(q.grades) if fold[i] == 0
                                  else q.grades, q.scores, q.doc_ids)
@@ -53,9 +53,9 @@ def test_a_method_that_is_the_grade_is_chosen_and_scores_one_out_of_sample():
 
 
 def test_every_question_is_held_out_once_per_repeat():
-    fold = combine.fold_assignments(53, 5, 0, 3, "trec-dl-nf")
+    fold = combine.fold_assignments(53, 5, 0, 3, "trec-dl-nf", "lk_x01")
     assert sorted(np.bincount(fold)) == [10, 10, 11, 11, 11]
-    assert not np.array_equal(fold, combine.fold_assignments(53, 5, 0, 4, "trec-dl-nf"))
+    assert not np.array_equal(fold, combine.fold_assignments(53, 5, 0, 4, "trec-dl-nf", "lk_x01"))
 
 
 def test_the_committed_file_gives_rows_with_intervals_and_the_papers_line():

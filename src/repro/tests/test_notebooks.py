@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import nbformat
 import pandas as pd
@@ -17,7 +18,9 @@ import papermill as pm
 import pytest
 
 from nfeval_repro.artefacts import ARTEFACTS, by_id
-from nfeval.paths import NOTEBOOKS, ROOT
+
+ROOT = Path(__file__).resolve().parents[3]  # the checkout
+NOTEBOOKS = ROOT / "notebooks"
 
 #: The smallest parameters of each notebook (the rest: the notebook's defaults).
 _SMOL = "smollm2-135m-instruct"  # the fastest embedded model, the notebook tests use it

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -299,8 +300,9 @@ def test_the_docs_python_example_reads_the_committed_store(tmp_path, mirror):
     import subprocess
     import sys
 
-    from conftest import NO_WEIGHTS
-    from nfeval.paths import ROOT
+    from testkit import NO_WEIGHTS
+
+    ROOT = Path(__file__).resolve().parents[3]  # the checkout
 
     section = (ROOT / "docs" / "reproduce.md").read_text().split("## The item store")[1]
     block = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], flags=re.S)[0]
