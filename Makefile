@@ -49,7 +49,7 @@ DQ_DOCS := $(wildcard data/debateqa_docs/*)
 # The artefact rules (one file target per notebook, after the artefacts it reads) and
 # ARTEFACTS come from the catalogue, src/repro/nfeval_repro/artefacts.py: the one list of artefacts.
 # make rebuilds artefacts.mk when the catalogue changes, then reads it.
-artefacts.mk: src/repro/nfeval_repro/artefacts.py src/nfeval/paths.py
+artefacts.mk: src/repro/nfeval_repro/artefacts.py src/repro/nfeval_repro/paths.py
 	@PYTHONPATH=src:src/repro $(PYTHON) -m nfeval_repro.artefacts --make > $@.tmp && mv $@.tmp $@
 include artefacts.mk
 

@@ -105,7 +105,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nfeval import NfevalError
-from nfeval.paths import RESULTS
+from nfeval_repro.paths import RESULTS
 
 COLUMNS = ["kernel", "model", "workload", "tokens_per_s", "ratio_to_limit", "speedup_vs_naive"]
 # written only when some row has them (the linkage_prob row does)
@@ -287,7 +287,7 @@ def _bench_pd(model, args, dtype, csv_path) -> None:
     kernel against re-encoding the answer for every partial answer (the release's way),
     on the sample's answers and on the lengths of the release's demo answers."""
     from nfeval.data import load_answers, load_debateqa
-    from nfeval.paths import ROOT
+    from nfeval_repro.paths import ROOT
 
     sample = ROOT / "data" / "debateqa_sample"
     items = {it.id: [p.text for p in it.partial_answers]
@@ -670,7 +670,7 @@ def _bench_peer(model, args, csv_path) -> None:
     from nfeval.data import load_answers, load_debateqa
     from nfeval.debateqa.pd import pd_context
     from nfeval.models import registry
-    from nfeval.paths import ROOT
+    from nfeval_repro.paths import ROOT
 
     sample = ROOT / "data" / "debateqa_sample"
     items = {it.id: [p.text for p in it.partial_answers]

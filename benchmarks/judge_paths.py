@@ -86,7 +86,7 @@ def da_work(model, n_answers: int):
     from nfeval.data import load_answers, load_debateqa
     from nfeval.debateqa.da import LABELS, da_prompt
     from nfeval.models.ids import common_prefix_length
-    from nfeval.paths import ROOT
+    from nfeval_repro.paths import ROOT
 
     sample = ROOT / "data" / "debateqa_sample"
     items = {it.id: it.question for it in load_debateqa(sample / "questions.jsonl")}

@@ -30,12 +30,6 @@ def package_data(name: str) -> Path:
     return Path(str(resources.files("nfeval") / "_data" / name))
 
 
-NOTEBOOKS = ROOT / "notebooks"
-RESULTS = ROOT / "results"
-FIGURES = ROOT / "figures"
-EXECUTED = RESULTS / "executed"
-#: the papers' values, transcribed from their text (the reproduction's; a checkout has them)
-PAPER_VALUES = ROOT / "data" / "paper_values"
 PROMPTS = package_data("prompts")
 SAMPLE = package_data("debateqa_sample")
 

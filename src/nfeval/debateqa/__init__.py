@@ -4,11 +4,11 @@ Kernels and what users call on their own answers:
 
 * :mod:`.pd` -- P.D.: perplexity of the reference partial answers given an answer;
 * :mod:`.da` -- D.A.: the few-shot judge of whether an answer says the question is debated;
-* :mod:`.scoring` -- both over an answer file (resumable, cached; ``nfeval pd`` / ``nfeval da``);
-* :mod:`.generation` -- collecting answers from models.
+* :mod:`.scoring` -- both over an answer file (resumable, cached; ``nfeval pd`` / ``nfeval da``).
 
 The paper's experiments (alignment with human grades, RAG, the curation
-pipeline, answering systems and their intervals, one module per table) are in :mod:`nfeval_repro.debateqa`; they use
+pipeline, collecting answers from models, answering systems and their intervals, one module
+per table) are in :mod:`nfeval_repro.debateqa`; they use
 these kernels, never the other way round.
 
 The metrics as objects, built once from their settings and a model and called on answers:

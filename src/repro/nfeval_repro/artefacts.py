@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nfeval.paths import NOTEBOOKS
+from nfeval_repro.paths import NOTEBOOKS
 from nfeval.models.registry import DEFAULT_JUDGE
 
 

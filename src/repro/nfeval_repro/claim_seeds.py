@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nfeval.paths import RESULTS
+from nfeval_repro.paths import RESULTS
 
 
 def main(argv: Sequence[str] | None = None) -> int:

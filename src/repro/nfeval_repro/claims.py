@@ -76,7 +76,7 @@ import numpy as np
 import pandas as pd
 
 from nfeval.errors import NfevalError
-from nfeval.paths import RESULTS
+from nfeval_repro.paths import RESULTS
 from nfeval_repro.linkage.table5 import PAPER_ALIASES
 
 __all__ = ["BRUTE_COLUMNS", "CHANGE_COLUMNS", "FLIP_LABEL", "SEED_CHECK_FILE", "brute_force",

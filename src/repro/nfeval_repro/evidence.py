@@ -55,7 +55,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from nfeval.paths import NOTEBOOKS, RESULTS, ROOT
+from nfeval_repro.paths import NOTEBOOKS, RESULTS, ROOT
 from nfeval_repro.profiles import PROFILES
 from nfeval_repro.store import display_path
 from nfeval.models.registry import DEFAULT_JUDGE

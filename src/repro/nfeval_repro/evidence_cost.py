@@ -30,7 +30,7 @@ from pathlib import Path
 
 from nfeval_repro.evidence import (BUDGET_S, PLAN, PROBE, read_items, run, stop_on_interrupt,
                              split_ids, unknown_ids)
-from nfeval.paths import RESULTS, ROOT
+from nfeval_repro.paths import RESULTS, ROOT
 
 
 def project(committed: dict, probe: dict) -> list[dict]:

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from nfeval.paths import ROOT
+from nfeval_repro.paths import ROOT
 
 #: What ``make reproduce`` may rewrite, restored from git after each setting.
 WRITTEN = ("results", "figures", "README.md", "docs")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from nfeval.errors import NfevalError
-from nfeval.paths import ROOT
+from nfeval_repro.paths import ROOT
 
 __all__ = ["reading", "show"]
 

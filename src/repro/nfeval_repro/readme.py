@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from nfeval.errors import NfevalError
-from nfeval.paths import RESULTS
+from nfeval_repro.paths import RESULTS
 from nfeval_repro.pageblocks import render
 
 

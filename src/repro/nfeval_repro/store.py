@@ -60,7 +60,7 @@ from nfeval.itemfile import RecordFile as _File
 from nfeval.itemfile import read_records
 from nfeval.itemfile import record_key as _key
 from nfeval.models.base import Generation, LanguageModel, Message, TokenLogprobs, normalize
-from nfeval.paths import RESULTS, ROOT
+from nfeval_repro.paths import RESULTS, ROOT
 
 STORE_ENV = "NFEVAL_STORE"
 STORE_READ_ENV = "NFEVAL_STORE_READ"

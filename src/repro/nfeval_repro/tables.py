@@ -35,7 +35,7 @@ import pandas as pd
 
 from nfeval.errors import NfevalError
 from nfeval.version import __version__
-from nfeval.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
+from nfeval_repro.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
 from nfeval.signature import SOURCE_PATHS, Signature, git_commit  # noqa: F401 (re-exported)
 
 #: The stated precision of every committed CSV, in significant digits. A table

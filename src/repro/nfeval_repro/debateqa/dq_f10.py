@@ -17,7 +17,7 @@ import pandas as pd
 from nfeval_repro.debateqa.intervals import mean_and_difference_rows
 from nfeval_repro.debateqa.systems import (load_questions, metric_signatures,
                                                  score_systems, split_systems)
-from nfeval.debateqa.generation import Decoding, generate_answers
+from nfeval_repro.debateqa.generation import Decoding, generate_answers
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval.prompts import length_instruction
 from nfeval_repro.tables import Experiment

@@ -27,7 +27,7 @@ Table 16's text is not printed in the paper's text: the answer prompt
 (``prompts/rag_answer.txt``) and the ReAct prompt (``prompts/rag_react.txt``) are the
 project's.
 
-Answers are generated through :func:`nfeval.debateqa.generation.generate_answers`
+Answers are generated through :func:`nfeval_repro.debateqa.generation.generate_answers`
 (cached per model, prompt and decoding; the no-retrieval answers are those of
 dq_t04), ReAct's intermediate steps through
 :class:`~nfeval_repro.debateqa.rag_react.StepGenerator` (cached the same way),
@@ -153,7 +153,7 @@ def rag_answers(model, items: Sequence, index: ChunkIndex | None, strategy: str,
                 step_tokens: int = REACT_STEP_TOKENS, progress: bool = True) -> pd.DataFrame:
     """Answers of ``model`` under a strategy ("none", "vanilla" or "react").
 
-    "none" is exactly :func:`nfeval.debateqa.generation.generate_answers` on the
+    "none" is exactly :func:`nfeval_repro.debateqa.generation.generate_answers` on the
     question (dq_t04's answers, cached); the others answer the filled
     ``rag_answer`` prompt as the user turn, with the same system prompt and
     decoding. One row per question: ``id, strategy, trusted_only, answer,
@@ -163,7 +163,7 @@ def rag_answers(model, items: Sequence, index: ChunkIndex | None, strategy: str,
     again for the action, the action taken, its query, whether it was the
     default action, and the new chunk ids).
     """
-    from nfeval.debateqa.generation import Decoding, generate_answers
+    from nfeval_repro.debateqa.generation import Decoding, generate_answers
     from nfeval.prompts import system_prompts
 
     system = system_prompts()["basic"] if system is None else system

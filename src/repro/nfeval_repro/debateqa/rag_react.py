@@ -202,7 +202,7 @@ class StepGenerator:
         }, model=model) if use_cache else None
 
     def __call__(self, item_id, prompt: str) -> str:
-        from nfeval.debateqa.generation import question_seed
+        from nfeval_repro.debateqa.generation import question_seed
 
         hit = self.cache.get(item_id, prompt) if self.cache is not None else None
         if hit is None:
@@ -218,7 +218,7 @@ class StepGenerator:
 def react_step_prompt(model, question: str, scratchpad: str, *, system: str | None = None) -> str:
     """The prompt of one ReAct step: the model's answer prompt for the ReAct
     instructions, then the trace so far, ending at ``Thought:``."""
-    from nfeval.debateqa.generation import answer_prompt
+    from nfeval_repro.debateqa.generation import answer_prompt
 
     base = answer_prompt(model, react_user_prompt(question), system=system)
     sep = "\n" if getattr(model, "template", "model") == "none" else ""

@@ -1,7 +1,7 @@
 """Answer "systems" and their P.D./D.A. scores, shared by the DebateQA experiments.
 
 A system is a named set of answers ``{question id: answer}``: a model's
-generations (:mod:`nfeval.debateqa.generation`) or one of the sample's written answer
+generations (:mod:`nfeval_repro.debateqa.generation`) or one of the sample's written answer
 sets. :func:`score_systems` scores every answer with P.D. and/or D.A.
 through :mod:`nfeval.debateqa.scoring`, so results are cached per answer on disk and
 several notebooks scoring the same answers compute them once.
@@ -78,14 +78,14 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
                     top_p: float = 1.0, max_tokens: int = 256, seed: int = 0,
                     progress: bool = True,
                     load: Callable[..., LanguageModel] | None = None) -> dict[str, dict[int, str]]:
-    """Answers of each generator (cached, see :mod:`nfeval.debateqa.generation`; a
+    """Answers of each generator (cached, see :mod:`nfeval_repro.debateqa.generation`; a
     generator may be a :func:`system_spec`, ``<name>:t<temperature>``) and, on the
     project's sample, its four written answer sets as ``written:<set>`` systems.
 
     ``load(name, backend=backend)`` loads a generator: an experiment passes its
     profile's :meth:`~nfeval_repro.profiles.Profile.load` (device and dtype); default
     :func:`nfeval.models.load_model` answered from the active item store."""
-    from nfeval.debateqa.generation import Decoding, generate_answers
+    from nfeval_repro.debateqa.generation import Decoding, generate_answers
     from nfeval.models import load_model
     from nfeval_repro.store import stored
 

@@ -1,7 +1,7 @@
 """lk_t01, LINKAGE Table 1: questions and mean answers per human grade of ANTIQUE and TREC-DL-NF.
 
 The notebook ``lk_t01_dataset_stats.ipynb`` calls :func:`run`. The counts
-come from :func:`nfeval.data.stats.grade_statistics` on every question of the
+come from :func:`nfeval_repro.linkage.grade_stats.grade_statistics` on every question of the
 two releases (the loader maps ANTIQUE's labels 1..4 to the paper's 0..3);
 ``match`` compares our value rounded half-up to one decimal, as the paper
 prints it (6.45 -> 6.5), with the paper's figure.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from nfeval.data import load_linkage, resolve, sha256_file
-from nfeval.data.stats import grade_statistics
+from nfeval_repro.linkage.grade_stats import grade_statistics
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, Signature, join_paper, paper_values, round_half_up
 

@@ -38,7 +38,7 @@ from nfeval.errors import NfevalError
 from nfeval.metrics import combine
 from nfeval.metrics.combine import ALPHA, CHOSEN
 from nfeval.metrics.intervals import N_RESAMPLES, mean_interval, paired_difference
-from nfeval.paths import RESULTS
+from nfeval_repro.paths import RESULTS
 from nfeval_repro.tables import Experiment, Signature, paper_values
 
 __all__ = ["run"]

@@ -44,7 +44,7 @@ from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
 from nfeval.guard import flags
 from nfeval.metrics.intervals import mean_interval
-from nfeval.paths import ROOT
+from nfeval_repro.paths import ROOT
 import nfeval.screen as S
 from nfeval_repro.store import cached_steps
 from nfeval_repro.tables import Experiment, Signature

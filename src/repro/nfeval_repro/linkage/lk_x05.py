@@ -32,7 +32,7 @@ from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
 from nfeval.metrics.correlation import paired_rows, per_question
 from nfeval.metrics.intervals import paired_difference
-from nfeval.paths import RESULTS
+from nfeval_repro.paths import RESULTS
 from nfeval_repro.linkage.table2 import PAPER_ROW_OF
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values

@@ -27,7 +27,7 @@ import pandas as pd
 from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
 from nfeval.metrics.correlation import paired_rows
-from nfeval.paths import RESULTS
+from nfeval_repro.paths import RESULTS
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment
 

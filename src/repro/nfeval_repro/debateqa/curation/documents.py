@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from nfeval.errors import NfevalError
-from nfeval.paths import ROOT
+from nfeval_repro.paths import ROOT
 
 __all__ = [
     "DOCS_FILE",

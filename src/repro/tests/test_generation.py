@@ -1,4 +1,4 @@
-"""Answer collection (nfeval.debateqa.generation) and the project's prompts (the answer systems
+"""Answer collection (nfeval_repro.debateqa.generation) and the project's prompts (the answer systems
 of the reproduction: src/repro/tests/test_systems.py)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from testkit import needs
 
 from nfeval import NfevalError
-from nfeval.debateqa.generation import (
+from nfeval_repro.debateqa.generation import (
     Decoding,
     answer_prompt,
     clean_answer,
