@@ -70,20 +70,9 @@ def native_bf16() -> bool:
 #: ``judge_table`` row (a test checks each entry against ``choose`` on the committed rows,
 #: and every measured class left out against it too).
 #:
-#: The AMX Xeon's entry: LINKAGE 0-shot 3.32x and 4.06x in two runs (2026-11-29); lk_t02's
-#: LINKAGE rows (0- and 3-shot, and each minus ROUGE-L) within 0.009 of float32's on 30
-#: questions per dataset, within 0.005 on all 53 TREC-DL-NF questions, no verdict moved.
-#: Only the listwise judge: in bf16 the pointwise rows and LINKAGE minus pointwise moved by
-#: up to 0.016 and two verdicts moved, so the pointwise judges stay float32 on every kind, as
-#: does the pairwise judge, whose table no bf16 check has compared. D.A. stays float32: bf16
-#: was 3.1-3.3x as fast, but dq_t03's da_prob statistics moved by up to 0.059. The notebooks
-#: are float32 unless a parameter names another dtype (lk_t02's every-candidate stages:
-#: ``judge_dtype`` bfloat16, in every judge row's signature; a store key includes the dtype).
-#: AVX512-BF16 without AMX (``x86_64/avx2+avx512f+avx512_bf16``) has no entry, as a kind or
-#: on the AMD EPYC: bf16 ran at 0.62x float32 in a run of 2026-11-26 that recorded no CPU
-#: model, and at 2.10x and 2.38x on the AMD EPYC, where its ``judge_table`` check (2026-12-04,
-#: 30 TREC-DL-NF questions) moved no verdict but moved LINKAGE few-shot minus ROUGE-L's
-#: Spearman from 0.098 to 0.080 (0.018, over the 0.01 the rule allows): float32 there.
+#: Only the listwise judge has entries: the pointwise and pairwise judges and D.A. stay
+#: float32 on every kind (their bf16 checks moved verdicts, or none was run). The rows behind
+#: each entry, and behind each measured kind left out, are in results/bench.csv.
 LISTWISE_JUDGE_DTYPES: Mapping[str, tuple[str, str]] = MappingProxyType({
     "x86_64/avx2+avx512f+avx512_bf16+amx_bf16": ("bfloat16", "bf16 3.3-4.1x float32 in 2 runs; lk_t02's LINKAGE rows within 0.009, no verdict moved"),
 })

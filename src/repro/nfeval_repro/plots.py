@@ -16,6 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+#: Text sizes (points) of the claims' and the experiments' figures, at :data:`FIGURE_WIDTH`
+#: inches: shown at a screen column's 880 px, the smallest is 12 px tall.
+FONT = {"tick": 8, "label": 8, "legend": 8, "suptitle": 10}
+FIGURE_WIDTH = 8.0
+
 __all__ = ["display_name", "interval_bars", "interval_errors", "paper_differences",
            "short_names"]
 

@@ -119,6 +119,16 @@ def get_profile(name: str) -> Profile:
     return replace(prof, device=rt.device, dtype=rt.dtype, batch_tokens=rt.batch_tokens)
 
 
+def selection(text: str, known, what: str, *, empty=()) -> list[str]:
+    """A notebook's comma-separated selection among ``known`` (``empty`` when it names
+    none); an unknown name is an error that lists the known ones."""
+    known = list(known)
+    names = [x.strip() for x in text.split(",") if x.strip()] or list(empty)
+    if bad := [x for x in names if x not in known]:
+        raise NfevalError(f"unknown {what}(s) {bad}; choose from {known}")
+    return names
+
+
 def model_list(value: str, default: tuple[str, ...]) -> tuple[str, ...]:
     """A notebook's comma-separated model parameter, or the profile's default when empty."""
     names = tuple(v.strip() for v in value.split(",") if v.strip())

@@ -170,3 +170,13 @@ def test_a_module_over_500_lines_says_why():
             if len(p.read_text().splitlines()) > 500
             and "Why this file is long:" not in p.read_text().split('"""')[1]]
     assert long == []
+
+
+def test_the_claims_read_the_experiments_never_the_reverse():
+    """No experiment (``nfeval_repro.linkage``, ``nfeval_repro.debateqa``) imports the claims;
+    the verdict rule they share is :mod:`nfeval_repro.verdicts`, the figures' style
+    :mod:`nfeval_repro.plots`."""
+    bad = sorted(m for m, deps in GRAPH.items() if "nfeval_repro.claims" in deps
+                 and (_under(m, "nfeval_repro.linkage") or _under(m, "nfeval_repro.debateqa")))
+    assert bad == []
+    assert "nfeval_repro.verdicts" in GRAPH["nfeval_repro.linkage.lk_x03"]  # edges are seen

@@ -25,7 +25,7 @@ from nfeval_repro.linkage.table2 import (CLAIM_ROWS, JUDGE_ROWS, automatic_frame
                                                judge_frame, judged_items, mode_subset_frames,
                                                same_items_frames, small_judge_frames, table_rows)
 from nfeval_repro import dtype_check as checks
-from nfeval_repro.profiles import get_profile
+from nfeval_repro.profiles import get_profile, selection
 from nfeval_repro.tables import Experiment, paper_values
 
 __all__ = ["run"]
@@ -84,8 +84,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 240, max_candi
     k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
     embedder = prof.embedder if profile == "paper" else None  # embedded: the registry's MiniLM
     num_layers = 6 if profile == "embedded" else None
-    names = _names(datasets, DATASETS, "dataset")
-    rows = _names(judge_rows, CLAIM_ROWS, "judge row", known=JUDGE_ROWS)
+    names = selection(datasets, DATASETS, "dataset", empty=DATASETS)
+    rows = selection(judge_rows, JUDGE_ROWS, "judge row", empty=CLAIM_ROWS)
     limits = {name: max(limit, 0) for name in names}
     questions = {name: load_linkage(name) for name in names}
     items = {name: judged_items(questions[name], name, seed=seed, limit=limits[name],
@@ -216,10 +216,3 @@ def _dtype_check(dtype: str, *, datasets: list[str], rows: list[str], progress: 
     return checks.check(same_items, dtype, keys=["dataset", "method", "coefficient"])
 
 
-def _names(text: str, default, what: str, known=None) -> list[str]:
-    """A comma-separated selection of ``default`` (or of ``known``); empty: ``default``."""
-    known = list(default if known is None else known)
-    names = [x.strip() for x in text.split(",") if x.strip()] or list(default)
-    if bad := [x for x in names if x not in known]:
-        raise NfevalError(f"unknown {what}(s) {bad}; choose from {known}")
-    return names

@@ -46,7 +46,7 @@ from nfeval.linkage.lexical import split_scores
 from nfeval.linkage.references import ReferenceSplit
 from nfeval.metrics.correlation import per_question
 from nfeval.metrics.intervals import mean_interval, paired_difference
-from nfeval_repro.profiles import get_profile
+from nfeval_repro.profiles import get_profile, selection
 from nfeval_repro.store import cached_steps
 from nfeval_repro.tables import Experiment, Signature
 
@@ -225,7 +225,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     (``over_plain``: manipulated minus plain, ``plain_verdict``), which tells a guard that
     leaves no gain over the plain answer from one whose control costs more than the
     manipulation's remainder."""
-    from nfeval_repro.claims import row_verdict
+    from nfeval_repro.verdicts import row_verdict
 
     t = table[table["statistic"].isin(["effect", "beyond control"])]
     control = {(r.dataset, r.method, r.guard): (r.ci_low, r.ci_high)
@@ -367,14 +367,9 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 10,
     prof = get_profile(profile)
     judge_name = judge or prof.judge
     backbone_name = backbone or prof.pd_backbones[0]
-    row_list = [r.strip() for r in rows.split(",") if r.strip()]
-    unknown = [r for r in row_list if r not in JUDGE_ROWS]
-    if unknown:
-        raise ValueError(f"unknown rows {unknown}; use {', '.join(JUDGE_ROWS)}")
-    guard_list = [g.strip() for g in guards.split(",") if g.strip()]
-    if not set(guard_list) <= set(GUARDS):
-        raise ValueError(f"guards must be some of {', '.join(GUARDS)}, got {guards!r}")
-    ds_list = [d.strip() for d in datasets.split(",") if d.strip()]
+    row_list = selection(rows, JUDGE_ROWS, "row")
+    guard_list = selection(guards, GUARDS, "guard")
+    ds_list = selection(datasets, DATASETS, "dataset")
     model = prof.load(judge_name, **({"dtype": judge_dtype} if judge_dtype else {}))
     groups, frames, counts = _linkage_rows(model, datasets=ds_list, rows=row_list,
                                            guards=guard_list, seed=seed, limit=limit,

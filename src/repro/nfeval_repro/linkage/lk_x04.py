@@ -144,12 +144,20 @@ def signals(texts: list[str], contexts: list[list[str]]) -> list[list[dict]]:
     return out
 
 
+def reasons_of(x: dict, th: S.Thresholds | None = None) -> tuple[str, ...]:
+    """Why the screen flags one sentence of :func:`signals` (:func:`nfeval.screen.reasons`
+    with ``th``, default the screen's thresholds): the one step from stored signals to
+    reasons that every artefact reading them takes."""
+    return S.reasons(("pattern",) if x["pattern"] else (), x["relevance"], x["evaluator"],
+                     S.THRESHOLDS if th is None else th)
+
+
 def flagged(sents: list[dict], defence: str, th: S.Thresholds) -> list[tuple[int, int]]:
     """Spans of the sentences ``defence`` flags: one signal of :data:`nfeval.screen.SIGNALS`,
-    or ``screen`` (any of them), by :func:`nfeval.screen.reasons`."""
+    or ``screen`` (any of them), by :func:`reasons_of`."""
     out = []
     for x in sents:
-        why = S.reasons(("pattern",) if x["pattern"] else (), x["relevance"], x["evaluator"], th)
+        why = reasons_of(x, th)
         if (why if defence == "screen" else defence in why):
             out.append((x["start"], x["end"]))
     return out

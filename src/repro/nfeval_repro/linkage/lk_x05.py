@@ -249,7 +249,7 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
     margin as a star at 7B (not joined to ours), and the size reading in the panel's title."""
     import matplotlib.pyplot as plt
 
-    from nfeval_repro.claims import FIGURE_WIDTH, FONT
+    from nfeval_repro.plots import FIGURE_WIDTH, FONT
 
     part = table if claim is None else table[table["claim"] == claim]
     if part.empty:

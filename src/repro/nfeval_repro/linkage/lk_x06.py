@@ -44,7 +44,6 @@ COLUMNS = ["dataset", "method", "guard", "ours", "ci_low", "ci_high", "n_questio
 
 def _screen(items: dict, questions: dict) -> pd.DataFrame:
     """Every judged candidate's screen verdict (module doc)."""
-    from nfeval.screen import THRESHOLDS, reasons
     from nfeval_repro.linkage import lk_x04
 
     texts, contexts, rows = [], [], []
@@ -60,8 +59,7 @@ def _screen(items: dict, questions: dict) -> pd.DataFrame:
     for row, ss in zip(rows, sents):
         why = set()
         for x in ss:
-            why |= set(reasons(("pattern",) if x["pattern"] else (), x["relevance"],
-                               x["evaluator"], THRESHOLDS))
+            why |= set(lk_x04.reasons_of(x))
         row["reasons"] = ";".join(sorted(why))
         row["changed"] = bool(why)
     return pd.DataFrame(rows)
@@ -190,7 +188,7 @@ def figure(table: pd.DataFrame):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    from nfeval_repro.claims import FIGURE_WIDTH, FONT
+    from nfeval_repro.plots import FIGURE_WIDTH, FONT
 
     fig, axes = plt.subplots(1, 2, figsize=(FIGURE_WIDTH, 3.2), sharey=True, squeeze=False,
                              layout="constrained")

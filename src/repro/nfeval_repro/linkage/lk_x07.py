@@ -46,7 +46,7 @@ from nfeval.linkage.judges import JudgeConfig, judge_questions
 from nfeval.linkage.references import ReferenceSplit
 from nfeval.metrics.intervals import mean_interval
 from nfeval_repro.linkage import lk_x04
-from nfeval_repro.profiles import get_profile
+from nfeval_repro.profiles import get_profile, selection
 from nfeval_repro.tables import Experiment, Signature
 
 __all__ = ["run"]  # summary and figure: the notebook's and the tests' too
@@ -114,9 +114,7 @@ def screened_texts(texts: list[str], contexts: list[list[str]]) -> list[str]:
     for text, sents in zip(texts, lk_x04.signals(texts, contexts)):
         checked = [S.Sentence(x["start"], x["end"], text[x["start"]:x["end"]],
                               ("pattern",) if x["pattern"] else (), x["relevance"],
-                              x["evaluator"],
-                              S.reasons(("pattern",) if x["pattern"] else (), x["relevance"],
-                                        x["evaluator"], S.THRESHOLDS))
+                              x["evaluator"], lk_x04.reasons_of(x))
                    for x in sents]
         out.append(S.strip_flagged(text, checked))
     return out
@@ -258,13 +256,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2,
             raise NfevalError(f"families must be 'test', 'all' or some of {', '.join(known)}; "
                               f"got {families!r}")
     corpus = corpus[corpus["family"].isin(fams)]
-    row_list = [r.strip() for r in rows.split(",") if r.strip()]
-    unknown = [r for r in row_list if r not in JUDGE_ROWS]
-    if unknown:
-        raise NfevalError(f"unknown rows {unknown}; use some of {', '.join(JUDGE_ROWS)}")
-    ds_list = [d.strip() for d in datasets.split(",") if d.strip()]
-    if not set(ds_list) <= set(DATASETS):
-        raise NfevalError(f"datasets must be some of {', '.join(DATASETS)}, got {datasets!r}")
+    row_list = selection(rows, JUDGE_ROWS, "row")
+    ds_list = selection(datasets, DATASETS, "dataset")
     if limit < 1 and row_list and ds_list:
         raise NfevalError("limit must be at least 1 question per dataset")
     split_of = dict(zip(corpus["family"], corpus["split"]))
@@ -345,7 +338,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     as the claims table reads a row, :func:`nfeval_repro.claims.row_verdict`); whether the
     manipulation's effect lies inside the control's interval (the guard's target); the
     share of manipulated items the guard changed."""
-    from nfeval_repro.claims import row_verdict
+    from nfeval_repro.verdicts import row_verdict
     from nfeval_repro.linkage.lk_x03 import MOVES
 
     t = table.set_index(["method", "guard", "family", "statistic"])
@@ -382,7 +375,7 @@ def figure(table: pd.DataFrame, family: str):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    from nfeval_repro.claims import FIGURE_WIDTH, FONT
+    from nfeval_repro.plots import FIGURE_WIDTH, FONT
 
     part = table[table["family"] == family]
     methods = [m for m in METHODS if m in set(part["method"])]
@@ -424,7 +417,7 @@ def overview(summ: pd.DataFrame):
     check mark where the manipulation's effect lies inside the control's interval."""
     import matplotlib.pyplot as plt
 
-    from nfeval_repro.claims import FIGURE_WIDTH, FONT
+    from nfeval_repro.plots import FIGURE_WIDTH, FONT
 
     fams = summ["family"].drop_duplicates().tolist()
     methods = [m for m in METHODS if m in set(summ["method"])]
