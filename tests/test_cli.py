@@ -170,7 +170,7 @@ def test_the_linkage_judge_scores_in_its_cpu_kinds_dtype_only_where_listed(
     _fake_cpu(monkeypatch, flags, model)
     monkeypatch.setenv("NFEVAL_DTYPE", env)
     args = argparse.Namespace(backend="hf", device=None, dtype=kw.get("dtype"),
-                              batch_tokens=None, threads=None)
+                              batch_tokens=None, threads=None, base_url=None)
     loader = cli._loader(args, listwise=kw.get("judge", True))
     assert (loader.judge_dtype or kw.get("dtype")) == want
     assert loader.runtime.dtype == (kw.get("dtype") or env or "auto")  # the runtime unchanged
@@ -530,3 +530,24 @@ def test_bertscore_counts_and_says_what_its_window_leaves_out(models_extra, meth
     assert table.loc[long_, "cut_tokens"] > 20000 > table.loc[line["candidates"][1]["id"],
                                                                "cut_tokens"] > 0
     assert "cut to fit the model's window" in said.out + said.err
+
+
+def test_the_loader_gives_a_server_generator_the_commands_base_url():
+    """`--backend hf --generator openai-chat:NAME --base-url URL`: the generator loads with the
+    URL (the loader holds each server backend's options); with no URL, one clear error."""
+    import argparse
+
+    import nfeval.cli as cli
+    from nfeval.models.loader import ModelLoader
+
+    args = argparse.Namespace(backend="hf", device=None, dtype=None, batch_tokens=None,
+                              threads=None, base_url="http://127.0.0.1:9/v1",
+                              api_key_env="OPENAI_API_KEY", concurrency=2,
+                              assistant_prefill="none", chat_template=None)
+    loader = cli._loader(args)
+    assert loader.options["openai-chat"]["base_url"] == "http://127.0.0.1:9/v1"
+    assert loader.options["openai"]["base_url"] == "http://127.0.0.1:9/v1"
+    from nfeval.errors import NfevalError
+
+    with pytest.raises(NfevalError, match="needs a server's base_url"):
+        ModelLoader().load("m", "openai-chat")

@@ -166,22 +166,22 @@ def _loader(args: argparse.Namespace, *, listwise: bool = False):
         if chosen is not None:
             kind, judge_dtype, reason = chosen
             print(judge_dtype_note(kind, judge_dtype, reason), file=sys.stderr)
-    options: dict = {}
-    if backend in ("openai", "openai-chat"):
-        if not args.base_url:
-            raise NfevalError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1;"
-                              " several servers: a comma-separated list)")
-        urls = [u.strip() for u in args.base_url.split(",") if u.strip()]
-        if backend == "openai":
-            if len(urls) > 1:
-                raise NfevalError("--backend openai takes one --base-url; several servers work "
-                                  "with --backend openai-chat")
-            options = {"base_url": urls[0], "chat_template": args.chat_template}
-        else:
-            options = {"base_url": urls if len(urls) > 1 else urls[0],
-                       "api_key_env": args.api_key_env, "concurrency": args.concurrency,
-                       "assistant_prefill": args.assistant_prefill}
-    return ModelLoader(runtime, backend, {backend: options} if options else {}, judge_dtype)
+    if backend in ("openai", "openai-chat") and not args.base_url:
+        raise NfevalError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1;"
+                          " several servers: a comma-separated list)")
+    urls = [u.strip() for u in (args.base_url or "").split(",") if u.strip()]
+    if backend == "openai" and len(urls) > 1:
+        raise NfevalError("--backend openai takes one --base-url; several servers work "
+                          "with --backend openai-chat")
+    options: dict = {}  # each server backend's, for the model and any BACKEND:NAME generator
+    if urls:
+        options["openai-chat"] = {"base_url": urls if len(urls) > 1 else urls[0],
+                                  "api_key_env": args.api_key_env,
+                                  "concurrency": args.concurrency,
+                                  "assistant_prefill": args.assistant_prefill}
+        if len(urls) == 1:
+            options["openai"] = {"base_url": urls[0], "chat_template": args.chat_template}
+    return ModelLoader(runtime, backend, options, judge_dtype)
 
 
 def _say(args: argparse.Namespace):

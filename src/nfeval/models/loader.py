@@ -118,6 +118,10 @@ class ModelLoader:
         optional package is an error that names the extra to install."""
         backend = backend or self.backend
         runtime = self.runtime
+        if backend in ("openai", "openai-chat") and "base_url" not in self.options.get(backend,
+                                                                                      {}):
+            raise NfevalError(f"the {backend} backend needs a server's base_url (the command "
+                              "line's --base-url; the openai backend takes one server)")
         if judge and self.judge_dtype and backend == "hf":
             runtime = runtime.with_(dtype=self.judge_dtype)
         try:
