@@ -166,9 +166,7 @@ def _loader(args: argparse.Namespace, *, listwise: bool = False):
         if chosen is not None:
             kind, judge_dtype, reason = chosen
             print(judge_dtype_note(kind, judge_dtype, reason), file=sys.stderr)
-    if backend in ("openai", "openai-chat") and not args.base_url:
-        raise NfevalError(f"--backend {backend} needs --base-url (e.g. http://127.0.0.1:8000/v1;"
-                          " several servers: a comma-separated list)")
+    # (main has already refused a server backend without --base-url)
     urls = [u.strip() for u in (args.base_url or "").split(",") if u.strip()]
     if backend == "openai" and len(urls) > 1:
         raise NfevalError("--backend openai takes one --base-url; several servers work "

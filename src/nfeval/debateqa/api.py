@@ -119,19 +119,15 @@ class _DebateMetric:
 
     def __init__(self, settings=None, model: Any = None, *, runtime=None, loader=None,
                  **options: Any):
-        from nfeval.models.loader import ModelLoader
-        from nfeval.runtime import from_env
+        from nfeval.models.loader import metric_loader
 
         if settings is None:
             settings = self.settings_type(**options)
         elif options or not isinstance(settings, self.settings_type):
             raise NfevalError(f"give the settings as a {self.settings_type.__name__} or as "
                               "keywords, not both")
-        if loader is not None and runtime is not None:
-            raise NfevalError("give a runtime or a loader (which has one), not both")
         self.settings = settings
-        self.loader = loader if loader is not None else ModelLoader(
-            runtime if runtime is not None else from_env())
+        self.loader = metric_loader(runtime, loader)
         self._model, self._loaded = model, None
 
     def __repr__(self) -> str:
@@ -230,13 +226,12 @@ _CALL = ("ids", "split", "use_cache", "progress")
 
 
 def _metric_options(options: dict) -> dict:
-    """``backend`` as a loader (the old functions' keyword), the rest unchanged."""
+    """``backend`` (the old functions' keyword) as the metric's loader, the rest unchanged."""
+    from nfeval.models.loader import metric_loader
+
     backend = options.pop("backend", None)
     if backend is not None and backend != "hf":
-        from nfeval.models.loader import ModelLoader
-        from nfeval.runtime import from_env
-
-        options["loader"] = ModelLoader(options.pop("runtime", None) or from_env(), backend)
+        options["loader"] = metric_loader(options.pop("runtime", None), backend=backend)
     return options
 
 

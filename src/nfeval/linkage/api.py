@@ -41,10 +41,9 @@ def linkage_score(questions: Sequence[str], candidates: Sequence[Sequence[Any]],
     call = {k: options.pop(k) for k in _CALL if k in options}
     backend, device = options.pop("backend", None), options.pop("device", None)
     if backend is not None or device is not None:
-        from nfeval.models.loader import ModelLoader
-        from nfeval.runtime import from_env
+        from nfeval.models.loader import metric_loader
 
-        runtime = options.pop("runtime", None) or from_env()
-        options["loader"] = ModelLoader(runtime.with_(device=device), backend or "hf")
+        options["loader"] = metric_loader(options.pop("runtime", None), backend=backend,
+                                          device=device)
     return Linkage(options.pop("method", "linkage"), model, **options).score(
         questions, candidates, references, **call)

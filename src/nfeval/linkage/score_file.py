@@ -314,8 +314,7 @@ class Linkage:
 
     def __init__(self, settings: LinkageSettings | str = "linkage", model: Any = None, *,
                  runtime=None, loader=None, **options: Any):
-        from nfeval.models.loader import ModelLoader
-        from nfeval.runtime import from_env
+        from nfeval.models.loader import metric_loader
 
         if "method" in options:  # Linkage(method="bleu"): the settings' first field by name
             if settings != "linkage":
@@ -327,11 +326,8 @@ class Linkage:
             raise NfevalError("give the settings as a LinkageSettings or as keywords, not both")
         if settings.kind == "lexical" and model is not None:
             raise NfevalError(f"method {settings.method} uses no language model: drop model")
-        if loader is not None and runtime is not None:
-            raise NfevalError("give a runtime or a loader (which has one), not both")
         self.settings = settings
-        self.loader = loader if loader is not None else ModelLoader(
-            runtime if runtime is not None else from_env())
+        self.loader = metric_loader(runtime, loader)
         self._model = model
         self._loaded = None
         if settings.kind == "judge" and settings.prompt is None:  # before any model loads

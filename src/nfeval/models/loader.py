@@ -28,7 +28,7 @@ from nfeval.errors import NfevalError
 from nfeval.models.base import LanguageModel
 from nfeval.runtime import Runtime
 
-__all__ = ["BACKENDS", "ModelLoader", "load_model"]
+__all__ = ["BACKENDS", "ModelLoader", "load_model", "metric_loader"]
 
 BACKENDS = ("hf", "openai", "openai-chat", "llama")
 
@@ -141,3 +141,20 @@ class ModelLoader:
                                                                              "__fspath__"):
             return model
         return self.load(str(model or default), judge=judge)
+
+
+def metric_loader(runtime: Runtime | None = None, loader: ModelLoader | None = None, *,
+                  backend: str | None = None, device: str | None = None) -> ModelLoader:
+    """The loader of a metric object (``Linkage``, ``PD``, ``DA``): ``loader`` itself, else
+    one on ``runtime`` (None: :func:`nfeval.runtime.from_env`, the caller's edge) with
+    ``backend`` (None: hf) and ``device`` over it. A runtime and a loader together are
+    refused (the loader has one)."""
+    if loader is not None:
+        if runtime is not None or backend is not None or device is not None:
+            raise NfevalError("give a runtime (and backend) or a loader (which has them), "
+                              "not both")
+        return loader
+    from nfeval.runtime import from_env
+
+    runtime = (runtime if runtime is not None else from_env()).with_(device=device)
+    return ModelLoader(runtime, backend or "hf")
