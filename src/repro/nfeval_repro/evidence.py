@@ -159,19 +159,20 @@ STAGES: dict[str, tuple[dict, ...]] = {
                {"limit": 0, "judge_limit": 0, "pd_judge_limit": 0, "backbone": _PD2, **_J}),
     # D.A. with both judges; then the 1.5B judge's D.A.-ZS (the paper's second Table 3 claim)
     "dq_t03": ({}, {"later_methods": "da_prob,da_zs_prob"}),
-    "dq_t04": ({"limit": 16},),
+    # the DebateQA system artefacts: 16 sample questions, then all 40
+    "dq_t04": ({"limit": 16}, {"limit": 40}),
     # D3 (the paper's "highly consistent" rankings) on all 40 sample questions: the three small
     # backbones and the five restate prompts, then the 1.5B judge's model as a fourth backbone;
     # then five answering systems (the 1.5B model's answers, greedy and sampled, added)
     "dq_f03": ({"limit": 16}, {"limit": 40}, {"limit": 40, "backbones": _F03_BACKBONES},
                {"limit": 40, "backbones": _F03_BACKBONES, "generators": _FIVE}),
     "dq_f04": ({"limit": 16}, {"limit": 40}, {"limit": 40, "generators": _FIVE}),
-    "dq_f05": ({"limit": 16},),
-    "dq_t05": ({"limit": 16},),
-    "dq_t06": ({"limit": 16},),
-    "dq_t07": ({"limit": 16},),
-    "dq_f08_f09": ({"limit": 16},),
-    "dq_f10": ({"limit": 16},),
+    "dq_f05": ({"limit": 16}, {"limit": 40}),
+    "dq_t05": ({"limit": 16}, {"limit": 40}),
+    "dq_t06": ({"limit": 16}, {"limit": 40}),
+    "dq_t07": ({"limit": 16}, {"limit": 40}),
+    "dq_f08_f09": ({"limit": 16}, {"limit": 40}),
+    "dq_f10": ({"limit": 16}, {"limit": 40}),
     "lk_t06": (_ABL,),
     "lk_t07_t08": (_ABL,),
     "lk_t09_t10_f02": (_ABL,),
@@ -205,17 +206,17 @@ PLAN: tuple[tuple[str, str], ...] = (
                "(the paper's same-backbone comparison), 40 questions, then all"),
     ("dq_t03", "DebateQA Table 3: D.A. on all 160 labelled answers, both embedded judges"),
     ("dq_t04", "DebateQA Table 4: answers and scores (P.D. two backbones, D.A. two judges) of "
-               "16 sample questions"),
+               "16 sample questions, then all 40"),
     ("dq_f03", "DebateQA Figure 3: P.D. with three backbones (16, then all 40 sample questions), "
                "then the 1.5B model as a fourth; then five answering systems (D3)"),
     ("dq_f04", "DebateQA Figure 4: P.D. with five restate prompts (16, then all 40 sample "
                "questions; then five answering systems)"),
-    ("dq_f05", "DebateQA Figure 5: D.A. with four judges"),
-    ("dq_t05", "DebateQA Table 5: three system prompts, 16 questions"),
-    ("dq_t06", "DebateQA Table 6: no retrieval, vanilla RAG, ReAct, 16 questions"),
-    ("dq_t07", "DebateQA Table 7: RAG on all vs trusted documents, 16 questions"),
-    ("dq_f08_f09", "DebateQA Figures 8-9: temperature and top-p sweeps, 16 questions"),
-    ("dq_f10", "DebateQA Figure 10: answer length, 16 questions"),
+    ("dq_f05", "DebateQA Figure 5: D.A. with four judges, 16 then 40 questions"),
+    ("dq_t05", "DebateQA Table 5: three system prompts, 16 then 40 questions"),
+    ("dq_t06", "DebateQA Table 6: no retrieval, vanilla RAG, ReAct, 16 then 40 questions"),
+    ("dq_t07", "DebateQA Table 7: RAG on all vs trusted documents, 16 then 40 questions"),
+    ("dq_f08_f09", "DebateQA Figures 8-9: temperature and top-p sweeps, 16 then 40 questions"),
+    ("dq_f10", "DebateQA Figure 10: answer length, 16 then 40 questions"),
     ("lk_t06", "LINKAGE Table 6: four reference patterns, 0- and 3-shot, 30 questions per "
                "dataset x 8 candidates, the 1.5B judge"),
     ("lk_t07_t08", "LINKAGE Tables 7-8: 0/1/3/5 demonstrations, 30 questions per dataset"),

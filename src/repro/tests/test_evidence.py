@@ -32,8 +32,8 @@ def test_every_planned_artefact_has_a_probe_and_stages_that_are_notebook_paramet
 
 
 def test_lk_t02s_defaults_are_its_committed_table_and_its_first_stages_name_the_8_candidate_draw():
-    """The notebook's defaults are the every-candidate stage on both datasets (what ``make
-    reproduce`` rebuilds: the committed table); the first stages name every parameter of the
+    """The notebook's defaults are the last every-candidate stage, both datasets at every
+    judgeable question (what ``make reproduce`` rebuilds: the committed table); the first stages name every parameter of the
     8-candidate draw they ran, and their rows are table2's."""
     import papermill as pm
 
@@ -41,7 +41,7 @@ def test_lk_t02s_defaults_are_its_committed_table_and_its_first_stages_name_the_
     from nfeval_repro.linkage.table2 import CLAIM_ROWS, DEFAULT_JUDGE_ROWS
 
     defaults = {k: v["default"] for k, v in pm.inspect_notebook(str(by_id("lk_t02").path)).items()}
-    for key, value in evidence._EVERY_BOTH.items():
+    for key, value in evidence.STAGES["lk_t02"][-1].items():  # every judgeable question
         if key != "judge_rows":  # empty: table2.CLAIM_ROWS
             assert defaults[key] == repr(value).replace("'", '"'), key
     assert defaults["judge_rows"] == '""' and evidence.EVERY_ROWS == ",".join(CLAIM_ROWS)
@@ -243,7 +243,7 @@ def test_the_claims_stages_run_in_rounds_before_the_analyses_and_ablations():
                    ("lk_t02", 60), ("lk_t05", 0), ("dq_t02", 0), ("lk_t02", 120),
                    ("dq_t02", 0), ("lk_t02", 0), ("dq_t02", 0), ("lk_t02", 120),
                    ("lk_t02", 120), ("lk_t02", 240), ("lk_t02", 240), ("lk_t02", 0),
-                   ("lk_t02", 0), ("dq_t05", 16), ("lk_t06", 30)]
+                   ("lk_t02", 0), ("dq_t05", 16), ("dq_t05", 40), ("lk_t06", 30)]
     # lk_t02's every-candidate stages: TREC-DL-NF first, then ANTIQUE, then both with the
     # refppl row (the two-dataset table), then more ANTIQUE questions, then both with the
     # refppl row on them (the committed table), then every judgeable ANTIQUE question, then
@@ -524,7 +524,7 @@ def test_a_failed_notebook_skips_its_artefact_and_the_run_goes_on(tmp_path, monk
     # lk_t05's second stage is skipped, dq_t05 still runs and is logged
     assert sum("webglm" in p for p in ran) == 1 and any("dq_t05" in p for p in ran)
     rows = evidence.read_log(tmp_path / "results" / evidence.LOG)
-    assert [r["artefact"] for r in rows if r["finished"]] == ["dq_t05"]
+    assert [r["artefact"] for r in rows if r["finished"]] == ["dq_t05", "dq_t05"]  # 16, 40
     assert "the run goes on" in capsys.readouterr().err
 
 

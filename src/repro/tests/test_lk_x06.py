@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from nfeval import NfevalError
-from nfeval_repro.linkage.lk_x06 import ROWS, cost_table
+from nfeval_repro.linkage.lk_x06 import ROWS, cost_table, first_questions
 
 
 def _own(n_questions=12, seed=0):
@@ -54,3 +54,15 @@ def test_a_rejudged_answer_the_table_does_not_hold_is_an_error():
     stray = own.iloc[:1].assign(doc_id="nowhere")
     with pytest.raises(NfevalError, match="missing from lk_t02"):
         cost_table(own, stray, _screened(own), guard="screen")
+
+
+def test_first_questions_reads_a_table_limit_of_0_as_every_question():
+    # lk_t02's committed limits of 0 mean every judgeable question, not none
+    assert first_questions({"antique": 0, "trec-dl-nf": 0}, 240) == {"antique": 240,
+                                                                    "trec-dl-nf": 240}
+    assert first_questions({"antique": 0, "trec-dl-nf": 0}, 0) == {"antique": 0,
+                                                                  "trec-dl-nf": 0}
+    assert first_questions({"antique": 240, "trec-dl-nf": 240}, 100) == {"antique": 100,
+                                                                        "trec-dl-nf": 100}
+    assert first_questions({"antique": 240, "trec-dl-nf": 53}, 0) == {"antique": 240,
+                                                                     "trec-dl-nf": 53}

@@ -65,6 +65,13 @@ def _screen(items: dict, questions: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def first_questions(table: dict[str, int], limit: int) -> dict[str, int]:
+    """Per dataset, the questions of lk_t02's draw to measure: its table's limit (0: every
+    judgeable question), cut to ``limit`` when ``limit`` > 0."""
+    return {d: (int(n) if limit <= 0 else limit if int(n) <= 0 else min(int(n), limit))
+            for d, n in table.items()}
+
+
 def run(*, profile: str = "embedded", seed: int = 0, guard: str = "screen", limit: int = 0,
         progress: bool = True) -> Experiment:
     """The guard's cost on lk_t02's committed every-candidate draw (module doc); ``limit``:
@@ -82,8 +89,7 @@ def run(*, profile: str = "embedded", seed: int = 0, guard: str = "screen", limi
     if int(params.get("max_candidates", -1)) != 0:
         raise NfevalError("lk_x06 measures the guard on lk_t02's every-candidate draw; the "
                           "committed lk_t02 table is not one (max_candidates != 0)")
-    limits = {d: (min(int(n), limit) if limit > 0 else int(n))
-              for d, n in dict(params["limits"]).items()}
+    limits = first_questions(dict(params["limits"]), limit)
     datasets = [d for d in ("antique", "trec-dl-nf") if d in limits]
     questions = {d: load_linkage(d) for d in datasets}
     items = {d: judged_items(questions[d], d, seed=seed, limit=int(limits[d]),
