@@ -19,7 +19,8 @@ class Profile:
     name: str
     pd_backbones: tuple[str, ...]  # DebateQA P.D. backbones (Table 4)
     judge: str  # LLM judge (D.A., LINKAGE)
-    da_judges: tuple[str, ...]  # DebateQA D.A. backbones (Table 4); the first is the default
+    da_judges: tuple[str, ...]  # DebateQA D.A. backbones (Table 4)
+    da_judge: str  # the D.A. judge of the single-judge DebateQA notebooks (their empty ``judge``)
     pd_backbones_more: tuple[str, ...]  # added to pd_backbones for the stability study (Fig. 3)
     da_judges_more: tuple[str, ...]  # added to da_judges for the agreement study (Fig. 5)
     generators: tuple[str, ...]  # models whose answers are scored (Table 4 "systems")
@@ -57,11 +58,13 @@ PROFILES = {
         # rows still use the 0.5B judge name it in their parameters until `make evidence`
         # recomputes them.
         judge=DEFAULT_JUDGE,
-        # Two D.A. judges, as Table 4 has: the 0.5B one is first (the default where a
-        # notebook names no judge); the 1.5B one is the stronger judge of the dq_t03 pilot,
-        # named by the single-judge DebateQA notebooks (dq_t05-t07, dq_f06-f10).
+        # Two D.A. judges, as Table 4 has; the 1.5B one, the stronger of the dq_t03 pilot
+        # (AUROC 0.865 against 0.23), judges alone in the single-judge DebateQA notebooks
+        # (dq_t05-t07, dq_f06-f10).
         da_judges=("qwen2.5-coder-0.5b-instruct", DEFAULT_JUDGE),
-        pd_backbones_more=("qwen2.5-coder-0.5b-instruct",),
+        da_judge=DEFAULT_JUDGE,
+        # and the two Qwen coders, the judge's model the fourth backbone of Figure 3 (D3)
+        pd_backbones_more=("qwen2.5-coder-0.5b-instruct", DEFAULT_JUDGE),
         da_judges_more=("smollm2-135m-instruct", "gemma3-270m"),
         generators=("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "gemma3-270m"),
         # the four answering models that install from the package registry, and the strongest
@@ -83,6 +86,7 @@ PROFILES = {
         # five backbones of its Figures 3 and 5 are not named in the paper's text: the extra ones
         # below are the project's choice.
         da_judges=("microsoft/Phi-3-medium-128k-instruct", "Qwen/Qwen2-1.5B-Instruct"),
+        da_judge="microsoft/Phi-3-medium-128k-instruct",
         pd_backbones_more=("gpt2-medium", "Qwen/Qwen2-1.5B", "microsoft/Phi-3-mini-4k-instruct"),
         da_judges_more=("Qwen/Qwen2-0.5B-Instruct", "microsoft/Phi-3-mini-4k-instruct",
                         "mistralai/Mistral-7B-Instruct-v0.2"),

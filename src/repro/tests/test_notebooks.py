@@ -182,6 +182,17 @@ def test_notebook_conventions(artefact):
             assert not any(line.lstrip().startswith("def ") for line in cell.source.splitlines())
 
 
+def test_no_notebook_parameter_types_the_judges_name():
+    """The judge's name is typed once (nfeval.models.registry.DEFAULT_JUDGE, read through the
+    profile): a notebook whose parameter names it would keep it after the profile moves on."""
+    from nfeval.models.registry import DEFAULT_JUDGE
+
+    typed = [a.notebook for a in ARTEFACTS
+             if any(DEFAULT_JUDGE in str(p["default"])
+                    for p in pm.inspect_notebook(str(a.path)).values())]
+    assert not typed, typed
+
+
 @pytest.mark.parametrize("artefact", ARTEFACTS, ids=lambda a: a.id)
 def test_notebook_runs_and_writes_results(artefact, tmp_path, mirror):
     csv_path, json_path = run_cells(artefact, tmp_path)

@@ -16,7 +16,6 @@ from nfeval_repro.debateqa.intervals import model_systems, stability_rows
 from nfeval_repro.debateqa.systems import system_means
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment, Signature
-from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -33,8 +32,7 @@ NOTES = ("Per pair of P.D. backbones: ranking_kendall = Kendall tau-b between th
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str = "sample",
         max_tokens: int = 256, generators: str = "",
-        backbones: str = ("smollm2-135m-instruct,gemma3-270m,qwen2.5-coder-0.5b-instruct,"
-                          + DEFAULT_JUDGE),
+        backbones: str = "",
         progress: bool = True) -> Experiment:
     """Figure 3 (parameters: the notebook's). Companion frame ``scores`` (every backbone's
     P.D. of every answer). ``extra``: ``means`` (mean P.D. per system and backbone),

@@ -16,7 +16,6 @@ from nfeval_repro.debateqa.agreement import answer_systems, pd_and_da
 from nfeval_repro.debateqa.intervals import mean_rows, model_systems, system_correlation
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
-from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -29,14 +28,14 @@ NOTES = ("Means per system (quantity pd / da) with a 95% bootstrap interval over
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generators: str = "", backbone: str = "",
-        judge: str = DEFAULT_JUDGE, progress: bool = True) -> Experiment:
+        judge: str = "", progress: bool = True) -> Experiment:
     """Figure 6 (parameters: the notebook's). ``extra``: ``means`` (both means per system
     with intervals), ``correlations`` (the ``__correlation__`` rows), ``backbone``,
     ``judge``, ``n_questions``.
     """
     prof = get_profile(profile)
     bb_name = model_list(backbone, prof.pd_backbones)[0]
-    judge_name = model_list(judge, prof.da_judges)[0]
+    judge_name = model_list(judge, (prof.da_judge,))[0]
     gen_names, items, systems = answer_systems(prof, split=split, limit=limit, seed=seed,
                                                generators=generators, max_tokens=max_tokens,
                                                progress=progress)

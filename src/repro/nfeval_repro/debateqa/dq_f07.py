@@ -13,7 +13,6 @@ from nfeval_repro.debateqa.agreement import answer_systems, pd_and_da
 from nfeval_repro.debateqa.intervals import combined_rows
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
-from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -31,13 +30,13 @@ def parse_ks(ks: str) -> list[float]:
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generators: str = "", backbone: str = "",
-        judge: str = DEFAULT_JUDGE, ks: str = "0,0.25,0.5,1,2,4,8",
+        judge: str = "", ks: str = "0,0.25,0.5,1,2,4,8",
         progress: bool = True) -> Experiment:
     """Figure 7 (parameters: the notebook's). ``extra``: ``ks`` (the coefficients, as
     floats) and ``n_questions``."""
     prof = get_profile(profile)
     bb_name = model_list(backbone, prof.pd_backbones)[0]
-    judge_name = model_list(judge, prof.da_judges)[0]
+    judge_name = model_list(judge, (prof.da_judge,))[0]
     k_values = parse_ks(ks)
     gen_names, items, systems = answer_systems(prof, split=split, limit=limit, seed=seed,
                                                generators=generators, max_tokens=max_tokens,

@@ -19,7 +19,6 @@ from nfeval_repro.debateqa.systems import (collect_systems, length_rows,
                                                  score_systems, split_systems)
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
-from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -52,7 +51,7 @@ def _sweep_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generator: str = "", backbone: str = "",
-        judge: str = DEFAULT_JUDGE, temperatures: str = "0.2,0.4,0.6,0.8,1.0",
+        judge: str = "", temperatures: str = "0.2,0.4,0.6,0.8,1.0",
         top_ps: str = "0.2,0.4,0.6,0.8,1.0", progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) at every sampling setting, score
     the answers and assemble Figures 8-9's table.
@@ -64,7 +63,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
     prof = get_profile(profile)
     gen_name = model_list(generator, prof.generators)[0]
     bb_name = model_list(backbone, prof.pd_backbones)[0]
-    judge_name = model_list(judge, prof.da_judges)[0]
+    judge_name = model_list(judge, (prof.da_judge,))[0]
     items = load_questions(split, limit, seed=seed)
     systems = {}
     for sweep, value, temp, top_p in _sweep_settings(temperatures, top_ps):

@@ -21,7 +21,6 @@ from nfeval_repro.debateqa.generation import Decoding, generate_answers
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval.prompts import length_instruction
 from nfeval_repro.tables import Experiment
-from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -42,7 +41,7 @@ def _length_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:
 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
-        generators: str = "", backbone: str = "", judge: str = DEFAULT_JUDGE,
+        generators: str = "", backbone: str = "", judge: str = "",
         lengths: str = "50,100,200,400", progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator at every
     target length (``lengths``, comma-separated tokens), score the answers and assemble
@@ -54,7 +53,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
     prof = get_profile(profile)
     gen_names = model_list(generators, prof.generators[:2])
     bb_name = model_list(backbone, prof.pd_backbones)[0]
-    judge_name = model_list(judge, prof.da_judges)[0]
+    judge_name = model_list(judge, (prof.da_judge,))[0]
     targets = [int(n) for n in lengths.split(",") if n.strip()]
     items = load_questions(split, limit, seed=seed)
     systems, tokens = {}, []

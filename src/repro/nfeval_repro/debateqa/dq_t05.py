@@ -21,7 +21,6 @@ from nfeval.hashing import sha256_text
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval.prompts import system_prompts
 from nfeval_repro.tables import Experiment
-from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -34,7 +33,7 @@ NOTES = ("quantity mean: mean over questions with a 95% bootstrap interval over 
 
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         max_tokens: int = 256, generators: str = "", backbone: str = "",
-        judge: str = DEFAULT_JUDGE, progress: bool = True) -> Experiment:
+        judge: str = "", progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator under every
     system prompt, score them and assemble Table 5.
 
@@ -44,7 +43,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
     prof = get_profile(profile)
     gen_names = model_list(generators, prof.generators)
     bb_name = model_list(backbone, prof.pd_backbones)[0]
-    judge_name = model_list(judge, prof.da_judges)[0]
+    judge_name = model_list(judge, (prof.da_judge,))[0]
     items = load_questions(split, limit, seed=seed)
     prompts = system_prompts()
     systems = {}

@@ -18,7 +18,6 @@ from nfeval_repro.debateqa.rag import (STRATEGIES, load_generator, rag_answers,
 from nfeval.hashing import sha256_text
 from nfeval.prompts import prompt_text
 from nfeval_repro.tables import Experiment
-from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -40,7 +39,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
         documents: str = "", generators: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct",
         max_tokens: int = 256, top_k: int = 10, chunk_chars: int = 2000, k_docs: int = 10,
         react_max_chunks: int = 9, react_steps: int = 4, backbone: str = "",
-        judge: str = DEFAULT_JUDGE, progress: bool = True) -> Experiment:
+        judge: str = "", progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) without retrieval, with vanilla RAG
     and with ReAct, score the answers and assemble Table 6 (``judge="none"``: no D.A.).
 

@@ -17,7 +17,6 @@ from nfeval_repro.debateqa.rag import load_generator, rag_answers, rag_experimen
 from nfeval.hashing import sha256_text
 from nfeval.prompts import prompt_text
 from nfeval_repro.tables import Experiment
-from nfeval.models.registry import DEFAULT_JUDGE
 
 __all__ = ["run"]
 
@@ -34,7 +33,7 @@ NOTES = ("Vanilla RAG on the project's document collection, all documents vs tho
 def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
         documents: str = "", generators: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct",
         max_tokens: int = 256, top_k: int = 10, chunk_chars: int = 2000, k_docs: int = 10,
-        backbone: str = "", judge: str = DEFAULT_JUDGE,
+        backbone: str = "", judge: str = "",
         progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with vanilla RAG on all documents
     and on the trusted ones, score the answers and assemble Table 7 (``judge="none"``:

@@ -309,7 +309,7 @@ def rag_setup(*, profile: str, seed: int, limit: int, split: str, documents: str
     return RagSetup(profile=prof, split=split, items=load_questions(split, limit, seed=seed),
                     generators=model_list(generators, prof.generators),
                     backbone=model_list(backbone, prof.pd_backbones)[0],
-                    judge="" if judge == "none" else model_list(judge, prof.da_judges)[0],
+                    judge="" if judge == "none" else model_list(judge, (prof.da_judge,))[0],
                     documents=path, index=index)
 
 
