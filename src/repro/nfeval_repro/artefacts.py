@@ -54,11 +54,12 @@ ARTEFACTS: tuple[Artefact, ...] = (
              status="equals the paper: all 12 counts"),
     Artefact("lk_t02", "linkage", "Table 2: correlation with human grades",
              "lk_t02_correlations.ipynb", figure=True,
-             status="n = 240 / 53, every candidate: LINKAGE 0-shot beats pairwise; vs pointwise "
+             status="n = 345 / 53, every candidate: LINKAGE 0-shot beats pairwise; vs pointwise "
                     "without references behind on ANTIQUE, ahead on TREC-DL-NF"),
     Artefact("lk_t05", "linkage", "Table 5: WebGLM Acc(best) and Acc(best+worst)",
              "lk_t05_webglm.ipynb", figure=True,
-             status="n = 100, 1.5B judge: LINKAGE at chance, its lead not reproduced"),
+             status="n = 100, 1.5B judge: LINKAGE at chance, behind the release's pairwise "
+                    "in Acc(best+worst)"),
     Artefact("lk_t09_t10_f02", "linkage", "Tables 9-10, Fig. 2: reference draws",
              "lk_t09_t10_f02_reference_draws.ipynb", figure=True,
              status="n = 30: no draw told apart from the first",
@@ -179,7 +180,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              after=('dq_t06',)),
     Artefact("lk_x01", "linkage", "beyond the paper: a combined evaluator chosen on some "
              "questions, judged on others", "lk_x01_combined_evaluator.ipynb", figure=True,
-             status="n = 240 / 53, out of sample: a combination beats the best single method",
+             status="n = 345 / 53, out of sample: a combination beats the best single method",
              after=('lk_t02',)),
     Artefact("lk_x02", "linkage", "beyond the paper: the pairwise judge's position bias (why "
              "pairwise sits at chance)", "lk_x02_pairwise_position_bias.ipynb", figure=True,
@@ -205,7 +206,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_x06", "linkage", "beyond both papers: what --guard screen costs in agreement "
              "with human grades (lk_t02's every-candidate draw, changed answers rejudged)",
              "lk_x06_guard_cost.ipynb", figure=True,
-             status="every claim row on 240 / 53 questions: guard minus off",
+             status="every claim row on 345 / 53 questions: guard minus off",
              after=('lk_t02',)),
     Artefact("lk_x07", "linkage", "beyond both papers: what each held-out manipulation "
              "family does to the judges, with and without --guard screen",

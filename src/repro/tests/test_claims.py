@@ -185,8 +185,8 @@ def test_every_baseline_the_papers_print_has_a_claims_row(committed):
     for claim, ds, prefix, variant, method in expected:
         have = names(claim, ds)
         if prefix == "WebGLM":  # both of Table 5's measures
-            ok = sum(c.startswith("WebGLM") and c.endswith(f"LINKAGE - {label[method][0]}")
-                     for c in have) == 2
+            ok = any(sum(c.startswith("WebGLM") and c.endswith(f"LINKAGE - {x}")
+                         for c in have) == 2 for x in label[method])
         elif prefix == "P.D. - ":
             ok = any(c.startswith("P.D.") and c.endswith(f" - {label[method][0]}")
                      for c in have)
