@@ -77,7 +77,7 @@ import pandas as pd
 
 from nfeval.errors import NfevalError
 from nfeval_repro.paths import RESULTS
-from nfeval_repro.linkage.table5 import PAPER_ALIASES
+from nfeval_repro.linkage.webglm_hits import PAPER_ALIASES
 
 __all__ = ["BRUTE_COLUMNS", "CHANGE_COLUMNS", "FLIP_LABEL", "SEED_CHECK_FILE", "brute_force",
            "by_resampling", "disagreements", "flip_probability", "kind", "plain_verdict",
@@ -291,7 +291,7 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
     ``dtype_check``: the table's dtype check (lk_t02's frame), whose ``shift`` of the same
     comparison each row carries. ``chance_line``: what a baseline's own estimate is read
     against for the at-chance note (default: 0 for a correlation, 0.5 for an accuracy)."""
-    from nfeval_repro.linkage.table2 import PAPER_ROW_OF
+    from nfeval_repro.linkage.same_items import PAPER_ROW_OF
 
     shifts = ({} if dtype_check is None or dtype_check.empty else
               {(r.dataset, r.method, r.coefficient): (float(r.shift), str(r.dtype))
@@ -443,7 +443,7 @@ def _webglm_chance(src: Sources) -> dict[str, float]:
     """Acc(best) and Acc(best+worst) of picking at random among each WebGLM question's answers
     (ties broken at random; 1/3 and 1/6 for three answers graded 3, 2, 1), from lk_t05's
     per-candidate file."""
-    from nfeval_repro.linkage.table5 import METRICS, chance_hits
+    from nfeval_repro.linkage.webglm_hits import METRICS, chance_hits
 
     frame = src.frame("lk_t05", "per_candidate")
     if frame is None:
@@ -668,7 +668,7 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
     results = Path(results)
     fill = {"mode": "", "our_judge": ""}
     if artefact == "lk_t02":
-        from nfeval_repro.linkage.table2 import table_rows
+        from nfeval_repro.linkage.same_items import table_rows
 
         p = _params(results, "lk_t02")
         frame = _frame(results, artefact, "per_candidate").fillna(fill)
@@ -677,7 +677,7 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
                           judge=str(p.get("judge") or ""),
                           small_judge=str(p.get("small_judge") or ""), seed=seed)
     if artefact in ("lk_t03", "lk_t04"):
-        from nfeval_repro.linkage.tables3_4 import LABELS, comparisons, known_rows
+        from nfeval_repro.linkage.generated_lists import LABELS, comparisons, known_rows
         from nfeval.metrics.correlation import correlation_rows, paired_rows
 
         frame = _frame(results, artefact, "per_candidate").fillna(fill)
@@ -691,7 +691,7 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
         judge = next(iter(frame["our_judge"].dropna()), "")
         return pd.concat([rows, diffs], ignore_index=True).assign(our_judge=judge)
     if artefact == "lk_t05":
-        from nfeval_repro.linkage.table5 import table_rows
+        from nfeval_repro.linkage.webglm_hits import table_rows
 
         frame = _frame(results, artefact, "per_candidate").fillna(fill)
         return table_rows(frame, seed=seed)[0]
@@ -707,7 +707,7 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
                  for m in dict.fromkeys(scores["metric"]) if is_pd(m)]
         return pd.concat([rows, *diffs], ignore_index=True).fillna({"kind": "paired difference"})
     if artefact == "dq_t03":
-        from nfeval_repro.debateqa.tables import da_paired_rows, da_rows
+        from nfeval_repro.debateqa.da_labels import da_paired_rows, da_rows
 
         per = _frame(results, artefact, "per_answer")
         # D2's rows: the judges' AUROC of da_prob, and da_prob minus the Acknowledge rule and
@@ -731,7 +731,7 @@ def recomputed_source(results: str | Path, artefact: str, seed: int) -> pd.DataF
                                methods=",".join(p["methods"]), alpha=float(p["alpha"]),
                                progress=False).table
     if artefact in ("dq_f03", "dq_f04"):
-        from nfeval_repro.debateqa.intervals import stability_rows
+        from nfeval_repro.debateqa.system_stats import stability_rows
 
         p = _params(results, artefact)
         scores = _frame(results, artefact, "scores")

@@ -93,7 +93,7 @@ _EVERY = {"max_candidates": 0, "judge_rows": EVERY_ROWS, "small_judge": "", "sam
 _EVERY_BOTH_120 = {"limit": 120, **{k: v for k, v in _EVERY.items() if k != "refppl_lm"}}
 _EVERY_BOTH = {**_EVERY_BOTH_120, "limit": 240}
 #: lk_t02's first stages: 8 candidates per question drawn at random, the five rows of
-#: table2.DEFAULT_JUDGE_ROWS (pairwise with a seeded coin) in float32, the small judge
+#: same_items.DEFAULT_JUDGE_ROWS (pairwise with a seeded coin) in float32, the small judge
 #: (Qwen2.5-Coder-0.5B) on the same items and both decodings on 10 questions per dataset.
 #: The notebook's defaults are the every-candidate table (:data:`_EVERY_BOTH`), so these
 #: stages name every parameter that differs.

@@ -1,4 +1,4 @@
-"""D.A.'s Table 3 intervals and comparisons in the reproduction (nfeval_repro.debateqa.tables):
+"""D.A.'s Table 3 intervals and comparisons in the reproduction (nfeval_repro.debateqa.da_labels):
 their statistics equal the library's ``da_metrics`` (tests/test_da.py tests D.A. itself)."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _toy_frame(methods, n_questions=10, seed=0, nan_share=0.0):
     ([0, 0, 0, 0], [0.1, 0.2, 0.9, 0.3]),           # one label: AUROC NaN, F1 0
 ])
 def test_binary_statistic_equals_da_metrics(labels, scores):
-    from nfeval_repro.debateqa.tables import DA_STATISTICS, binary_statistic
+    from nfeval_repro.debateqa.da_labels import DA_STATISTICS, binary_statistic
 
     want = da_metrics(labels, scores)
     for name in DA_STATISTICS:
@@ -52,7 +52,7 @@ def test_the_vectorized_bootstrap_statistics_equal_the_loop_to_the_last_bit(othe
     """da_rows and da_paired_rows compute every resample at once, each answer weighted by how
     often its question is drawn; every value must be the loop's exactly (ties at 0.5, one
     class left, unscored answers, questions without answers)."""
-    from nfeval_repro.debateqa.tables import (DA_STATISTICS, LabelledQuestion, _statistic,
+    from nfeval_repro.debateqa.da_labels import (DA_STATISTICS, LabelledQuestion, _statistic,
                                                     _vectorized)
 
     rng = np.random.default_rng(1)
@@ -73,7 +73,7 @@ def test_the_vectorized_bootstrap_statistics_equal_the_loop_to_the_last_bit(othe
 
 
 def test_binary_statistic_rejects():
-    from nfeval_repro.debateqa.tables import binary_statistic
+    from nfeval_repro.debateqa.da_labels import binary_statistic
 
     with pytest.raises(NfevalError, match="statistic"):
         binary_statistic("precision", [1, 0], [1.0, 0.0])
@@ -85,7 +85,7 @@ def test_binary_statistic_rejects():
 def test_question_units_group_answers_by_question():
     import pandas as pd
 
-    from nfeval_repro.debateqa.tables import question_units
+    from nfeval_repro.debateqa.da_labels import question_units
 
     frame = pd.DataFrame({
         "judge": ["a", "a", "a", "b", "b"], "method": ["p"] * 5,
@@ -103,7 +103,7 @@ def test_question_units_group_answers_by_question():
 
 
 def test_da_rows_estimates_equal_da_metrics_and_are_seeded():
-    from nfeval_repro.debateqa.tables import da_rows
+    from nfeval_repro.debateqa.da_labels import da_rows
 
     frame = _toy_frame(["p", "q"], n_questions=12, nan_share=0.1)
     rows = da_rows(frame, seed=3)
@@ -126,7 +126,7 @@ def test_da_rows_estimates_equal_da_metrics_and_are_seeded():
 def test_cluster_interval_is_wider_than_answers_are_independent():
     # four identical answers per question: the cluster bootstrap resamples 10 units,
     # not 40 independent answers, so its interval is about twice as wide as Wilson's
-    from nfeval_repro.debateqa.tables import da_rows
+    from nfeval_repro.debateqa.da_labels import da_rows
     from nfeval.metrics.intervals import proportion_interval
 
     frame = _toy_frame(["p"], n_questions=10)
@@ -139,7 +139,7 @@ def test_cluster_interval_is_wider_than_answers_are_independent():
 
 
 def test_paired_difference_of_identical_scores_is_zero():
-    from nfeval_repro.debateqa.tables import da_paired_rows
+    from nfeval_repro.debateqa.da_labels import da_paired_rows
 
     frame = _toy_frame(["p"], n_questions=8)
     frame = _concat([frame, frame.assign(method="same")])
@@ -151,7 +151,7 @@ def test_paired_difference_of_identical_scores_is_zero():
 
 
 def test_paired_difference_estimate_and_answers_scored_by_both():
-    from nfeval_repro.debateqa.tables import binary_statistic, da_paired_rows
+    from nfeval_repro.debateqa.da_labels import binary_statistic, da_paired_rows
 
     frame = _toy_frame(["p", "q"], n_questions=12, nan_share=0.15, seed=1)
     rows = da_paired_rows(frame, [("q", "p")], seed=0).set_index("statistic")
@@ -170,7 +170,7 @@ def test_paired_difference_estimate_and_answers_scored_by_both():
 
 
 def test_paired_rows_label_only_the_columns_that_differ():
-    from nfeval_repro.debateqa.tables import da_paired_rows
+    from nfeval_repro.debateqa.da_labels import da_paired_rows
 
     frame = _toy_frame(["p", "r"], n_questions=5)
     frame["judge"] = "big"
@@ -181,7 +181,7 @@ def test_paired_rows_label_only_the_columns_that_differ():
 
 
 def test_one_question_gives_the_estimate_without_an_interval():
-    from nfeval_repro.debateqa.tables import da_rows
+    from nfeval_repro.debateqa.da_labels import da_rows
 
     rows = da_rows(_toy_frame(["p"], n_questions=1), statistics=["accuracy"])
     assert rows["n_questions"].tolist() == [1]
@@ -189,7 +189,7 @@ def test_one_question_gives_the_estimate_without_an_interval():
 
 
 def test_da_comparisons_judges_and_the_acknowledge_rule():
-    from nfeval_repro.debateqa.tables import da_comparisons
+    from nfeval_repro.debateqa.da_labels import da_comparisons
 
     pairs = da_comparisons(["small", "big"])
     assert pairs[:2] == [(("big", "da_prob"), ("small", "da_prob")),
@@ -204,7 +204,7 @@ def test_da_comparisons_judges_and_the_acknowledge_rule():
 
 
 def test_da_frame_rows():
-    from nfeval_repro.debateqa.tables import da_frame
+    from nfeval_repro.debateqa.da_labels import da_frame
 
     res = [DAResult("a:1", 0.7, 1, "prob", p_one=0.7), DAResult("b:1", math.nan, None,
                                                                  "generate", raw="yes")]

@@ -34,15 +34,15 @@ def test_every_planned_artefact_has_a_probe_and_stages_that_are_notebook_paramet
 def test_lk_t02s_defaults_are_its_committed_table_and_its_first_stages_name_the_8_candidate_draw():
     """The notebook's defaults are the last every-candidate stage, both datasets at every
     judgeable question (what ``make reproduce`` rebuilds: the committed table); the first stages name every parameter of the
-    8-candidate draw they ran, and their rows are table2's."""
+    8-candidate draw they ran, and their rows are same_items's."""
     import papermill as pm
 
     from nfeval_repro.artefacts import by_id
-    from nfeval_repro.linkage.table2 import CLAIM_ROWS, DEFAULT_JUDGE_ROWS
+    from nfeval_repro.linkage.same_items import CLAIM_ROWS, DEFAULT_JUDGE_ROWS
 
     defaults = {k: v["default"] for k, v in pm.inspect_notebook(str(by_id("lk_t02").path)).items()}
     for key, value in evidence.STAGES["lk_t02"][-1].items():  # every judgeable question
-        if key != "judge_rows":  # empty: table2.CLAIM_ROWS
+        if key != "judge_rows":  # empty: same_items.CLAIM_ROWS
             assert defaults[key] == repr(value).replace("'", '"'), key
     assert defaults["judge_rows"] == '""' and evidence.EVERY_ROWS == ",".join(CLAIM_ROWS)
     assert evidence._EIGHT["judge_rows"] == ",".join(DEFAULT_JUDGE_ROWS)
@@ -58,7 +58,7 @@ def test_lk_t03_and_lk_t04s_registry_parameters_are_their_last_stage_and_their_f
     (what ``make reproduce`` rebuilds from the store); their 8-candidate stages name the float32
     they ran in (and lk_t03's the rows of 1GT it judged, pairwise with a seeded coin)."""
     from nfeval_repro.artefacts import by_id
-    from nfeval_repro.linkage.tables3_4 import GENERATED_ROWS
+    from nfeval_repro.linkage.generated_lists import GENERATED_ROWS
 
     for artefact in ("lk_t03", "lk_t04"):
         registry = {k: v for k, v in by_id(artefact).parameters if k != "artefact"}

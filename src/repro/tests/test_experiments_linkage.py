@@ -123,7 +123,7 @@ def test_lk_t09_t10_f02_run_on_a_stub_judge(stub):
 def test_lk_t03_t04_rows_a_run_judges_and_the_comparisons_they_give():
     """1GT may add pairwise as the release runs it (the every-candidate stages' baseline);
     the comparisons follow the rows judged; an unknown row names the known ones."""
-    from nfeval_repro.linkage.tables3_4 import (GENERATED_ROWS, ROW_POSITIONS, comparisons,
+    from nfeval_repro.linkage.generated_lists import (GENERATED_ROWS, ROW_POSITIONS, comparisons,
                                                 setting_rows)
 
     assert setting_rows("1gt") == GENERATED_ROWS["1gt"]
@@ -143,8 +143,8 @@ def test_lk_t03_t04_rows_a_run_judges_and_the_comparisons_they_give():
 def test_judge_setting_puts_the_candidate_first_under_release_positions(mirror):
     """A generated-list pairwise row under ``positions`` release records it in its signature
     and its items differ from the seeded coin's."""
-    from nfeval_repro.linkage.settings import judge_setting
-    from nfeval_repro.linkage.table2 import judged_items
+    from nfeval_repro.linkage.follow_up import judge_setting
+    from nfeval_repro.linkage.same_items import judged_items
 
     qs = [_question(f"q{i}") for i in range(3)]
     splits = judged_items(qs, "trec-dl-nf", seed=0, limit=0, max_candidates=3).judged

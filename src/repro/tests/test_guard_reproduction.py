@@ -16,8 +16,8 @@ def test_the_reproduction_never_guards():
     assert "guard" not in JudgeConfig().as_dict()
     assert JudgeConfig(guard=True).as_dict()["guard"] == "quote"
     modules = [p for p in (CHECKOUT / "src" / "repro" / "nfeval_repro").rglob("*.py")
-               if p.name not in ("lk_x03.py", "lk_x06.py", "lk_x07.py", "table2.py")]
-    # lk_x03, lk_x06 and lk_x07 measure the guard; table2's judge rows take it as a parameter that
+               if p.name not in ("lk_x03.py", "lk_x06.py", "lk_x07.py", "same_items.py")]
+    # lk_x03, lk_x06 and lk_x07 measure the guard; same_items's judge rows take it as a parameter that
     # is off unless a caller (lk_x06) turns it on
     assert len(modules) > 30
     for path in modules:
@@ -25,7 +25,7 @@ def test_the_reproduction_never_guards():
         assert not re.search(r"\bguard\s*=|guard_text|apply_guard|strip_addressed", text), path
     import inspect
 
-    from nfeval_repro.linkage import table2
+    from nfeval_repro.linkage import same_items
 
-    assert inspect.signature(table2.judge_frame).parameters["guard"].default == "off"
-    assert "guard=" not in inspect.getsource(table2).replace("guard=guard", "")
+    assert inspect.signature(same_items.judge_frame).parameters["guard"].default == "off"
+    assert "guard=" not in inspect.getsource(same_items).replace("guard=guard", "")

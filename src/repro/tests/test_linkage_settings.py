@@ -14,7 +14,7 @@ from nfeval_repro.linkage.evaluation import JudgeSample, judge_sample
 from nfeval.linkage.generated import GeneratedReferences
 from nfeval.linkage.judges import JudgeConfig, Judgment, QuestionScores
 from nfeval.linkage.references import ReferenceSplit, sample_references
-from nfeval_repro.linkage.settings import (
+from nfeval_repro.linkage.follow_up import (
     ITEM_COLUMNS,
     judge_setting,
     references_among,
@@ -162,7 +162,7 @@ def test_with_paper_repeats_per_judge_and_checks_the_interval():
 # --------------------------------------------------------------------------- Tables 3-4
 
 def test_tables3_4_ground_truths_generated_splits_and_pairs():
-    from nfeval_repro.linkage.tables3_4 import (comparisons, generated_splits,
+    from nfeval_repro.linkage.generated_lists import (comparisons, generated_splits,
                                                       ground_truths, references_frame)
 
     qs = _dataset(4)
@@ -190,7 +190,7 @@ def test_tables3_4_ground_truths_generated_splits_and_pairs():
 # --------------------------------------------------------------------------- Tables 6-8
 
 def test_tables6_8_pattern_splits_share_candidates():
-    from nfeval_repro.linkage.tables6_8 import (PATTERNS, composition_pairs,
+    from nfeval_repro.linkage.list_settings import (PATTERNS, composition_pairs,
                                                       demonstration_pool, pattern_splits,
                                                       shot_pairs)
 
@@ -214,7 +214,7 @@ def test_tables6_8_pattern_splits_share_candidates():
 # --------------------------------------------------------------------------- Tables 9-10
 
 def test_tables9_10_draws_keep_questions_and_candidates():
-    from nfeval_repro.linkage.tables9_10 import draw_splits
+    from nfeval_repro.linkage.reference_draws import draw_splits
 
     qs = _dataset()
     items = judge_sample(qs, "3210", seed=0, limit=3, max_candidates=4)
@@ -238,7 +238,7 @@ def _draw_frame(values):
 
 
 def test_draw_summary_mean_and_sample_std():
-    from nfeval_repro.linkage.tables9_10 import draw_summary
+    from nfeval_repro.linkage.reference_draws import draw_summary
 
     up, down, flat = (1, 2, 3), (3, 2, 1), (1, 1, 1)
     frame = _draw_frame([[up, up], [up, down], [down, down]])  # draw means 1, 0, -1

@@ -6,7 +6,7 @@ import pytest
 from stubs import LengthJudge
 
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
-from nfeval_repro.linkage.table2 import (
+from nfeval_repro.linkage.same_items import (
     FRAME_COLUMNS,
     bleu_pools,
     judged_items,
@@ -86,7 +86,7 @@ def test_bleu_pools_puts_bleu_beside_answer_length_on_both_pools():
 def test_same_items_frames_without_a_language_model_leave_the_refppl_row_out(mirror):
     """refppl_lm 'none' (the every-candidate stages): the automatic metrics on the judged
     items, and no refppl row, signature or token count."""
-    from nfeval_repro.linkage.table2 import same_items_frames
+    from nfeval_repro.linkage.same_items import same_items_frames
 
     qs = [_question(f"q{i}") for i in range(3)]
     sample = judged_items(qs, "trec-dl-nf", seed=0, limit=0, max_candidates=3)
@@ -103,7 +103,7 @@ def test_pairwise_with_the_candidate_first_is_set_beside_the_papers_pairwise_fig
     figure, as the seeded coin's row does (and the [CLS] BERTScore the paper's BERTScore)."""
     import pandas as pd
 
-    from nfeval_repro.linkage.table2 import paper_rows
+    from nfeval_repro.linkage.same_items import paper_rows
     from nfeval_repro.tables import paper_values
 
     paper = paper_values("lk_t02")

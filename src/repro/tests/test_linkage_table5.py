@@ -12,8 +12,8 @@ import pytest
 from nfeval import NfevalError
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval_repro.linkage.evaluation import best_worst_accuracy, best_worst_hits
-from nfeval_repro.linkage import table5 as t5
-from nfeval_repro.linkage import table5_scores as t5s
+from nfeval_repro.linkage import webglm_hits as t5
+from nfeval_repro.linkage import webglm_scores as t5s
 from nfeval.linkage.lexical import bleu
 from nfeval.metrics.intervals import proportion_interval
 

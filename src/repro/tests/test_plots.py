@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from nfeval_repro.linkage.tables3_4 import tick_label
+from nfeval_repro.linkage.generated_lists import tick_label
 from nfeval_repro.plots import display_name, interval_bars, paper_differences, short_names
 
 

@@ -1,4 +1,4 @@
-"""Intervals and stability measures of the DebateQA systems (nfeval_repro.debateqa.intervals).
+"""Intervals and stability measures of the DebateQA systems (nfeval_repro.debateqa.system_stats).
 
 Every case is built so the expected number can be checked by hand: scores are
 small integers laid out per (system, question), with the written answer sets
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from nfeval_repro.debateqa.intervals import (
+from nfeval_repro.debateqa.system_stats import (
     answer_correlation,
     cohen_kappa,
     combined_rows,
@@ -234,7 +234,7 @@ def test_the_vectorized_ranking_kendall_equals_the_loop_to_the_last_bit():
     resamples where a system has no answer."""
     import numpy as np
 
-    from nfeval_repro.debateqa import intervals as di
+    from nfeval_repro.debateqa import system_stats as di
 
     rng = np.random.default_rng(1)
     for trial in range(20):
@@ -260,7 +260,7 @@ def test_the_vectorized_pooled_answer_correlation_equals_the_loop_to_the_last_bi
     scores, resamples with fewer than two answers or a constant side)."""
     import numpy as np
 
-    from nfeval_repro.debateqa import intervals as di
+    from nfeval_repro.debateqa import system_stats as di
 
     rng = np.random.default_rng(2)
     for trial in range(60):
@@ -286,7 +286,7 @@ def test_every_vectorized_interval_gives_the_rows_of_the_loop(monkeypatch):
     the same rows with every resample computed one by one: equal to the last bit."""
     import numpy as np
 
-    import nfeval_repro.debateqa.intervals as di
+    import nfeval_repro.debateqa.system_stats as di
 
     rng = np.random.default_rng(4)
     values = {(e, s, q): float(rng.choice([0.0, 0.25, 0.5, 1.0, rng.random()]))

@@ -15,9 +15,9 @@
   systems of dq_t04 (the same questions and stored answers that Figures 3-7
   score) and :func:`score_each` scores them with every model in turn; the
   agreement between the models is
-  :func:`nfeval_repro.debateqa.intervals.stability_rows` (rankings,
+  :func:`nfeval_repro.debateqa.system_stats.stability_rows` (rankings,
   per-answer scores) or
-  :func:`~nfeval_repro.debateqa.intervals.decision_agreement_rows`
+  :func:`~nfeval_repro.debateqa.system_stats.decision_agreement_rows`
   (0/1 decisions). :func:`pd_and_da` scores them with one backbone and one
   judge, the two metrics Figures 6 (their correlation over systems) and 7
   (their combination) set against each other.

@@ -4,7 +4,7 @@ The answering systems of dq_t04 (same questions, stored answers) scored with P.D
 variant) by every backbone of the profile
 (:func:`nfeval_repro.debateqa.agreement.score_each`); per pair of backbones, the
 agreement of their system rankings and of their per-answer scores, each with a cluster
-bootstrap over questions (:func:`nfeval_repro.debateqa.intervals.stability_rows`).
+bootstrap over questions (:func:`nfeval_repro.debateqa.system_stats.stability_rows`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from nfeval_repro.debateqa.agreement import answer_systems, score_each
-from nfeval_repro.debateqa.intervals import model_systems, stability_rows
+from nfeval_repro.debateqa.system_stats import model_systems, stability_rows
 from nfeval_repro.debateqa.systems import system_means
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment, Signature

@@ -6,7 +6,7 @@ Equation 1 wraps the answer with the restate instruction
 (:func:`nfeval.prompts.restate_prompts`, labelled R1-R5; R1 is the default, so its
 scores are dq_t04's) score the answering systems of dq_t04 with the profile's first P.D.
 backbone; per pair of prompts, the agreement of their system rankings and of their
-per-answer scores (:func:`nfeval_repro.debateqa.intervals.stability_rows`).
+per-answer scores (:func:`nfeval_repro.debateqa.system_stats.stability_rows`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pandas as pd
 
 from nfeval.errors import NfevalError
 from nfeval_repro.debateqa.agreement import answer_systems
-from nfeval_repro.debateqa.intervals import model_systems, stability_rows
+from nfeval_repro.debateqa.system_stats import model_systems, stability_rows
 from nfeval_repro.debateqa.systems import score_systems, system_means
 from nfeval.debateqa.pd import DEFAULT_RESTATE
 from nfeval.hashing import sha256_text

@@ -5,7 +5,7 @@ The answering systems of dq_t04 (same questions, stored answers) scored with D.A
 (:func:`nfeval_repro.debateqa.agreement.score_each`), plus the project's
 Acknowledge phrase rule as a reference judge; per pair of judges, the agreement of their
 0/1 decisions (P("1") >= 0.5) and of their scores, each with a cluster bootstrap over
-questions (:func:`nfeval_repro.debateqa.intervals.decision_agreement_rows`).
+questions (:func:`nfeval_repro.debateqa.system_stats.decision_agreement_rows`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pandas as pd
 
 from nfeval.debateqa.da import acknowledge_baseline
 from nfeval_repro.debateqa.agreement import answer_systems, score_each
-from nfeval_repro.debateqa.intervals import decision_agreement_rows
+from nfeval_repro.debateqa.system_stats import decision_agreement_rows
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment, Signature
 

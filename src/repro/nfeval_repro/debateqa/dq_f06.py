@@ -2,10 +2,10 @@
 
 One point per system of dq_t04 (its stored answers and scores): mean P.D. (the profile's
 first backbone) against mean D.A. (``prob`` mode, the named judge), each with a bootstrap
-interval over questions (:func:`nfeval_repro.debateqa.intervals.mean_rows`), and
+interval over questions (:func:`nfeval_repro.debateqa.system_stats.mean_rows`), and
 rows ``__correlation__``: Spearman and Pearson between the two means over the systems, on
 all systems and on the model systems alone, with a cluster bootstrap over questions
-(:func:`nfeval_repro.debateqa.intervals.system_correlation`).
+(:func:`nfeval_repro.debateqa.system_stats.system_correlation`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from nfeval_repro.debateqa.agreement import answer_systems, pd_and_da
-from nfeval_repro.debateqa.intervals import mean_rows, model_systems, system_correlation
+from nfeval_repro.debateqa.system_stats import mean_rows, model_systems, system_correlation
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
 

@@ -4,13 +4,13 @@ The systems of dq_t04 (its stored answers and scores), P.D. from the profile's f
 backbone (negated before z-normalization: lower is better) and D.A. (``prob``) from the
 named judge; per system and coefficient k the combined score with a cluster bootstrap
 over questions, and the rank it implies
-(:func:`nfeval_repro.debateqa.intervals.combined_rows`).
+(:func:`nfeval_repro.debateqa.system_stats.combined_rows`).
 """
 
 from __future__ import annotations
 
 from nfeval_repro.debateqa.agreement import answer_systems, pd_and_da
-from nfeval_repro.debateqa.intervals import combined_rows
+from nfeval_repro.debateqa.system_stats import combined_rows
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nfeval_repro.debateqa.intervals import difference_rows, mean_rows
+from nfeval_repro.debateqa.system_stats import difference_rows, mean_rows
 from nfeval_repro.debateqa.systems import (collect_systems, length_rows,
                                                  load_questions, metric_signatures,
                                                  score_systems, split_systems)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nfeval_repro.debateqa.intervals import mean_and_difference_rows
+from nfeval_repro.debateqa.system_stats import mean_and_difference_rows
 from nfeval_repro.debateqa.systems import (load_questions, metric_signatures,
                                                  score_systems, split_systems)
 from nfeval_repro.debateqa.generation import Decoding, generate_answers

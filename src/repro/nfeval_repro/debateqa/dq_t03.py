@@ -3,9 +3,9 @@
 The labels are the project's DebateQA-format sample (``data/debateqa_sample/``: four
 labelled answers to each of 40 questions), not the paper's annotations (not public). Each
 judge scores every labelled answer with the D.A. rows of
-:data:`~nfeval_repro.debateqa.tables.DA_JUDGE_RUNS`; two rows no model decides
+:data:`~nfeval_repro.debateqa.da_labels.DA_JUDGE_RUNS`; two rows no model decides
 (``da_official``, ``acknowledge_rule``) stand beside them; the statistics and their
-cluster-bootstrap intervals are :mod:`nfeval_repro.debateqa.tables`'.
+cluster-bootstrap intervals are :mod:`nfeval_repro.debateqa.da_labels`'.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_prompt
 from nfeval.data.sample import load_sample
 from nfeval.debateqa.da import DA_PROMPT, acknowledge_baseline, da_scores
-from nfeval_repro.debateqa.tables import (DA_JUDGE_RUNS, DA_VALIDITY_JUDGES, MODEL_FREE,
+from nfeval_repro.debateqa.da_labels import (DA_JUDGE_RUNS, DA_VALIDITY_JUDGES, MODEL_FREE,
                                                 da_comparisons, da_frame, da_paired_rows,
                                                 da_rows)
 from nfeval.hashing import sha256_text

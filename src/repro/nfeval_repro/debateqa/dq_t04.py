@@ -19,7 +19,7 @@ import math
 import pandas as pd
 
 from nfeval.data import load_prompt
-from nfeval_repro.debateqa.intervals import difference_rows, mean_rows, model_systems
+from nfeval_repro.debateqa.system_stats import difference_rows, mean_rows, model_systems
 from nfeval_repro.debateqa.systems import (VALIDITY_ORDER, collect_systems, length_rows,
                                                  load_questions, metric_signatures,
                                                  normalized_rank, pd_validity_rows,

@@ -34,7 +34,7 @@ dq_t04), ReAct's intermediate steps through
 so reruns regenerate nothing; search results are stored too.
 
 :func:`rag_table` assembles Tables 6-7 with their 95% intervals over
-questions (:mod:`nfeval_repro.debateqa.intervals`); :func:`rag_setup` and
+questions (:mod:`nfeval_repro.debateqa.system_stats`); :func:`rag_setup` and
 :func:`rag_experiment` are what the two tables' experiments (dq_t06, dq_t07)
 share around their answers.
 """
@@ -225,7 +225,7 @@ def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
 
     * ``mean`` -- P.D. and D.A. per evaluator, ``length_words`` and
       ``chunks_per_answer``: the mean over questions, percentile bootstrap over
-      questions (:func:`nfeval_repro.debateqa.intervals.mean_rows`);
+      questions (:func:`nfeval_repro.debateqa.system_stats.mean_rows`);
     * ``difference`` -- for each ``(a, b)`` in ``pairs``, arm ``a`` minus arm
       ``b`` for the same generator, metric and questions, paired bootstrap
       (``arm`` holds ``"a - b"``);
@@ -240,7 +240,7 @@ def rag_table(answers: pd.DataFrame, scores: pd.DataFrame, *, arm: str,
     ci_high, n_questions``, sorted by generator, metric, quantity and ``order``
     (the arms' order).
     """
-    from nfeval_repro.debateqa.intervals import mean_and_difference_rows, ratio_rows
+    from nfeval_repro.debateqa.system_stats import mean_and_difference_rows, ratio_rows
     from nfeval_repro.debateqa.systems import word_count
 
     keys = ["generator", arm, "id"]

@@ -123,7 +123,7 @@ def judge_correlations(results: Sequence, splits: Sequence[ReferenceSplit],
                        coefficients: Sequence[str] = COEFFICIENTS) -> pd.DataFrame:
     """Rows ``coefficient, ours, n_questions, n_skipped_undefined, n_unparsed, ...``.
 
-    Column names as :func:`nfeval_repro.linkage.settings.correlation_rows`:
+    Column names as :func:`nfeval_repro.linkage.follow_up.correlation_rows`:
     ``n_questions`` the questions whose coefficient is defined (the mean's
     base), ``n_skipped_undefined`` those whose coefficient is undefined.
 

@@ -3,7 +3,7 @@
 The paper's case study shows its question only as an image (Figure 10), so
 the experiment :mod:`nfeval_repro.linkage.lk_f03` takes one of lk_t02's judged
 questions (:func:`case_item`: the same
-:func:`nfeval_repro.linkage.table2.judged_items` call as lk_t02, so
+:func:`nfeval_repro.linkage.same_items.judged_items` call as lk_t02, so
 the same reference list and the same uniformly drawn candidates) and scores
 it with lk_t02's functions, so that every judgment is read from lk_t02's
 item store. :func:`rescaled` maps each method's scores from its own range to
@@ -21,7 +21,7 @@ import pandas as pd
 from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval_repro.linkage.evaluation import JudgeSample, method_scale, rescale_0_10
-from nfeval_repro.linkage.table2 import judged_items
+from nfeval_repro.linkage.same_items import judged_items
 from nfeval.linkage.references import ReferenceSplit
 
 __all__ = ["case_item", "rescaled"]

@@ -3,7 +3,7 @@
 The notebook ``lk_f03_case_study.ipynb`` calls :func:`run`. The question is
 the ``question``-th judged question of ``dataset`` in lk_t02's items
 (:func:`nfeval_repro.linkage.figure3.case_item`), scored with lk_t02's
-own functions (:mod:`nfeval_repro.linkage.table2`: the automatic
+own functions (:mod:`nfeval_repro.linkage.same_items`: the automatic
 metrics, the five judge rows and ``refppl``), so every judgment is read from
 lk_t02's item store; :func:`nfeval_repro.linkage.figure3.rescaled`
 puts each method on 0..10. A case study: one question, no interval.
@@ -18,7 +18,7 @@ import pandas as pd
 from nfeval.data import load_linkage
 from nfeval.hashing import sha256_text
 from nfeval_repro.linkage.figure3 import case_item, rescaled
-from nfeval_repro.linkage.table2 import (DEFAULT_JUDGE_ROWS, LEXICAL_ROWS, judge_frame,
+from nfeval_repro.linkage.same_items import (DEFAULT_JUDGE_ROWS, LEXICAL_ROWS, judge_frame,
                                                lexical_frame, refppl_frame)
 from nfeval.linkage.lexical import method_signature, split_scores
 from nfeval.linkage.references import DEFAULT_PATTERN

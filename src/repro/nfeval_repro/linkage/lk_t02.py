@@ -2,11 +2,11 @@
 
 The notebook ``lk_t02_correlations.ipynb`` calls :func:`run`. Every row is
 computed from one long per-candidate frame
-(:mod:`nfeval_repro.linkage.table2`): the automatic metrics on all
+(:mod:`nfeval_repro.linkage.same_items`): the automatic metrics on all
 items (the paper's protocol), the judge rows, ``refppl`` and the automatic
-metrics on lk_t02's judged items (:func:`~nfeval_repro.linkage.table2.
+metrics on lk_t02's judged items (:func:`~nfeval_repro.linkage.same_items.
 judged_items`), both decodings on the mode subset, and a smaller judge on the
-same items; :func:`~nfeval_repro.linkage.table2.table_rows` turns it
+same items; :func:`~nfeval_repro.linkage.same_items.table_rows` turns it
 into per-question coefficients averaged over questions with 95% intervals,
 paired differences and the paper's figures.
 """
@@ -20,7 +20,7 @@ import pandas as pd
 from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_linkage
 from nfeval.errors import NfevalError
-from nfeval_repro.linkage.table2 import (CLAIM_ROWS, JUDGE_ROWS, automatic_frames,
+from nfeval_repro.linkage.same_items import (CLAIM_ROWS, JUDGE_ROWS, automatic_frames,
                                                bleu_pools,
                                                judge_frame, judged_items, mode_subset_frames,
                                                same_items_frames, small_judge_frames, table_rows)
@@ -55,14 +55,14 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 240, max_candi
     The defaults are the committed table: every candidate of each judged question
     (``max_candidates`` 0; ``n`` > 0 draws ``n`` uniformly at random, -1: 8 on the embedded
     profile, all on the paper's), the claim-deciding rows
-    (:data:`~nfeval_repro.linkage.table2.CLAIM_ROWS`) in bfloat16, no small judge and no
+    (:data:`~nfeval_repro.linkage.same_items.CLAIM_ROWS`) in bfloat16, no small judge and no
     sampled decoding. The 8-candidate tables of the earlier stages come back by parameter
     (``limit=120, max_candidates=8, small_judge="qwen2.5-coder-0.5b-instruct", sample_limit=10,
     judge_rows=",".join(DEFAULT_JUDGE_ROWS), judge_dtype="float32"``; ``make evidence``'s
     first stages).
 
     ``datasets`` (comma-separated; empty: both) and ``judge_rows`` (names of
-    :data:`~nfeval_repro.linkage.table2.JUDGE_ROWS`, comma-separated; empty: the claim rows)
+    :data:`~nfeval_repro.linkage.same_items.JUDGE_ROWS`, comma-separated; empty: the claim rows)
     narrow a run, as ``make evidence``'s every-candidate stages do (one dataset at a time);
     the small judge scores the same rows.
     ``judge_dtype`` (empty: the profile's, float32 on a CPU) is the LLM judges' dtype, the
@@ -75,7 +75,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 240, max_candi
     most (0: the table's ``limit``): its float32 items are the slow part.
 
     ``extra``: ``items`` (dataset -> lk_t02's judged items), ``bleu_pools`` (what the
-    ANTIQUE BLEU rows measure, :func:`~nfeval_repro.linkage.table2.bleu_pools`)
+    ANTIQUE BLEU rows measure, :func:`~nfeval_repro.linkage.same_items.bleu_pools`)
     and ``datasets``.
     """
     prof = get_profile(profile)

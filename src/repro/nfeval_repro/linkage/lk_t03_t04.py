@@ -4,7 +4,7 @@ The notebook ``lk_t03_t04_reference_settings.ipynb`` calls :func:`run` with
 ``artefact`` "lk_t03" (Table 3: the golden answer is written from one
 ground truth, a highest-grade answer that is not a candidate) or "lk_t04"
 (Table 4: from the question alone). Both judge lk_t02's judged items with
-the generated list (:func:`nfeval_repro.linkage.tables3_4.
+the generated list (:func:`nfeval_repro.linkage.generated_lists.
 generated_references_table`) beside lk_t02's own rows on the same
 candidates; every row is a per-question coefficient averaged over questions
 with its 95% interval, the comparisons paired on the same questions.
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
-from nfeval_repro.linkage.table2 import judged_items
-from nfeval_repro.linkage.tables3_4 import generated_references_table, setting_rows
+from nfeval_repro.linkage.same_items import judged_items
+from nfeval_repro.linkage.generated_lists import generated_references_table, setting_rows
 from nfeval.linkage.generated import GENERATORS, parse_generator
 from nfeval_repro import dtype_check as checks
 from nfeval_repro.profiles import get_profile
@@ -23,7 +23,7 @@ from nfeval_repro.tables import Experiment, paper_values
 
 __all__ = ["run"]
 
-#: artefact -> (reference setting of :mod:`~nfeval_repro.linkage.tables3_4`, paper table)
+#: artefact -> (reference setting of :mod:`~nfeval_repro.linkage.generated_lists`, paper table)
 SETTINGS: dict[str, tuple[str, str]] = {"lk_t03": ("1gt", "Table 3"),
                                         "lk_t04": ("0gt", "Table 4")}
 
@@ -40,12 +40,12 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
 
     ``extra``: ``setting`` ("1gt" or "0gt") and ``paper_table`` ("Table 3" or "Table 4"),
     ``questions`` (dataset -> questions), ``items`` (lk_t02's judged items), ``run`` (the
-    :class:`~nfeval_repro.linkage.tables3_4.GeneratedTable`: the generated lists,
+    :class:`~nfeval_repro.linkage.generated_lists.GeneratedTable`: the generated lists,
     the 1GT ground truths, the timings), ``datasets`` and the golden and degraded
     answers' writers (``generator``, ``degraders``).
 
     ``judge_rows`` (comma-separated; empty: the setting's rows) names the generated-list rows
-    (:func:`~nfeval_repro.linkage.tables3_4.setting_rows`; ``pairwise-release``, the
+    (:func:`~nfeval_repro.linkage.generated_lists.setting_rows`; ``pairwise-release``, the
     candidate first as the release runs it, for 1GT); ``judge_dtype`` (empty: the
     profile's) is the judge's dtype, every judge row alike (``bfloat16``: the
     every-candidate stages, as lk_t02's, whose human-reference rows they reuse).

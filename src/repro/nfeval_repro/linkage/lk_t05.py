@@ -4,9 +4,9 @@ The notebook ``lk_t05_webglm.ipynb`` calls :func:`run`. The automatic rows
 (against ``ground3``) and answer length are scored on the first
 ``lexical_limit`` questions, the LLM rows (Pointwise with references,
 Pairwise, LINKAGE with the graded list ``ground3..ground0``) on the first
-``limit`` (:mod:`nfeval_repro.linkage.table5_scores`); Acc(best) and
+``limit`` (:mod:`nfeval_repro.linkage.webglm_scores`); Acc(best) and
 Acc(best+worst) with their 95% intervals, LINKAGE minus every other row and
-the paper's figures come from :mod:`nfeval_repro.linkage.table5`, as
+the paper's figures come from :mod:`nfeval_repro.linkage.webglm_hits`, as
 does the diagnosis of the lexical rows (``results/lk_t05/lexical_diagnosis.csv``).
 """
 
@@ -20,10 +20,10 @@ from nfeval.metrics.intervals import N_RESAMPLES
 from nfeval.data import load_webglm
 from nfeval_repro.linkage.evaluation import webglm_split
 from nfeval.errors import NfevalError
-from nfeval_repro.linkage.table5 import (DEFAULT_JUDGE_ROWS, JUDGE_ROWS, METRICS, chance_hits,
+from nfeval_repro.linkage.webglm_hits import (DEFAULT_JUDGE_ROWS, JUDGE_ROWS, METRICS, chance_hits,
                                                diagnostic_table, lexical_variants,
                                                paper_columns, question_subsets, table_rows)
-from nfeval_repro.linkage.table5_scores import (automatic_frame, automatic_signatures,
+from nfeval_repro.linkage.webglm_scores import (automatic_frame, automatic_signatures,
                                                       judge_frame, length_frame, webglm_sample)
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, Signature, paper_values
@@ -42,8 +42,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_lim
         progress: bool = True) -> Experiment:
     """Table 5 and the lexical diagnosis (random subsets of ``subset_size`` questions).
 
-    ``judge_rows``: comma-separated rows of :data:`~nfeval_repro.linkage.table5.JUDGE_ROWS`
-    (empty: :data:`~nfeval_repro.linkage.table5.DEFAULT_JUDGE_ROWS`; ``pairwise-release``
+    ``judge_rows``: comma-separated rows of :data:`~nfeval_repro.linkage.webglm_hits.JUDGE_ROWS`
+    (empty: :data:`~nfeval_repro.linkage.webglm_hits.DEFAULT_JUDGE_ROWS`; ``pairwise-release``
     adds pairwise as the release runs it, the candidate first).
 
     ``extra``: ``row_costs`` (seconds per LLM row in this run), ``chance`` (the

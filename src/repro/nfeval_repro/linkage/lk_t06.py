@@ -3,7 +3,7 @@
 The notebook ``lk_t06_reference_composition.ipynb`` calls :func:`run`. On
 lk_t02's judged items (the same questions and candidates for every setting),
 LINKAGE judges each reference pattern 0- and n-shot
-(:mod:`nfeval_repro.linkage.tables6_8`: the dataset's own pattern keeps
+(:mod:`nfeval_repro.linkage.list_settings`: the dataset's own pattern keeps
 lk_t02's list, the others are drawn from the non-candidate answers); every
 row is a per-question coefficient averaged over questions with its 95%
 interval, every difference (pattern minus the dataset's default, n-shot minus
@@ -17,9 +17,9 @@ import time
 import pandas as pd
 
 from nfeval.data import load_linkage
-from nfeval_repro.linkage.settings import judge_setting, with_paper
-from nfeval_repro.linkage.table2 import judged_items
-from nfeval_repro.linkage.tables6_8 import (composition_pairs, demonstration_pool,
+from nfeval_repro.linkage.follow_up import judge_setting, with_paper
+from nfeval_repro.linkage.same_items import judged_items
+from nfeval_repro.linkage.list_settings import (composition_pairs, demonstration_pool,
                                                   pattern_splits, shot_pairs)
 from nfeval.linkage.references import DEFAULT_PATTERN
 from nfeval.metrics.correlation import correlation_rows, paired_rows

@@ -3,7 +3,7 @@
 The notebook ``lk_t07_t08_fewshot.ipynb`` calls :func:`run`. LINKAGE judges
 lk_t02's judged items (questions, candidates and its reference list of the
 dataset's pattern) with each number of demonstrations from lk_t02's pool
-(:mod:`nfeval_repro.linkage.tables6_8`), so n = 0 and 3 are lk_t02's
+(:mod:`nfeval_repro.linkage.list_settings`), so n = 0 and 3 are lk_t02's
 judgments; every row is a per-question coefficient averaged over questions
 with its 95% interval, n-shot minus 0-shot paired on the same questions.
 Table 7 is TREC-DL-NF (``3210``), Table 8 ANTIQUE (``33221100``).
@@ -16,9 +16,9 @@ import time
 import pandas as pd
 
 from nfeval.data import load_linkage
-from nfeval_repro.linkage.settings import judge_setting, with_paper
-from nfeval_repro.linkage.table2 import judged_items
-from nfeval_repro.linkage.tables6_8 import shot_pairs
+from nfeval_repro.linkage.follow_up import judge_setting, with_paper
+from nfeval_repro.linkage.same_items import judged_items
+from nfeval_repro.linkage.list_settings import shot_pairs
 from nfeval.linkage.references import DEFAULT_PATTERN
 from nfeval.metrics.correlation import correlation_rows, paired_rows
 from nfeval_repro.profiles import get_profile

@@ -17,9 +17,9 @@ import time
 import pandas as pd
 
 from nfeval.data import load_linkage
-from nfeval_repro.linkage.settings import judge_setting, with_paper
-from nfeval_repro.linkage.table2 import judged_items
-from nfeval_repro.linkage.tables9_10 import ROWS, draw_splits, draw_summary
+from nfeval_repro.linkage.follow_up import judge_setting, with_paper
+from nfeval_repro.linkage.same_items import judged_items
+from nfeval_repro.linkage.reference_draws import ROWS, draw_splits, draw_summary
 from nfeval.metrics.correlation import correlation_rows, paired_rows
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from nfeval.data import load_linkage
-from nfeval_repro.linkage.table2 import judged_items
+from nfeval_repro.linkage.same_items import judged_items
 from nfeval.linkage.judges import JudgeConfig, judge_questions
 from nfeval.metrics.correlation import per_question
 from nfeval.metrics.intervals import cluster_mean_interval, mean_interval, paired_difference

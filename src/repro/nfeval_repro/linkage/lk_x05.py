@@ -33,7 +33,7 @@ from nfeval.data import load_linkage
 from nfeval.metrics.correlation import paired_rows, per_question
 from nfeval.metrics.intervals import paired_difference
 from nfeval_repro.paths import RESULTS
-from nfeval_repro.linkage.table2 import PAPER_ROW_OF
+from nfeval_repro.linkage.same_items import PAPER_ROW_OF
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
 
@@ -99,7 +99,7 @@ def run(*, profile: str = "embedded", seed: int = 0, judges: str = "qwen2.5-code
     """The L1/L2 rows with each judge of ``judges`` (comma-separated) and lk_t02's own, on
     the first ``limit`` ANTIQUE and ``trec_limit`` TREC-DL-NF questions of lk_t02's
     every-candidate draw (0: none of that dataset). ``extra``: ``sizes`` (the size rows)."""
-    from nfeval_repro.linkage.table2 import judge_frame, judged_items
+    from nfeval_repro.linkage.same_items import judge_frame, judged_items
 
     results = RESULTS
     committed, big, params = _committed_frame(results)

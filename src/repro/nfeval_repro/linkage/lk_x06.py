@@ -80,7 +80,7 @@ def run(*, profile: str = "embedded", seed: int = 0, guard: str = "screen", limi
 
     from nfeval.screen import guarded_text
     from nfeval_repro.linkage.lk_x05 import _committed_frame
-    from nfeval_repro.linkage.table2 import judge_frame, judged_items
+    from nfeval_repro.linkage.same_items import judge_frame, judged_items
 
     if guard != "screen":
         raise NfevalError(f"lk_x06 measures --guard screen (it changes only the answers it "

@@ -2,7 +2,7 @@
 
 The experiments :mod:`nfeval_repro.linkage.lk_t06` and
 :mod:`nfeval_repro.linkage.lk_t07_t08` judge a prefix of lk_t02's judged questions
-with lk_t02's candidates (:func:`nfeval_repro.linkage.table2.judged_items`),
+with lk_t02's candidates (:func:`nfeval_repro.linkage.same_items.judged_items`),
 the same for every setting, as the paper's Section 5.2 asks ("candidate
 answers are the same for each setting"):
 
@@ -10,7 +10,7 @@ answers are the same for each setting"):
   TREC-DL-NF) keeps lk_t02's reference list, so its 0- and 3-shot rows are
   lk_t02's LINKAGE judgments (read from lk_t02's item store);
 * every other pattern draws its list from the question's non-candidate
-  answers (:func:`nfeval_repro.linkage.settings.references_among`; short grades
+  answers (:func:`nfeval_repro.linkage.follow_up.references_among`; short grades
   keep what there is, as lk_t02's lists do). Conditional on the candidates
   both lists are drawn alike, so a difference between two patterns is the
   composition's, not the candidates'.
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from nfeval.data.loaders import GradedQuestion
 from nfeval.linkage.references import DEFAULT_PATTERN, ReferenceSplit, sample_all
-from nfeval_repro.linkage.settings import references_among
+from nfeval_repro.linkage.follow_up import references_among
 
 __all__ = ["PATTERNS", "composition_pairs", "demonstration_pool", "pattern_splits", "shot_pairs"]
 
@@ -42,7 +42,7 @@ def pattern_splits(questions: Sequence[GradedQuestion], judged: Sequence[Referen
 
     The dataset's own pattern (:data:`~nfeval.linkage.references.DEFAULT_PATTERN`)
     keeps ``judged`` as they are (lk_t02's lists); the others are drawn with
-    :func:`~nfeval_repro.linkage.settings.references_among`.
+    :func:`~nfeval_repro.linkage.follow_up.references_among`.
     """
     by_qid = {q.qid: q for q in questions}
     out = {}

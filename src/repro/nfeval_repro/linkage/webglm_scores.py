@@ -4,7 +4,7 @@ The items are fixed (:func:`webglm_sample`: each question's three graded
 answers as candidates, its four generated references ``ground3`` ..
 ``ground0`` as a graded list, :func:`nfeval_repro.linkage.evaluation.
 webglm_split`). Every row's scores go into one long per-candidate frame
-(:data:`nfeval_repro.linkage.table2.FRAME_COLUMNS`, ``dataset`` =
+(:data:`nfeval_repro.linkage.same_items.FRAME_COLUMNS`, ``dataset`` =
 ``webglm``): the automatic rows against ``ground3`` (:func:`automatic_frame`),
 answer length (:func:`length_frame`, a row beyond the paper) and the LLM
 judges with the graded list (:func:`judge_frame`). :mod:`nfeval.linkage.
@@ -22,8 +22,8 @@ from nfeval.errors import NfevalError
 from nfeval.data.loaders import GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval_repro.linkage.evaluation import JudgeSample, unparsed_policy, webglm_split
-from nfeval_repro.linkage.table2 import FRAME_COLUMNS, lexical_frame
-from nfeval_repro.linkage.table5 import AUTOMATIC_ROWS, DATASET, JUDGE_ROWS, ROW_POSITIONS
+from nfeval_repro.linkage.same_items import FRAME_COLUMNS, lexical_frame
+from nfeval_repro.linkage.webglm_hits import AUTOMATIC_ROWS, DATASET, JUDGE_ROWS, ROW_POSITIONS
 from nfeval.linkage.judges import (
     JudgeConfig,
     judge_questions,

@@ -6,7 +6,7 @@ length and grades, Table 6; another random draw, Tables 9-10) or the number of
 demonstrations (Tables 7-8). So that a row differs from Table 2's only by that
 thing, the follow-ups judge **Table 2's items**: a prefix of lk_t02's judged
 questions, each with lk_t02's candidates (drawn uniformly at random,
-:func:`nfeval_repro.linkage.table2.judged_items`), and only the
+:func:`nfeval_repro.linkage.same_items.judged_items`), and only the
 references change. The paper's Table 6 asks for this too ("candidate answers
 are the same for each setting", Section 5.2), and its Tables 3 and 4 repeat
 Table 2's Pointwise row, which they can only do on the same candidates.

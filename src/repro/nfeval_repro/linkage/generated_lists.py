@@ -3,12 +3,12 @@
 The experiment :mod:`nfeval_repro.linkage.lk_t03_t04` (LINKAGE-1GT,
 Table 3, and LINKAGE-0GT, Table 4) judges a prefix
 of lk_t02's judged questions with lk_t02's candidates
-(:func:`nfeval_repro.linkage.table2.judged_items`), so that every
+(:func:`nfeval_repro.linkage.same_items.judged_items`), so that every
 row differs from Table 2's on the same items only by the references:
 
 * ``generated`` rows -- the method judged against the LLM-written list
   (:mod:`nfeval.linkage.generated`): golden answer (grade 3) from the one
-  ground truth (1GT, :func:`nfeval_repro.linkage.settings.single_ground_truth`,
+  ground truth (1GT, :func:`nfeval_repro.linkage.follow_up.single_ground_truth`,
   a highest-grade answer that is not a candidate) or from the question
   alone (0GT), then three degraded answers (grades 2, 1, 0);
 * ``none`` -- Pointwise without references, lk_t02's own judgments (the
@@ -38,8 +38,8 @@ from nfeval.errors import NfevalError
 from nfeval.data import load_prompt
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
-from nfeval_repro.linkage.settings import judge_setting, single_ground_truth, with_paper
-from nfeval_repro.linkage.table2 import (JUDGE_ROWS, ROW_POSITIONS, JudgeSample, judge_frame,
+from nfeval_repro.linkage.follow_up import judge_setting, single_ground_truth, with_paper
+from nfeval_repro.linkage.same_items import (JUDGE_ROWS, ROW_POSITIONS, JudgeSample, judge_frame,
                                          paper_rows)
 from nfeval.linkage.generated import (DEGRADE_PROMPT, GOLDEN_PROMPTS, GeneratedReferences,
                                       generate_reference_lists, generated_split)
@@ -75,7 +75,7 @@ GENERATED_ROWS: dict[str, dict[str, tuple[str, int | None]]] = {
 #: Rows a run may add to a setting's (``rows``): pairwise with the candidate always first,
 #: the release's protocol (1GT's pairwise baseline as the paper ran it; the every-candidate
 #: stages), beside the seeded coin of positions of ``pairwise``.
-#: Its positions are Table 2's (:data:`~nfeval_repro.linkage.table2.ROW_POSITIONS`).
+#: Its positions are Table 2's (:data:`~nfeval_repro.linkage.same_items.ROW_POSITIONS`).
 EXTRA_ROWS: dict[str, dict[str, tuple[str, int | None]]] = {
     "1gt": {"pairwise-release": JUDGE_ROWS["pairwise-release"]},
     "0gt": {},

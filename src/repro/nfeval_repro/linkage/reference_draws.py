@@ -8,11 +8,11 @@ does the same on a prefix of lk_t02's judged questions with lk_t02's
 candidates:
 
 * draw 1 is lk_t02's own items (``seed``, the same
-  :func:`nfeval_repro.linkage.table2.judged_items` call), so its
+  :func:`nfeval_repro.linkage.same_items.judged_items` call), so its
   judgments are read from lk_t02's item store;
 * every further draw (``seed`` 1, 2, ...) keeps the questions and the
   candidates and draws a new list from the non-candidate answers
-  (:func:`nfeval_repro.linkage.settings.references_among`); its seed also draws
+  (:func:`nfeval_repro.linkage.follow_up.references_among`); its seed also draws
   the pairwise positions, the demonstrations (from that seed's lists of the
   other questions, :func:`draw_splits`) and, in ``sample`` mode, the sampling.
 
@@ -36,7 +36,7 @@ import pandas as pd
 from nfeval.data.loaders import GradedQuestion
 from nfeval_repro.linkage.evaluation import JudgeSample
 from nfeval.linkage.references import DEFAULT_PATTERN, ReferenceSplit, sample_all
-from nfeval_repro.linkage.settings import references_among
+from nfeval_repro.linkage.follow_up import references_among
 from nfeval.metrics.correlation import per_question
 from nfeval.metrics.intervals import mean_interval, std_interval
 

@@ -7,9 +7,9 @@ grades; five have 3,2,2 and one 3,3,2) and four generated references
 ``ground3`` (best) .. ``ground0``
 (:func:`nfeval_repro.linkage.evaluation.webglm_split`). Every row of
 the table is computed from one long per-candidate frame
-(:data:`nfeval_repro.linkage.table2.FRAME_COLUMNS`, ``dataset`` =
+(:data:`nfeval_repro.linkage.same_items.FRAME_COLUMNS`, ``dataset`` =
 ``webglm``; its items and scores come from
-:mod:`nfeval_repro.linkage.table5_scores`), by :func:`table_rows`:
+:mod:`nfeval_repro.linkage.webglm_scores`), by :func:`table_rows`:
 
 * per question, :func:`nfeval_repro.linkage.evaluation.best_worst_hits` says
   whether the top-scored answer has the question's highest grade (Acc(best))
