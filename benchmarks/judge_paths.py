@@ -64,7 +64,7 @@ def linkage_work(model, n_questions: int):
     """(prefix ids, suffix ids, label ids, grades) per question of lk_t02's ANTIQUE draw."""
     from nfeval.data import load_linkage
     from nfeval.linkage import judges as J
-    from nfeval_repro.linkage.table2 import judged_items
+    from nfeval_repro.linkage.same_items import judged_items
 
     questions = load_linkage("antique")
     by_qid = {q.qid: q for q in questions}

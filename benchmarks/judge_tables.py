@@ -100,7 +100,7 @@ def lk_t02_rows(model, n_questions: int, progress: bool,
     same items (paired per question), per dataset and coefficient; column ``kind``
     (:func:`row_kind`)."""
     from nfeval.data import load_linkage
-    from nfeval_repro.linkage.table2 import judge_frame, judged_items
+    from nfeval_repro.linkage.same_items import judge_frame, judged_items
     from nfeval.linkage.lexical import split_scores
     from nfeval.metrics.correlation import correlation_rows, per_question
     from nfeval.metrics.intervals import mean_interval
@@ -140,7 +140,7 @@ def dq_t03_rows(model, n_answers: int, progress: bool) -> tuple[pd.DataFrame, in
     """The judge's da_prob statistics on the labelled sample."""
     from nfeval.data.sample import load_sample
     from nfeval.debateqa.da import da_scores
-    from nfeval_repro.debateqa.tables import DA_JUDGE_RUNS, da_frame, da_rows
+    from nfeval_repro.debateqa.da_labels import DA_JUDGE_RUNS, da_frame, da_rows
 
     sample = load_sample()
     labels = sample.labels.rename(columns={"id": "qid"})
