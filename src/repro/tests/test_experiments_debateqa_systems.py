@@ -238,7 +238,7 @@ def test_rag_setup_resolves_the_shared_parameters():
     named = rag_setup(profile="embedded", seed=0, limit=1, split="sample", documents="",
                       generators="a, b", chunk_chars=500, k_docs=0, backbone="bb", judge="")
     assert named.generators == ("a", "b") and named.backbone == "bb"
-    assert named.judge == named.profile.da_judges[0] and named.index.max_chars == 500
+    assert named.judge == named.profile.da_judge and named.index.max_chars == 500
 
 
 def _rag_answers(arm: str, arms: tuple[str, ...]) -> pd.DataFrame:

@@ -42,7 +42,7 @@ def _step(progress: bool, started: float, what: str) -> None:
         print(f"{what} in {time.time() - started:.0f} s")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 240, max_candidates: int = 0,
+def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, max_candidates: int = 0,
         judge: str = "", small_judge: str = "", judge_mode: str = "",
         unparsed: str = "drop", shots: int = 3, sample_limit: int = 0,
         sample_backend: str = "llama", sample_tokens: int = 512, lexical_limit: int = 0,

@@ -45,6 +45,7 @@ SIZES = {"smollm2-135m-instruct": 0.135, "gemma3-270m": 0.27,
          "qwen2.5-coder-0.5b-instruct": 0.5, "qwen2.5-coder-1.5b-instruct": 1.5}
 #: The paper's judge whose margin is marked (LINKAGE Table 2's open judge) and its size.
 PAPER_JUDGE, PAPER_SIZE = "mistral", 7.0
+_DATA = {"antique": "ANTIQUE", "trec-dl-nf": "TREC-DL-NF"}
 LINKAGE_ROWS = ("linkage-0shot", "linkage-fewshot")
 #: L1's baselines as the claims table decides them (the release's BERTScore: its [CLS] cosine)
 #: and L2's (pairwise as the release runs it, the candidate first).
@@ -94,7 +95,7 @@ def _committed_frame(results) -> tuple[pd.DataFrame, str, dict]:
 
 
 def run(*, profile: str = "embedded", seed: int = 0, judges: str = "qwen2.5-coder-0.5b-instruct",
-        limit: int = 20, trec_limit: int = 0, judge_dtype: str = "bfloat16",
+        limit: int = 20, trec_limit: int = 5, judge_dtype: str = "bfloat16",
         progress: bool = True) -> Experiment:
     """The L1/L2 rows with each judge of ``judges`` (comma-separated) and lk_t02's own, on
     the first ``limit`` ANTIQUE and ``trec_limit`` TREC-DL-NF questions of lk_t02's
@@ -244,9 +245,10 @@ def _label(comparison: str) -> str:
 
 
 def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
-    """One panel per row of ``claim`` (None: every L1 and L2 row, each dataset and comparison): the paired difference
-    with its 95% interval at each judge's size (log axis), 0 dashed, the paper's Mistral-7B
-    margin as a star at 7B (not joined to ours), and the size reading in the panel's title."""
+    """One panel per comparison of ``claim`` (None: every L1 and L2 comparison), each dataset a
+    series: the paired difference with its 95% interval at each judge's size (log axis), 0
+    dashed, the paper's Mistral-7B margin as a star at 7B (not joined to ours), and each
+    dataset's size reading with its n in the panel's title."""
     import matplotlib.pyplot as plt
 
     from nfeval_repro.plots import FIGURE_WIDTH, FONT
@@ -254,35 +256,47 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
     part = table if claim is None else table[table["claim"] == claim]
     if part.empty:
         raise NfevalError(f"no rows of claim {claim!r}")
-    keys = list(dict.fromkeys(zip(part["claim"], part["dataset"], part["comparison"])))
+    keys = list(dict.fromkeys(zip(part["claim"], part["comparison"])))
+    datasets = [d for d in ("antique", "trec-dl-nf") if (part["dataset"] == d).any()]
+    style = {"antique": ("o", "#1f5fa8", 0.93), "trec-dl-nf": ("s", "#d9822b", 1.07)}
+    short = {"moves toward the paper's sign": "toward paper",
+             "moves away from the paper's sign": "away from paper",
+             "cannot tell at n": "cannot tell", "too few questions": "too few"}
     cols = 3  # four columns of three-line titles touch at this width
     nrows = math.ceil(len(keys) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(FIGURE_WIDTH, 2.3 * nrows + 0.8),
                              squeeze=False, sharex=True, layout="constrained")
-    for ax, (cl, d, c) in zip(axes.flat, keys):
-        rows = part[(part["dataset"] == d) & (part["comparison"] == c)].sort_values("size_b")
-        x = rows["size_b"].to_numpy()
-        ax.errorbar(x, rows["ours"], yerr=[rows["ours"] - rows["ci_low"],
-                                           rows["ci_high"] - rows["ours"]],
-                    fmt="o-", color="#1f5fa8", ms=4, lw=1.2, capsize=3)
-        margin = rows["paper_margin"].iloc[0]
-        if np.isfinite(margin):
-            ax.plot([PAPER_SIZE], [margin], "*", color="#b22222", ms=9)
+    for ax, (cl, c) in zip(axes.flat, keys):
+        said = []
+        for d in datasets:
+            rows = part[(part["dataset"] == d) & (part["comparison"] == c)].sort_values("size_b")
+            if rows.empty:
+                continue
+            marker, color, shift = style[d]
+            x = rows["size_b"].to_numpy() * shift  # side by side on the log axis
+            ax.errorbar(x, rows["ours"], yerr=[rows["ours"] - rows["ci_low"],
+                                               rows["ci_high"] - rows["ours"]],
+                        fmt=f"{marker}-", color=color, ms=4, lw=1.2, capsize=3,
+                        label=_DATA[d])
+            margin = rows["paper_margin"].iloc[0]
+            if np.isfinite(margin):
+                ax.plot([PAPER_SIZE * shift], [margin], "*", color=color, mec="#b22222", ms=9)
+            reading = sizes[(sizes["dataset"] == d) & (sizes["comparison"] == c)]["reading"]
+            said.append(f"{_DATA[d]} n = {int(rows['n_questions'].max())}: "
+                        + ", ".join(short.get(r, r) for r in reading))
         ax.axhline(0, color="black", lw=0.8, ls="--")
         ax.set_xscale("log")
-        ax.set_xticks([*x, PAPER_SIZE], [f"{v:g}B" for v in [*x, PAPER_SIZE]])
+        ticks = sorted({*part["size_b"], PAPER_SIZE})
+        ax.set_xticks(ticks, [f"{v:g}B" for v in ticks])
         ax.minorticks_off()
-        said = sizes[(sizes["dataset"] == d) & (sizes["comparison"] == c)]["reading"]
-        short = {"moves toward the paper's sign": "toward paper",
-                 "moves away from the paper's sign": "away from paper",
-                 "cannot tell at n": "cannot tell", "too few questions": "too few"}
-        n = int(rows["n_questions"].max())
-        ax.set_title(f"{cl}, {'ANTIQUE' if d == 'antique' else 'TREC-DL-NF'}, n = {n}\n{_label(c)}\n"
-                     f"{', '.join(short.get(s, s) for s in said)}", fontsize=FONT["tick"])
+        ax.set_title(f"{cl}: {_label(c)}\n" + "\n".join(said), fontsize=FONT["tick"])
         ax.tick_params(labelsize=FONT["tick"])
     for ax in list(axes.flat)[len(keys):]:
         ax.set_visible(False)
-    fig.suptitle(f"{claim or 'L1 and L2'}: the paired difference (Spearman, A minus B, 95% CI) by judge size; "
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower right", ncols=len(labels),
+               fontsize=FONT["tick"])
+    fig.suptitle(f"{claim or 'L1, L2'}: paired difference (Spearman, A - B, 95% CI) by judge size; "
                  f"star: the paper's Mistral-7B margin", fontsize=FONT["suptitle"])
     fig.supxlabel("judge parameters (log scale)", fontsize=FONT["label"])
     fig.supylabel("A minus B", fontsize=FONT["label"])
