@@ -86,7 +86,7 @@ __all__ = ["BRUTE_COLUMNS", "CHANGE_COLUMNS", "FLIP_LABEL", "SEED_CHECK_FILE", "
            "forest_plot", "markdown", "paper_baselines", "recomputed_source", "seed_verdicts",
            "signatures", "source_dir", "summary", "verdict", "verdict_overview"]
 
-from nfeval_repro.plots import FIGURE_WIDTH, FONT  # noqa: E402,F401 (the claims' figure style)
+from nfeval_repro.plots import DATASET_NAMES, FIGURE_WIDTH, FONT  # noqa: E402,F401 (the claims' figure style)
 from nfeval_repro.verdicts import (  # noqa: E402,F401 (the rule, re-exported)
     FLIP_LABEL, MIN_QUESTIONS, TIE, VERDICTS, by_resampling, flip_probability, kind,
     plain_verdict, reseed_spread, row_verdict, tie, verdict)
@@ -635,7 +635,7 @@ def _beyond(src: Sources, judge: str) -> list[_Row]:
             add("out of sample difference", ds, ev, f"out of sample: {name}", math.nan)
     for a, b in (("antique", "trec-dl-nf"), ("trec-dl-nf", "antique")):
         for ev in ("rank average - best single", "linear - best single"):
-            add("transfer difference", f"{a} -> {b}", ev, f"chosen on {_DATA_NAMES[a]}: {ev}",
+            add("transfer difference", f"{a} -> {b}", ev, f"chosen on {DATASET_NAMES[a]}: {ev}",
                 math.nan)
     return rows
 
@@ -1131,8 +1131,6 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-_DATA_NAMES = {"antique": "ANTIQUE", "trec-dl-nf": "TREC-DL-NF", "webglm": "WebGLM",
-               "debateqa sample": "the DebateQA sample"}
 
 
 def _variant(comparison: str) -> str:
@@ -1205,7 +1203,7 @@ def summary(table: pd.DataFrame) -> str:
                 sel = sel[sel[by] == sub]
             what = {"D1": f", P.D. with {_short(sub)}"}.get(claim, "")
             said_claim = f" ({CLAIMS[claim].split(' (')[0]})" if k == 0 else ""
-            where = f"- **{claim}** on {_DATA_NAMES.get(dataset, dataset)}{what}{said_claim}"
+            where = f"- **{claim}** on {DATASET_NAMES.get(dataset, dataset)}{what}{said_claim}"
             if claim in _GROUPS:
                 for j, (pattern, against) in enumerate(_GROUPS[claim]):
                     g = sel[sel["comparison"].str.contains(pattern, regex=False)]

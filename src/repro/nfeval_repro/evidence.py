@@ -112,6 +112,9 @@ _EIGHT_1GT = {"judge_rows": "pointwise-ref,pairwise,linkage-0shot,linkage-fewsho
 #: against the 8-candidate stages' 8: what the projection scales an 8-candidate stage's rate by.
 CANDIDATES = {"antique": 19.8, "trec-dl-nf": 99.5}
 
+#: The DebateQA system artefacts' stages: 16 sample questions, then all 40.
+_SAMPLE_16_40 = ({"limit": 16}, {"limit": 40})
+
 #: Both LINKAGE datasets, as a notebook's ``datasets`` parameter.
 _BOTH = "antique,trec-dl-nf"
 
@@ -159,20 +162,19 @@ STAGES: dict[str, tuple[dict, ...]] = {
                {"limit": 0, "judge_limit": 0, "pd_judge_limit": 0, "backbone": _PD2, **_J}),
     # D.A. with both judges; then the 1.5B judge's D.A.-ZS (the paper's second Table 3 claim)
     "dq_t03": ({}, {"later_methods": "da_prob,da_zs_prob"}),
-    # the DebateQA system artefacts: 16 sample questions, then all 40
-    "dq_t04": ({"limit": 16}, {"limit": 40}),
+    "dq_t04": _SAMPLE_16_40,
     # D3 (the paper's "highly consistent" rankings) on all 40 sample questions: the three small
     # backbones and the five restate prompts, then the 1.5B judge's model as a fourth backbone;
     # then five answering systems (the 1.5B model's answers, greedy and sampled, added)
     "dq_f03": ({"limit": 16}, {"limit": 40}, {"limit": 40, "backbones": _F03_BACKBONES},
                {"limit": 40, "backbones": _F03_BACKBONES, "generators": _FIVE}),
     "dq_f04": ({"limit": 16}, {"limit": 40}, {"limit": 40, "generators": _FIVE}),
-    "dq_f05": ({"limit": 16}, {"limit": 40}),
-    "dq_t05": ({"limit": 16}, {"limit": 40}),
-    "dq_t06": ({"limit": 16}, {"limit": 40}),
-    "dq_t07": ({"limit": 16}, {"limit": 40}),
-    "dq_f08_f09": ({"limit": 16}, {"limit": 40}),
-    "dq_f10": ({"limit": 16}, {"limit": 40}),
+    "dq_f05": _SAMPLE_16_40,
+    "dq_t05": _SAMPLE_16_40,
+    "dq_t06": _SAMPLE_16_40,
+    "dq_t07": _SAMPLE_16_40,
+    "dq_f08_f09": _SAMPLE_16_40,
+    "dq_f10": _SAMPLE_16_40,
     "lk_t06": (_ABL,),
     "lk_t07_t08": (_ABL,),
     "lk_t09_t10_f02": (_ABL,),

@@ -21,8 +21,12 @@ import pandas as pd
 FONT = {"tick": 8, "label": 8, "legend": 8, "suptitle": 10}
 FIGURE_WIDTH = 8.0
 
-__all__ = ["display_name", "interval_bars", "interval_errors", "paper_differences",
-           "short_names"]
+__all__ = ["DATASET_NAMES", "display_name", "interval_bars", "interval_errors",
+           "paper_differences", "short_names"]
+
+#: Each dataset id as the figures and the claims' summaries print it.
+DATASET_NAMES = {"antique": "ANTIQUE", "trec-dl-nf": "TREC-DL-NF", "webglm": "WebGLM",
+                 "debateqa sample": "the DebateQA sample"}
 
 #: Table row ids shown under the name ``nfeval linkage --method`` gives the same method:
 #: the tables keep ``pointwise-noref`` (beside ``pointwise-ref``), the command line says

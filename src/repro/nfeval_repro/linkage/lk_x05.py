@@ -45,7 +45,6 @@ SIZES = {"smollm2-135m-instruct": 0.135, "gemma3-270m": 0.27,
          "qwen2.5-coder-0.5b-instruct": 0.5, "qwen2.5-coder-1.5b-instruct": 1.5}
 #: The paper's judge whose margin is marked (LINKAGE Table 2's open judge) and its size.
 PAPER_JUDGE, PAPER_SIZE = "mistral", 7.0
-_DATA = {"antique": "ANTIQUE", "trec-dl-nf": "TREC-DL-NF"}
 LINKAGE_ROWS = ("linkage-0shot", "linkage-fewshot")
 #: L1's baselines as the claims table decides them (the release's BERTScore: its [CLS] cosine)
 #: and L2's (pairwise as the release runs it, the candidate first).
@@ -251,7 +250,7 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
     dataset's size reading with its n in the panel's title."""
     import matplotlib.pyplot as plt
 
-    from nfeval_repro.plots import FIGURE_WIDTH, FONT
+    from nfeval_repro.plots import DATASET_NAMES, FIGURE_WIDTH, FONT
 
     part = table if claim is None else table[table["claim"] == claim]
     if part.empty:
@@ -262,6 +261,7 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
     short = {"moves toward the paper's sign": "toward paper",
              "moves away from the paper's sign": "away from paper",
              "cannot tell at n": "cannot tell", "too few questions": "too few"}
+    ticks = sorted({*part["size_b"], PAPER_SIZE})
     cols = 3  # four columns of three-line titles touch at this width
     nrows = math.ceil(len(keys) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(FIGURE_WIDTH, 2.3 * nrows + 0.8),
@@ -277,16 +277,15 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
             ax.errorbar(x, rows["ours"], yerr=[rows["ours"] - rows["ci_low"],
                                                rows["ci_high"] - rows["ours"]],
                         fmt=f"{marker}-", color=color, ms=4, lw=1.2, capsize=3,
-                        label=_DATA[d])
+                        label=DATASET_NAMES[d])
             margin = rows["paper_margin"].iloc[0]
             if np.isfinite(margin):
                 ax.plot([PAPER_SIZE * shift], [margin], "*", color=color, mec="#b22222", ms=9)
             reading = sizes[(sizes["dataset"] == d) & (sizes["comparison"] == c)]["reading"]
-            said.append(f"{_DATA[d]} n = {int(rows['n_questions'].max())}: "
+            said.append(f"{DATASET_NAMES[d]} n = {int(rows['n_questions'].max())}: "
                         + ", ".join(short.get(r, r) for r in reading))
         ax.axhline(0, color="black", lw=0.8, ls="--")
         ax.set_xscale("log")
-        ticks = sorted({*part["size_b"], PAPER_SIZE})
         ax.set_xticks(ticks, [f"{v:g}B" for v in ticks])
         ax.minorticks_off()
         ax.set_title(f"{cl}: {_label(c)}\n" + "\n".join(said), fontsize=FONT["tick"])

@@ -194,7 +194,7 @@ def figure(table: pd.DataFrame):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    from nfeval_repro.plots import FIGURE_WIDTH, FONT
+    from nfeval_repro.plots import DATASET_NAMES, FIGURE_WIDTH, FONT
 
     fig, axes = plt.subplots(1, 2, figsize=(FIGURE_WIDTH, 3.2), sharey=True, squeeze=False,
                              layout="constrained")
@@ -210,7 +210,7 @@ def figure(table: pd.DataFrame):
         n = int(part["n_questions"].max()) if len(part) else 0
         k = int(part["n_changed"].max()) if len(part) else 0
         total = int(part["n_answers"].max()) if len(part) else 0
-        ax.set_title(f"{'ANTIQUE' if d == 'antique' else 'TREC-DL-NF'}: n = {n} questions, "
+        ax.set_title(f"{DATASET_NAMES[d]}: n = {n} questions, "
                      f"{k} of {total} answers changed", fontsize=FONT["tick"])
         ax.tick_params(labelsize=FONT["tick"])
         ax.set_xlabel("Spearman, guard minus off", fontsize=FONT["label"])
