@@ -100,7 +100,7 @@ def lk_t02_rows(model, n_questions: int, progress: bool,
     same items (paired per question), per dataset and coefficient; column ``kind``
     (:func:`row_kind`)."""
     from nfeval.data import load_linkage
-    from nfeval_repro.linkage.same_items import judge_frame, judged_items
+    from nfeval_repro.linkage.same_items import JudgeCall, judge_frame, judged_items
     from nfeval.linkage.lexical import split_scores
     from nfeval.metrics.correlation import correlation_rows, per_question
     from nfeval.metrics.intervals import mean_interval
@@ -114,8 +114,8 @@ def lk_t02_rows(model, n_questions: int, progress: bool,
         questions = load_linkage(dataset)
         sample = judged_items(questions, dataset, seed=0, limit=n_questions, max_candidates=8)
         judged, _ = judge_frame(model, questions, sample, dataset=dataset,
-                                rows=list(LK_T02_ROWS), mode="prob", seed=0, shots=3,
-                                progress=progress)
+                                rows=list(LK_T02_ROWS),
+                                call=JudgeCall(mode="prob", seed=0, shots=3), progress=progress)
         items += len(judged)
         rouge = split_scores(sample.judged, questions, methods=["rougeL"])
         frame = pd.concat([judged[cols], rouge[cols]])

@@ -8,6 +8,9 @@ every entry with its smallest parameters.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import json
 from dataclasses import dataclass
 
 from nfeval_repro.paths import NOTEBOOKS
@@ -39,6 +42,31 @@ class Artefact:
     @property
     def target(self) -> str:
         return f"results/{self.id}.csv"
+
+    @property
+    def module(self) -> str | None:
+        """Dotted name of the experiment module whose ``run`` makes it: the longest
+        ``nfeval_repro.<paper>.<prefix of the notebook's name>`` that exists (None: claims,
+        which reads committed tables only)."""
+        paper = {"lk": "linkage", "dq": "debateqa"}.get(self.id[:2])
+        stem = self.notebook.removesuffix(".ipynb")
+        while paper and stem:
+            if importlib.util.find_spec(f"nfeval_repro.{paper}.{stem}"):
+                return f"nfeval_repro.{paper}.{stem}"
+            stem = stem.rpartition("_")[0]
+        return None
+
+    @property
+    def config(self):
+        """The frozen config its notebook runs with: the module's ``Config`` with this entry's
+        ``parameters`` (None for claims). ``run(artefact.config)`` computes the artefact."""
+        if self.module is None:
+            return None
+        from nfeval_repro.parameters import check
+
+        config = importlib.import_module(self.module).Config(**dict(self.parameters))
+        check(config)
+        return config
 
 
 #: lk_t03 / lk_t04 as committed: the 1.5B model writing the reference lists and judging, at the
@@ -246,6 +274,34 @@ def make_rules() -> str:
     return "\n".join(out)
 
 
+def parameter_cell(notebook: str) -> tuple[dict, int]:
+    """The notebook's JSON and the index of its parameters cell."""
+    nb = json.loads((NOTEBOOKS / notebook).read_text(encoding="utf-8"))
+    (index,) = [i for i, c in enumerate(nb["cells"])
+                if "parameters" in c["metadata"].get("tags", [])]
+    return nb, index
+
+
+def write_parameter_cells() -> list[str]:
+    """Rewrite each notebook's parameters cell from its module's ``Config``
+    (:func:`nfeval_repro.parameters.cell`); the notebooks changed."""
+    from nfeval_repro.parameters import cell
+
+    changed = []
+    for notebook in dict.fromkeys(a.notebook for a in ARTEFACTS):
+        module = by_notebook(notebook).module
+        if module is None:
+            continue
+        nb, index = parameter_cell(notebook)
+        text = cell(importlib.import_module(module).Config)
+        if "".join(nb["cells"][index]["source"]) != text:
+            nb["cells"][index]["source"] = text.splitlines(keepends=True)
+            (NOTEBOOKS / notebook).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n",
+                                              encoding="utf-8")
+            changed.append(notebook)
+    return changed
+
+
 def readme_table() -> str:
     """The artefact table of docs/artefacts.md: id (linked to its notebook), paper item,
     one-phrase status, details (links relative to docs/)."""
@@ -265,13 +321,24 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m nfeval_repro.artefacts", description=__doc__)
     ap.add_argument("--make", action="store_true", help="print the Makefile's artefact rules")
+    ap.add_argument("--parameters", action="store_true",
+                    help="rewrite every notebook's parameters cell from its experiment's Config "
+                         "(the fields, their defaults and comments) and list the notebooks changed")
     args = ap.parse_args(argv)
     if args.make:
         print(make_rules())
+    elif args.parameters:
+        for notebook in write_parameter_cells():
+            print(f"notebooks/{notebook}: parameters cell rewritten")
     else:
         for a in ARTEFACTS:
             print(f"{a.id:<16} {a.target:<28} notebooks/{a.notebook}  ({a.item})")
     return 0
+
+
+def by_notebook(notebook: str) -> Artefact:
+    """The first artefact its notebook makes."""
+    return next(a for a in ARTEFACTS if a.notebook == notebook)
 
 
 def by_id(artefact_id: str) -> Artefact:

@@ -279,18 +279,41 @@ def _chance_note(table: pd.DataFrame, dataset: str, method: str, statistic: str,
     return ""
 
 
+@dataclass(frozen=True)
+class _Statistic:
+    """The statistic a claim's differences are read in, and where the tables keep it."""
+
+    #: its name in the tables' statistic column (``spearman``; WebGLM's ``acc_best``...)
+    name: str = "spearman"
+    #: our table's column that names the statistic (``coefficient``; lk_t05's ``metric``)
+    column: str = "coefficient"
+    #: the paper's table's column that names it
+    paper_column: str = "coefficient"
+    #: what a baseline's own estimate is read against for the at-chance note; None: 0 for a
+    #: correlation, 0.5 for an accuracy (``column`` ``metric``)
+    chance: float | None = None
+
+    @property
+    def chance_line(self) -> float:
+        """:attr:`chance`, or its default for the statistic."""
+        if self.chance is not None:
+            return self.chance
+        return 0.5 if self.column == "metric" else 0.0
+
+
+#: Spearman's rho, the correlation claims' statistic.
+_SPEARMAN = _Statistic()
+
+
 def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
                others: dict[str, list[str]], paper, estimates: pd.DataFrame | None = None,
-               judge_col: str = "our_judge", statistic: str = "spearman",
-               stat_col: str = "coefficient", paper_stat: str = "coefficient",
-               prefix: str = "", dataset_name: str | None = None,
-               dtype_check: pd.DataFrame | None = None,
-               chance_line: float | None = None) -> list[_Row]:
-    """``a`` minus every baseline of ``others`` (per dataset), from the table's paired rows; a
-    baseline the table has no paired row for is a "not computed" row, never left out.
-    ``dtype_check``: the table's dtype check (lk_t02's frame), whose ``shift`` of the same
-    comparison each row carries. ``chance_line``: what a baseline's own estimate is read
-    against for the at-chance note (default: 0 for a correlation, 0.5 for an accuracy)."""
+               statistic: _Statistic = _SPEARMAN, prefix: str = "",
+               dtype_check: pd.DataFrame | None = None) -> list[_Row]:
+    """``a`` minus every baseline of ``others`` (per dataset), from the table's paired rows in
+    ``statistic``; a baseline the table has no paired row for is a "not computed" row, never
+    left out. ``estimates``: the table's own estimate rows, which say whether a baseline is at
+    chance. ``prefix`` goes before every comparison's name. ``dtype_check``: the table's
+    dtype check (lk_t02's frame), whose ``shift`` of the same comparison each row carries."""
     from nfeval_repro.linkage.same_items import PAPER_ROW_OF
 
     shifts = ({} if dtype_check is None or dtype_check.empty else
@@ -300,31 +323,29 @@ def _diff_rows(table: pd.DataFrame, *, claim: str, source: str, a: str,
     for dataset, baselines in others.items():
         for b in baselines:
             sel = table[(table["dataset"] == dataset) & (table["method"] == f"{a} - {b}")
-                        & (table[stat_col] == statistic)]
+                        & (table[statistic.column] == statistic.name)]
             pb = PAPER_ROW_OF.get(b, b)  # the paper's row our baseline stands for
             margins = [_paper_value(paper, dataset=dataset, method=a, judge=j,
-                                    **{paper_stat: statistic})
+                                    **{statistic.paper_column: statistic.name})
                        - _paper_value(paper, dataset=dataset, method=pb,
                                       judge=j if pb not in _LEXICAL else "",
-                                      **{paper_stat: statistic})
+                                      **{statistic.paper_column: statistic.name})
                        for j in ("mistral", "chatgpt")]
             comparison = f"{prefix}{_name(a)} - {_name(b)}"
-            name = dataset_name or dataset
             if sel.empty:
-                out.append(_Row(claim, name, comparison, statistic, "", math.nan, math.nan,
-                                math.nan, 0, "questions", source, 0.0, *margins,
+                out.append(_Row(claim, dataset, comparison, statistic.name, "", math.nan,
+                                math.nan, math.nan, 0, "questions", source, 0.0, *margins,
                                 note=f"not computed: {source} has no paired row "
                                      f"'{a} - {b}'", computed=False))
                 continue
             r = sel.iloc[0]
-            judge = str(r.get(judge_col, "") or "")
+            judge = str(r.get("our_judge", "") or "")
             note = ""
             if estimates is not None and b not in _LEXICAL:
-                line = (chance_line if chance_line is not None
-                        else 0.5 if stat_col == "metric" else 0.0)
-                note = _chance_note(estimates, dataset, b, statistic, stat_col, line)
-            shift, dtype = shifts.get((dataset, f"{a} - {b}", statistic), (math.nan, ""))
-            out.append(_Row(claim, name, comparison, statistic, judge, float(r["ours"]),
+                note = _chance_note(estimates, dataset, b, statistic.name, statistic.column,
+                                    statistic.chance_line)
+            shift, dtype = shifts.get((dataset, f"{a} - {b}", statistic.name), (math.nan, ""))
+            out.append(_Row(claim, dataset, comparison, statistic.name, judge, float(r["ours"]),
                             float(r["ci_low"]), float(r["ci_high"]), int(r["n_questions"]),
                             "questions", source, 0.0, *margins, model_a=judge,
                             model_b=_EMBEDDER.get(b, "" if b in _LEXICAL else judge),
@@ -421,9 +442,10 @@ def _generated_references(src: Sources) -> list[_Row]:
     chance = _webglm_chance(src)
     for metric, label in (("acc_best", "Acc(best)"), ("acc_best_worst", "Acc(best+worst)")):
         common = dict(claim="L3", source="lk_t05", a="linkage", paper=_paper("lk_t05"),
-                      estimates=estimates, statistic=metric, stat_col="metric",
-                      paper_stat="metric", prefix=f"WebGLM {label}: ",
-                      chance_line=chance[metric])
+                      estimates=estimates,
+                      statistic=_Statistic(metric, column="metric", paper_column="metric",
+                                           chance=chance[metric]),
+                      prefix=f"WebGLM {label}: ")
         baselines = paper_baselines("lk_t05")
         part = _diff_rows(t, others=_release_pairwise(baselines, t, "linkage"), **common)
         part += _as_variants(_diff_rows(t, others=_variants(baselines, t, "linkage"),

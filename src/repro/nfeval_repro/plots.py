@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ import pandas as pd
 FONT = {"tick": 8, "label": 8, "legend": 8, "suptitle": 10}
 FIGURE_WIDTH = 8.0
 
-__all__ = ["DATASET_NAMES", "display_name", "interval_bars", "interval_errors",
+__all__ = ["BarStyle", "DATASET_NAMES", "display_name", "interval_bars", "interval_errors",
            "paper_differences", "short_names"]
 
 #: Each dataset id as the figures and the claims' summaries print it.
@@ -41,31 +42,44 @@ def display_name(value: Any) -> str:
     return _DISPLAY.sub(lambda m: DISPLAY_NAMES[m.group(1)], str(value))
 
 
+@dataclass(frozen=True)
+class BarStyle:
+    """How :func:`interval_bars` draws its bars and texts (the table's columns aside)."""
+
+    #: the hues' colours, in hue order (cycled); None: matplotlib's ``C0``, ``C1``, ...
+    colors: Sequence[str] | None = None
+    #: the legend text of the paper's marker (a black diamond)
+    paper_label: str = "paper"
+    #: turns a group's value into its tick text, above the ``n=`` line (e.g. long method
+    #: names on several lines)
+    label: Callable[[Any], str] = str
+    #: within a group only the hues that have a row take a slot (centred on the tick), so a
+    #: group with fewer bars shows no empty slots; colours stay those of the hue
+    compact: bool = False
+
+
 def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
                   n: str = "n_questions", paper: str | None = "paper",
                   order: Sequence | None = None, hue_order: Sequence | None = None,
-                  colors: Sequence[str] | None = None, ylabel: str = "",
-                  paper_label: str = "paper", label: Callable[[Any], str] = str,
-                  compact: bool = False) -> None:
-    """Grouped bars of ``ours`` with ``ci_low``..``ci_high`` error bars (one bar per row).
+                  ylabel: str = "", style: BarStyle = BarStyle()) -> None:
+    """Grouped bars of ``ours`` with ``ci_low``..``ci_high`` error bars (one bar per row),
+    drawn as ``style`` says.
 
     ``x`` names the column whose values are the groups on the x axis (in
     ``order``), ``hue`` the column whose values sit side by side within a group.
     Each group's tick label gets ``n=`` (the ``n`` column; a range when the
-    bars of a group rest on different n); ``label`` turns a group's value into the
-    tick text above that (e.g. long method names on several lines); tick and legend texts
-    show methods by their command-line names (:func:`display_name`). Rows with a
-    ``paper`` value get a black diamond at it. A bar too short to see (under 1% of the
-    y range) gets a short thick line in its colour at its value, and a row whose estimate
-    is undefined (NaN) an "n/a" in its slot, so neither reads as a missing row.
-    ``compact``: within a group only the hues that have a row take a slot (centred on the
-    tick), so a group with fewer bars shows no empty slots; colours stay those of the hue.
+    bars of a group rest on different n) below the group's text (``style.label``); tick
+    and legend texts show methods by their command-line names (:func:`display_name`).
+    Rows with a ``paper`` value get a black diamond at it. A bar too short to see (under 1%
+    of the y range) gets a short thick line in its colour at its value, and a row whose
+    estimate is undefined (NaN) an "n/a" in its slot, so neither reads as a missing row.
+    ``ylabel``: the y axis's label (empty: none).
     """
     order = list(order) if order is not None else list(dict.fromkeys(table[x]))
     hues = ([None] if hue is None else
             (list(hue_order) if hue_order is not None else list(dict.fromkeys(table[hue]))))
     width = 0.8 / len(hues)
-    palette = colors or [f"C{i}" for i in range(len(hues))]
+    palette = style.colors or [f"C{i}" for i in range(len(hues))]
     labels_done: set = set()
     has = set(zip(table[x], [None] * len(table) if hue is None else table[hue]))
     present = {xv: [hv for hv in hues if (xv, hv) in has] for xv in order}
@@ -77,7 +91,7 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
             if row.empty:
                 continue
             r = row.iloc[0]
-            if compact:
+            if style.compact:
                 k, slots = present[xv].index(hv), len(present[xv])
                 pos = xi + (k - (slots - 1) / 2) * width
             else:
@@ -92,14 +106,14 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
             ax.bar(pos, est, width * 0.92, color=palette[hi % len(palette)], label=lab,
                    yerr=err, capsize=2, error_kw={"lw": 0.8})
             if paper and paper in row.columns and not pd.isna(r[paper]):
-                pl = paper_label if "paper" not in labels_done else None
+                pl = style.paper_label if "paper" not in labels_done else None
                 labels_done.add("paper")
                 ax.plot(pos, float(r[paper]), marker="D", color="black", ms=4, ls="",
                         label=pl, zorder=5)
     ticks = []
     for xv in order:
         ns = table.loc[table[x] == xv, n].dropna().astype(int) if n in table.columns else []
-        name = display_name(label(xv))
+        name = display_name(style.label(xv))
         if len(ns) == 0:
             ticks.append(name)
         elif ns.min() == ns.max():
@@ -112,7 +126,8 @@ def interval_bars(ax, table: pd.DataFrame, *, x: str, hue: str | None = None,
     y0, y1 = ax.get_ylim()
     for pos, est, w, color in small:
         if math.isnan(est):
-            ax.text(pos, 0, "n/a", ha="center", va="bottom", fontsize=7, color="dimgrey", rotation=90)
+            ax.text(pos, 0, "n/a", ha="center", va="bottom", fontsize=7, color="dimgrey",
+                    rotation=90)
         elif abs(est) < 0.01 * (y1 - y0):  # a bar this short is invisible: mark its value
             ax.hlines(est, pos - w / 2, pos + w / 2, colors=color, lw=2.5, zorder=4)
     if ylabel:

@@ -16,6 +16,7 @@ import pytest
 from nfeval import NfevalError
 from nfeval_repro.debateqa.curation.documents import DOCS_FILE, Document, load_documents
 from nfeval_repro.debateqa.curation.pipeline import (
+    PipelineSettings,
     filter_trusted,
     item_id,
     run_pipeline,
@@ -24,6 +25,7 @@ from nfeval_repro.debateqa.curation.pipeline import (
     write_items,
 )
 from nfeval_repro.debateqa.curation.povs import (
+    ExtractionSettings,
     Pov,
     dedup_povs,
     explanation_prompt,
@@ -241,7 +243,8 @@ POV_OUTPUTS = {
 def test_pipeline_funnel_on_fixture(tmp_path, monkeypatch):
     monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path / "cache"))
     model = FakeModel(POV_OUTPUTS)
-    res = run_pipeline(model, questions=QS, docs=_docs(), dedup=False, progress=False)
+    res = run_pipeline(model, PipelineSettings(dedup=False), questions=QS, docs=_docs(),
+                       progress=False)
     f = res.funnel.set_index("stage")
     assert f.loc["sourced", "questions"] == 3
     assert f.loc["document search", "questions"] == 3 and f.loc["document search", "documents"] == 12
@@ -269,20 +272,20 @@ def test_pipeline_funnel_on_fixture(tmp_path, monkeypatch):
     assert list(pas.explanation_doc_ids) == ["d1,d2", "d3", "d4"]
     assert len(model.calls) == 2 + 3
     # a rerun is answered from the cache
-    again = run_pipeline(FakeModel(POV_OUTPUTS, fail=True), questions=QS, docs=_docs(),
-                         dedup=False, progress=False)
+    again = run_pipeline(FakeModel(POV_OUTPUTS, fail=True), PipelineSettings(dedup=False),
+                         questions=QS, docs=_docs(), progress=False)
     assert again.items == res.items
 
 
 def test_pipeline_limit_and_no_model(tmp_path, monkeypatch):
     monkeypatch.setenv("NFEVAL_CACHE", str(tmp_path / "cache"))
-    res = run_pipeline(FakeModel(POV_OUTPUTS), questions=QS, docs=_docs(), dedup=False,
-                       limit=1, progress=False)
+    res = run_pipeline(FakeModel(POV_OUTPUTS), PipelineSettings(dedup=False, limit=1),
+                       questions=QS, docs=_docs(), progress=False)
     f = res.funnel.set_index("stage")
     assert f.loc["LLM stages run on", "questions"] == 1
     assert f.loc[">= 3 POVs", "questions"] == 1
     assert res.questions.set_index("question_id").loc["3", "dropped_at"] == "limit"
-    bare = run_pipeline(None, questions=QS, docs=_docs(), dedup=False)
+    bare = run_pipeline(None, PipelineSettings(dedup=False), questions=QS, docs=_docs())
     assert list(bare.funnel.stage) == ["sourced", "deduplicated", "document search",
                                        "trusted TLDs", ">= 3 documents"]
     assert bare.items == []
@@ -368,7 +371,7 @@ def test_documents_exercise_the_tld_filter(collection):
 
 
 def test_pipeline_on_the_collection_without_a_model():
-    res = run_pipeline(None, dedup=False)
+    res = run_pipeline(None, PipelineSettings(dedup=False))
     f = res.funnel.set_index("stage")
     assert f.loc["sourced", "questions"] == 40
     assert 32 <= f.loc[">= 3 documents", "questions"] <= 35
@@ -384,7 +387,7 @@ def test_extract_povs_with_an_embedded_model():
 
     lm = load_model("smollm2-135m-instruct", backend="llama")
     docs = [d.text for d in load_documents() if d.question_id == 9004][:2]
-    ex = extract_povs(lm, "Should there be a tax on sugary drinks?", docs, max_tokens=48,
-                      use_cache=False)
+    ex = extract_povs(lm, "Should there be a tax on sugary drinks?", docs,
+                      ExtractionSettings(max_tokens=48), use_cache=False)
     assert isinstance(ex.raw, str) and ex.n_tokens <= 48
     assert all(set(p.doc_indexes) <= {1, 2} for p in ex.povs)

@@ -17,7 +17,7 @@ from nfeval_repro.debateqa.curation.chunking import similarity_summary
 from nfeval_repro.debateqa.curation.dedup import dedup_questions, similarity_edges, stored_similarity_edges
 from nfeval_repro.debateqa.curation.pipeline import PipelineResult
 from nfeval_repro.debateqa.curation.report import distribution_table
-from nfeval_repro.debateqa.curation.topics import STEP, fit_topics, topic_spec
+from nfeval_repro.debateqa.curation.topics import STEP, TopicSettings, fit_topics, topic_spec
 from nfeval_repro.store import close_store, use_store
 
 TEXTS = ["Should zoos exist?", "Are zoos ethical?", "Is coffee healthy?", "Does coffee harm?",
@@ -51,13 +51,13 @@ class FakeFit:
 def test_topics_are_fitted_once_and_read_back(tmp_path):
     fit = FakeFit()
     store = use_store("t_topics", tmp_path)
-    first = fit_topics(TEXTS, seed=0, min_cluster_size=2, fit=fit)
+    first = fit_topics(TEXTS, TopicSettings(seed=0, min_cluster_size=2), fit=fit)
     assert fit.calls == 1 and store.misses == 1
     assert first.topics == [-1, 0, 1, -1, 0, 1, -1]
     assert first.label(0, 2) == "zoos, animals" and first.label(-1) == "outliers"
     # a new run (a fresh store reading the same folder): nothing is fitted
     again = use_store("t_topics", tmp_path)
-    second = fit_topics(TEXTS, seed=0, min_cluster_size=2, fit=fit)
+    second = fit_topics(TEXTS, TopicSettings(seed=0, min_cluster_size=2), fit=fit)
     assert fit.calls == 1
     assert again.hits == 1 and again.misses == 0
     assert second.topics == first.topics and second.words == first.words
@@ -69,29 +69,29 @@ def test_topics_are_fitted_once_and_read_back(tmp_path):
 def test_every_topic_setting_is_in_the_key(tmp_path):
     fit = FakeFit()
     use_store("t_topics", tmp_path)
-    fit_topics(TEXTS, seed=0, min_cluster_size=2, fit=fit)
-    fit_topics(TEXTS, seed=1, min_cluster_size=2, fit=fit)  # another UMAP seed
-    fit_topics(TEXTS, seed=0, min_cluster_size=3, fit=fit)  # another HDBSCAN setting
-    fit_topics(TEXTS, seed=0, min_cluster_size=2, n_neighbors=4, fit=fit)  # UMAP
-    fit_topics(TEXTS[:-1], seed=0, min_cluster_size=2, fit=fit)  # other questions
+    fit_topics(TEXTS, TopicSettings(seed=0, min_cluster_size=2), fit=fit)
+    fit_topics(TEXTS, TopicSettings(seed=1, min_cluster_size=2), fit=fit)  # another UMAP seed
+    fit_topics(TEXTS, TopicSettings(seed=0, min_cluster_size=3), fit=fit)  # another HDBSCAN setting
+    fit_topics(TEXTS, TopicSettings(seed=0, min_cluster_size=2, n_neighbors=4), fit=fit)  # UMAP
+    fit_topics(TEXTS[:-1], TopicSettings(seed=0, min_cluster_size=2), fit=fit)  # other questions
     assert fit.calls == 5
-    fit_topics(TEXTS, seed=0, min_cluster_size=2, fit=fit)
+    fit_topics(TEXTS, TopicSettings(seed=0, min_cluster_size=2), fit=fit)
     assert fit.calls == 5
 
 
 def test_topic_spec_caps_neighbours_and_refuses_too_few_questions():
-    spec = topic_spec(TEXTS, n_neighbors=10, min_cluster_size=2)
+    spec = topic_spec(TEXTS, TopicSettings(n_neighbors=10, min_cluster_size=2))
     assert spec["umap"]["n_neighbors"] == len(TEXTS) - 1
     assert spec["umap"]["random_state"] == spec["seed"] == 0
     assert spec["embedder"].startswith("minilm-l6@")
     with pytest.raises(NfevalError, match="too few"):
-        topic_spec(TEXTS[:3], min_cluster_size=2)
+        topic_spec(TEXTS[:3], TopicSettings(min_cluster_size=2))
 
 
 def test_without_a_store_topics_are_fitted_every_time():
     fit = FakeFit()
-    fit_topics(TEXTS, min_cluster_size=2, fit=fit)
-    fit_topics(TEXTS, min_cluster_size=2, fit=fit)
+    fit_topics(TEXTS, TopicSettings(min_cluster_size=2), fit=fit)
+    fit_topics(TEXTS, TopicSettings(min_cluster_size=2), fit=fit)
     assert fit.calls == 2
 
 

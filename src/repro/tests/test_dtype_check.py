@@ -44,10 +44,10 @@ def test_lk_t02_in_bf16_on_every_candidate_carries_its_check_from_the_store(tmp_
 
     store = use_store("lk_t02", tmp_path)
     try:
-        exp = lk_t02.run(datasets="trec-dl-nf", limit=2, max_candidates=0,
-                         judge_rows="linkage-0shot,pointwise-noref,pairwise-release",
-                         judge_dtype="bfloat16", small_judge="", sample_limit=0,
-                         refppl_lm="none", progress=False)
+        exp = lk_t02.run(lk_t02.Config(datasets="trec-dl-nf", limit=2, max_candidates=0,
+                                       judge_rows="linkage-0shot,pointwise-noref,pairwise-release",
+                                       judge_dtype="bfloat16", small_judge="", sample_limit=0,
+                                       refppl_lm="none"), progress=False)
         misses = store.misses
     finally:
         close_store()

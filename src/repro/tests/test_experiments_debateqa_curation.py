@@ -76,7 +76,8 @@ def _collection(path, docs: list[tuple[int | None, str, str]]):
 # --------------------------------------------------------------------------- dq_t01
 
 def test_t01_prints_drawn_entries_with_cut_explanations():
-    exp = dq_t01.run(split="no-such-split", limit=2, explanation_chars=60, progress=False)
+    exp = dq_t01.run(dq_t01.Config(split="no-such-split", limit=2, explanation_chars=60),
+                     progress=False)
     assert exp.id == "dq_t01" and exp.id_columns == ["question_id", "pov_index", "field"]
     assert exp.interval.startswith("none: ")
     t = exp.table
@@ -93,10 +94,10 @@ def test_t01_prints_drawn_entries_with_cut_explanations():
 
 
 def test_t01_question_id_names_one_entry_or_fails():
-    exp = dq_t01.run(split="no-such-split", question_id=FIRST[1], progress=False)
+    exp = dq_t01.run(dq_t01.Config(split="no-such-split", question_id=FIRST[1]), progress=False)
     assert set(exp.table.question_id) == {FIRST[1]}
     with pytest.raises(NfevalError, match="is not in the project sample"):
-        dq_t01.run(split="no-such-split", question_id=1, progress=False)
+        dq_t01.run(dq_t01.Config(split="no-such-split", question_id=1), progress=False)
 
 
 # --------------------------------------------------------------------------- dq_t10
@@ -108,7 +109,7 @@ def test_t10_counts_on_a_tiny_collection(tmp_path):
         (q1, "https://c.org/3", "three"), (q1, "https://d.com/4", "four"),
         (q2, "https://e.info/5", "five"), (q2, "https://f.blog/6", "six"),
         (None, "https://g.edu/7", "distractor"), (FIRST[2], "https://h.gov/8", "not drawn")])
-    exp = dq_t10.run(limit=2, documents=str(docs), progress=False)
+    exp = dq_t10.run(dq_t10.Config(limit=2, documents=str(docs)), progress=False)
     assert exp.id == "dq_t10" and exp.interval.startswith("none: ")
     assert exp.parameters == {"documents": str(docs)}
     t = exp.table.set_index(["section", "item"])["ours"]
@@ -130,8 +131,8 @@ def test_t08_t09_dedup_and_sweep_with_chosen_vectors(monkeypatch):
                         sample[2]: [0, 1, 0, 0], sample[3]: [0, 0, 1, 0],
                         sample[4]: [0, 0.8, 0.6, 0]})
     monkeypatch.setattr(documents, "_encode", fake)
-    exp = dq_t08_t09.run(sources="debateqa-sample", limit=5, threshold=0.85,
-                         sweep="0.75,0.85", progress=False)
+    exp = dq_t08_t09.run(dq_t08_t09.Config(sources="debateqa-sample", limit=5, threshold=0.85,
+                                           sweep="0.75,0.85"), progress=False)
     assert fake.devices == ["cpu"]  # the embedded profile's device reaches the encoder
     assert exp.id == "dq_t08_t09" and exp.id_columns == ["source", "stage"]
     t = exp.table.set_index(["source", "stage"])["ours"]
@@ -155,7 +156,7 @@ def test_f11_cosines_of_own_and_other_documents(tmp_path, monkeypatch):
         (q2, "https://m.com/", "Meat shop.")])
     fake = FakeEncoder()
     monkeypatch.setattr(documents, "_encode", fake)
-    exp = dq_f11.run(limit=3, documents=str(docs), progress=False)
+    exp = dq_f11.run(dq_f11.Config(limit=3, documents=str(docs)), progress=False)
     assert set(fake.devices) == {"cpu"}
     assert exp.id == "dq_f11" and exp.interval == "questions"
     t = exp.table.set_index(["mode", "level", "statistic"])
@@ -181,7 +182,7 @@ def test_f14_shares_of_fixed_topics(monkeypatch):
                 "versions": {"bertopic": "fake"}}
 
     monkeypatch.setattr(topics, "_fit_bertopic", fake_fit)
-    exp = dq_f14.run(limit=12, min_cluster_size=2, label_words=1, progress=False)
+    exp = dq_f14.run(dq_f14.Config(limit=12, min_cluster_size=2, label_words=1), progress=False)
     assert seen == ["cpu"]
     n = exp.extra["n_questions"]
     assert exp.id == "dq_f14" and exp.interval == "questions" and n % 12 == 0
@@ -229,7 +230,7 @@ def fake_llm(monkeypatch):
 
 
 def test_f01_funnel_with_a_fake_llm(fake_llm):
-    exp = dq_f01.run(limit=1, model="", progress=False)
+    exp = dq_f01.run(dq_f01.Config(limit=1, model=""), progress=False)
     assert fake_llm == [("embedded", "qwen2.5-coder-1.5b-instruct", "llama")]  # the judge
     assert exp.id == "dq_f01" and exp.parameters == {"model": "fake-llm"}
     assert exp.interval.startswith("none: ")
@@ -246,8 +247,8 @@ def test_f01_funnel_with_a_fake_llm(fake_llm):
 
 
 def test_f12_f13_distributions_with_a_fake_llm(fake_llm):
-    exp = dq_f12_f13.run(limit=1, model="named-model", reference_split="no-such-split",
-                         progress=False)
+    exp = dq_f12_f13.run(dq_f12_f13.Config(limit=1, model="named-model",
+                                           reference_split="no-such-split"), progress=False)
     assert fake_llm == [("embedded", "named-model", "llama")]
     assert exp.id == "dq_f12_f13" and exp.interval == "questions"
     assert exp.id_columns == ["figure", "metric", "n"]

@@ -23,7 +23,8 @@ from nfeval_repro.tables import Experiment
 
 
 def test_dq_t02_with_the_acknowledge_rule_alone(mirror):
-    exp = dq_t02.run(limit=3, max_answers=4, metrics="acknowledge", rounds=20, progress=False)
+    exp = dq_t02.run(dq_t02.Config(limit=3, max_answers=4, metrics="acknowledge", rounds=20),
+                     progress=False)
     assert isinstance(exp, Experiment) and exp.id == "dq_t02"
     assert list(exp.id_columns) == ["kind", "dataset", "metric", "coefficient"]
     assert exp.interval == "questions"
@@ -74,8 +75,8 @@ def test_dq_t02_judge_limit_judges_the_first_questions_and_pairs_on_them(mirror,
     monkeypatch.setattr(dq_t02, "get_profile", lambda name: Profile())
     monkeypatch.setattr(dq_t02, "score_judge", fake_judge)
     monkeypatch.setattr(dq_t02, "score_pd", lambda lm, qs, **kw: fake_scores(qs, "pd"))
-    exp = dq_t02.run(limit=4, max_answers=4, metrics="pd,direct_score", rounds=20,
-                     judge_limit=2, backbone="fake-pd", progress=False)
+    exp = dq_t02.run(dq_t02.Config(limit=4, max_answers=4, metrics="pd,direct_score", rounds=20,
+                                   judge_limit=2, backbone="fake-pd"), progress=False)
     assert judged == [4]  # 2 questions of each dataset
     t = exp.table[exp.table["coefficient"] == "spearman"].set_index(["kind", "metric", "dataset"])
     for ds in ("antique", "trec-dl-nf"):
@@ -87,8 +88,8 @@ def test_dq_t02_judge_limit_judges_the_first_questions_and_pairs_on_them(mirror,
     # both default backbones: the judge's model (on the first pd_judge_limit questions per
     # dataset) and the small one (on all); each paired with the judge metric, never with
     # each other
-    exp = dq_t02.run(limit=4, max_answers=4, metrics="pd,direct_score", rounds=20,
-                     pd_judge_limit=3, progress=False)
+    exp = dq_t02.run(dq_t02.Config(limit=4, max_answers=4, metrics="pd,direct_score", rounds=20,
+                                   pd_judge_limit=3), progress=False)
     t = exp.table[exp.table["coefficient"] == "spearman"].set_index(["kind", "metric", "dataset"])
     for ds in ("antique", "trec-dl-nf"):
         assert t.loc[("estimate", "pd:fake-judge", ds), "n_questions"] == 3
@@ -97,11 +98,11 @@ def test_dq_t02_judge_limit_judges_the_first_questions_and_pairs_on_them(mirror,
     assert not exp.table["metric"].str.contains("pd:fake-judge - pd:").any()
     assert exp.extra["metrics"] == ["pd:fake-judge", "pd:fake-pd", "direct_score"]
     with pytest.raises(NfevalError, match="judge_limit"):
-        dq_t02.run(limit=2, judge_limit=-1, metrics="acknowledge", progress=False)
+        dq_t02.run(dq_t02.Config(limit=2, judge_limit=-1, metrics="acknowledge"), progress=False)
 
 
 def test_dq_f02_rows_and_signatures(mirror):
-    exp = dq_f02.run(limit=2, max_answers=4, annotators=3, rounds=20, progress=False)
+    exp = dq_f02.run(dq_f02.Config(limit=2, max_answers=4, annotators=3, rounds=20), progress=False)
     assert exp.id == "dq_f02" and list(exp.id_columns) == ["dataset", "pair"]
     assert exp.parameters == {}  # the notebook's own parameters, nothing resolved
     for ds, part in exp.table.groupby("dataset"):
@@ -207,7 +208,7 @@ def test_dq_f05_adds_the_rule_as_a_judge(monkeypatch):
     monkeypatch.setattr(dq_f05, "score_each",
                         lambda prof, systems, items, split, names, metric, progress:
                         _fake_scores(names, metric))
-    exp = dq_f05.run(judges="j1,j2", progress=False)
+    exp = dq_f05.run(dq_f05.Config(judges="j1,j2"), progress=False)
     assert exp.id == "dq_f05" and list(exp.id_columns) == ["judge_a", "judge_b", "quantity"]
     shares = exp.table[exp.table["quantity"] == "share_judged_1"]
     assert shares["judge_a"].tolist() == ["j1", "j2", "acknowledge_rule"]
@@ -224,7 +225,7 @@ def test_dq_f03_pairs_every_backbone(monkeypatch):
     monkeypatch.setattr(dq_f03, "score_each",
                         lambda prof, systems, items, split, names, metric, progress:
                         _fake_scores(names, metric))
-    exp = dq_f03.run(backbones="b1,b2,b3", progress=False)
+    exp = dq_f03.run(dq_f03.Config(backbones="b1,b2,b3"), progress=False)
     assert list(exp.id_columns) == ["backbone_a", "backbone_b", "scope", "quantity"]
     pairs = exp.table[["backbone_a", "backbone_b"]].drop_duplicates()
     assert [tuple(p) for p in pairs.to_numpy()] == [("b1", "b2"), ("b1", "b3"), ("b2", "b3")]

@@ -46,7 +46,7 @@ def test_dq_eq7_closed_form_and_simulation():
 
 def test_dq_eq7_checks_the_profile():
     with pytest.raises(NfevalError, match="unknown profile"):
-        _experiment("dq_eq7").run(profile="no-such-profile")
+        _experiment("dq_eq7").run(_experiment("dq_eq7").Config(profile="no-such-profile"))
 
 
 # --------------------------------------------------------------------------- dq_t04
@@ -270,10 +270,10 @@ def test_rag_experiment_scores_every_arm_and_keeps_its_frames(monkeypatch, tmp_p
     setup = rag.RagSetup(profile=prof, split="sample", items=[1, 2], generators=("g",),
                          backbone="bb", judge=judge, documents=docs,
                          index=SimpleNamespace(k_docs=10, max_chars=2000))
-    exp = rag.rag_experiment("dq_t07", setup, _rag_answers("documents", ("all", "trusted")),
-                             arm="documents", order=["all", "trusted"], pairs=[("trusted", "all")],
-                             answer_columns=["answer", "n_chunks"], prompt_sha256="x",
-                             notes="n", seed=0, top_k=10, progress=False)
+    arms = rag.RagArms(column="documents", order=("all", "trusted"), pairs=(("trusted", "all"),),
+                       answer_columns=("answer", "n_chunks"))
+    exp = rag.rag_experiment("dq_t07", setup, _rag_answers("documents", ("all", "trusted")), arms,
+                             prompt_sha256="x", notes="n", seed=0, top_k=10, progress=False)
     assert loads == ["bb"] + ([judge] if judge else [])
     assert exp.id == "dq_t07" and exp.interval == "questions"
     assert list(exp.id_columns) == ["generator", "documents", "metric", "evaluator", "quantity"]

@@ -19,7 +19,7 @@ def _experiment(name: str):
 def test_lk_t01_counts_the_first_questions(mirror):
     from nfeval_repro.linkage import lk_t01
 
-    exp = lk_t01.run(limit=3, progress=False)
+    exp = lk_t01.run(lk_t01.Config(limit=3), progress=False)
     assert exp.id == "lk_t01" and list(exp.id_columns) == ["dataset", "statistic"]
     assert exp.interval.startswith("none: ") and not exp.parameters and not exp.frames
     assert set(exp.table["n_questions"]) == {3}
@@ -33,7 +33,7 @@ def test_lk_t03_t04_names_its_two_artefacts():
 
     assert lk_t03_t04.SETTINGS == {"lk_t03": ("1gt", "Table 3"), "lk_t04": ("0gt", "Table 4")}
     with pytest.raises(NfevalError, match="lk_t03"):
-        lk_t03_t04.run(artefact="lk_t05")
+        lk_t03_t04.run(lk_t03_t04.Config(artefact="lk_t05"))
 
 
 # --------------------------------------------------------------------------- a stub judge
@@ -73,8 +73,8 @@ def stub(monkeypatch):
 def test_lk_t06_run_on_a_stub_judge(stub):
     from nfeval_repro.linkage import lk_t06
 
-    exp = stub(lk_t06).run(limit=2, datasets="trec-dl-nf", patterns="3210,33221100",
-                           shots="0,1", max_candidates=3, judge="", progress=False)
+    exp = stub(lk_t06).run(lk_t06.Config(limit=2, datasets="trec-dl-nf", patterns="3210,33221100",
+                                         shots="0,1", max_candidates=3, judge=""), progress=False)
     assert exp.id == "lk_t06" and exp.interval == "questions"
     assert list(exp.table.columns) == lk_t06.COLUMNS
     assert exp.parameters == {"questions_per_dataset": 2, "max_candidates": 3,
@@ -92,8 +92,9 @@ def test_lk_t06_run_on_a_stub_judge(stub):
 def test_lk_t07_t08_run_on_a_stub_judge(stub):
     from nfeval_repro.linkage import lk_t07_t08
 
-    exp = stub(lk_t07_t08).run(limit=3, datasets="antique,trec-dl-nf", shots="0,1",
-                               max_candidates=3, judge="named-judge", progress=False)
+    config = lk_t07_t08.Config(limit=3, datasets="antique,trec-dl-nf", shots="0,1",
+                               max_candidates=3, judge="named-judge")
+    exp = stub(lk_t07_t08).run(config, progress=False)
     assert exp.id == "lk_t07_t08"
     assert list(exp.table.columns) == lk_t07_t08.COLUMNS
     assert exp.parameters["judge"] == "named-judge" and exp.parameters["judge_mode"] == "prob"
@@ -106,8 +107,9 @@ def test_lk_t07_t08_run_on_a_stub_judge(stub):
 def test_lk_t09_t10_f02_run_on_a_stub_judge(stub):
     from nfeval_repro.linkage import lk_t09_t10_f02
 
-    exp = stub(lk_t09_t10_f02).run(limit=2, datasets="trec-dl-nf", seeds="0,1",
-                                   max_candidates=3, shots=1, progress=False)
+    config = lk_t09_t10_f02.Config(limit=2, datasets="trec-dl-nf", seeds="0,1", max_candidates=3,
+                                   shots=1)
+    exp = stub(lk_t09_t10_f02).run(config, progress=False)
     table = exp.table
     assert list(table.columns) == lk_t09_t10_f02.COLUMNS
     assert list(dict.fromkeys(table["method"])) == ["pointwise-ref", "pairwise",
@@ -144,12 +146,13 @@ def test_judge_setting_puts_the_candidate_first_under_release_positions(mirror):
     """A generated-list pairwise row under ``positions`` release records it in its signature
     and its items differ from the seeded coin's."""
     from nfeval_repro.linkage.follow_up import judge_setting
-    from nfeval_repro.linkage.same_items import judged_items
+    from nfeval_repro.linkage.same_items import JudgeCall, judged_items
 
     qs = [_question(f"q{i}") for i in range(3)]
     splits = judged_items(qs, "trec-dl-nf", seed=0, limit=0, max_candidates=3).judged
-    _, coin = judge_setting(LengthJudge("j"), qs, splits, method="pairwise", mode="prob",
-                            seed=0, ids={"dataset": "trec-dl-nf"})
-    _, release = judge_setting(LengthJudge("j"), qs, splits, method="pairwise", mode="prob",
-                               seed=0, ids={"dataset": "trec-dl-nf"}, positions="release")
+    call = JudgeCall(mode="prob", seed=0, shots=0)
+    _, coin = judge_setting(LengthJudge("j"), qs, splits, method="pairwise", call=call,
+                            ids={"dataset": "trec-dl-nf"})
+    _, release = judge_setting(LengthJudge("j"), qs, splits, method="pairwise", call=call,
+                               ids={"dataset": "trec-dl-nf"}, positions="release")
     assert coin.extra["positions"] == "random" and release.extra["positions"] == "release"

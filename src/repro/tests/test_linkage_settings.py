@@ -22,6 +22,7 @@ from nfeval_repro.linkage.follow_up import (
     single_ground_truth,
     with_paper,
 )
+from nfeval_repro.linkage.same_items import JudgeCall
 from nfeval.models.base import LanguageModel, ModelInfo
 
 
@@ -130,15 +131,16 @@ def test_judge_setting_frame_and_signature(method, shots):
     qs = _dataset()
     items = judge_sample(qs, "3210", seed=0, limit=3, max_candidates=4)
     judge = LengthJudge()
-    frame, sig = judge_setting(judge, qs, items.judged, method=method, mode="prob", seed=0,
-                               shots=shots, demonstration_splits=items.splits,
+    call = JudgeCall(mode="prob", seed=0, shots=shots)
+    frame, sig = judge_setting(judge, qs, items.judged, method=method, call=call,
+                               demonstration_splits=items.splits,
                                ids={"dataset": "toy", "method": "row"})
     assert len(frame) == 12 and list(frame.columns) == ["dataset", "method", *ITEM_COLUMNS]
     assert frame["score"].notna().all() and (frame["unparsed"] == 0).all()
     assert sig.metric == "linkage-judge/row" and sig.n == 3 and sig.extra["shots"] == shots
     assert sig.extra["candidates"] == 12 and sig.extra["dataset"] == "toy"
-    again, _ = judge_setting(judge, qs, items.judged, method=method, mode="prob", seed=0,
-                             shots=shots, demonstration_splits=items.splits,
+    again, _ = judge_setting(judge, qs, items.judged, method=method, call=call,
+                             demonstration_splits=items.splits,
                              ids={"dataset": "toy", "method": "row"})
     pd.testing.assert_frame_equal(frame, again)
 

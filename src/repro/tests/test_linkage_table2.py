@@ -8,6 +8,7 @@ from stubs import LengthJudge
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval_repro.linkage.same_items import (
     FRAME_COLUMNS,
+    JudgeCall,
     bleu_pools,
     judged_items,
     small_judge_frames,
@@ -64,7 +65,7 @@ def test_small_judge_frames_judge_every_judged_question(mirror):
     sample = judged_items(qs, "trec-dl-nf", seed=0, limit=0, max_candidates=3)
     parts, sigs = small_judge_frames(LengthJudge("small"), {"trec-dl-nf": qs},
                                      {"trec-dl-nf": sample}, rows=["pointwise-noref"],
-                                     mode="prob", seed=0, shots=0)
+                                     call=JudgeCall(mode="prob", seed=0, shots=0))
     (own,) = parts
     assert set(own["sample"]) == {"small judge"} and set(own["our_judge"]) == {"small"}
     assert sorted(set(own["qid"])) == sorted(s.qid for s in sample.judged)

@@ -59,7 +59,7 @@ def test_every_question_is_held_out_once_per_repeat():
 
 
 def test_the_committed_file_gives_rows_with_intervals_and_the_papers_line():
-    exp = lk_x01.run(limit=12, repeats=1, progress=False)
+    exp = lk_x01.run(lk_x01.Config(limit=12, repeats=1), progress=False)
     t = exp.table
     oos = t[(t["kind"] == "out of sample") & (t["coefficient"] == "spearman")]
     assert set(oos["dataset"]) == {"antique", "trec-dl-nf"}
@@ -72,9 +72,9 @@ def test_bad_parameters_are_clear_errors():
     from nfeval import NfevalError
 
     with pytest.raises(NfevalError, match="unknown methods"):
-        lk_x01.run(methods="linkage-0shot,nope,bleu", progress=False)
+        lk_x01.run(lk_x01.Config(methods="linkage-0shot,nope,bleu"), progress=False)
     with pytest.raises(NfevalError, match="folds"):
-        lk_x01.run(folds=1, progress=False)
+        lk_x01.run(lk_x01.Config(folds=1), progress=False)
 
 
 def test_the_ridge_fit_is_exact_and_independent_of_the_order_of_the_candidates():

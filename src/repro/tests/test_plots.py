@@ -4,7 +4,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from nfeval_repro.linkage.generated_lists import tick_label
-from nfeval_repro.plots import display_name, interval_bars, paper_differences, short_names
+from nfeval_repro.plots import (BarStyle, display_name, interval_bars, paper_differences,
+                                short_names)
 
 
 def test_short_names_are_distinct_and_keep_what_tells_two_sizes_apart():
@@ -22,7 +23,7 @@ def test_interval_bars_ticks_carry_the_label_of_each_group_and_its_n():
                           "ours": [0.1, 0.3], "ci_low": [0.0, 0.2], "ci_high": [0.2, 0.4],
                           "n_questions": [40, 39]})
     fig, ax = plt.subplots()
-    interval_bars(ax, table, x="method", paper=None, label=tick_label)
+    interval_bars(ax, table, x="method", paper=None, style=BarStyle(label=tick_label))
     ticks = [t.get_text() for t in ax.get_xticklabels()]
     plt.close(fig)
     assert ticks == ["linkage-0shot\nminus\npointwise\nn=40",  # the command line's name
@@ -64,7 +65,7 @@ def test_interval_bars_compact_leaves_no_empty_slot_and_marks_zero_and_undefined
                           "ours": [0.5, 0.0, 0.4, float("nan")], "ci_low": [0.4, 0.0, 0.3, float("nan")],
                           "ci_high": [0.6, 0.0, 0.5, float("nan")], "n_questions": [10, 10, 10, 0]})
     fig, ax = plt.subplots()
-    interval_bars(ax, table, x="method", hue="judge", paper=None, compact=True)
+    interval_bars(ax, table, x="method", hue="judge", paper=None, style=BarStyle(compact=True))
     centres = sorted(round(float(p.get_x() + p.get_width() / 2), 6) for p in ax.patches)
     zero_marks = [c for c in ax.collections if 2.5 in list(c.get_linewidths())]
     texts = [t.get_text() for t in ax.texts]

@@ -18,8 +18,8 @@ from nfeval import NfevalError
 from nfeval_repro.debateqa.curation.documents import Document
 from nfeval.data import DebateItem, PartialAnswer
 from nfeval.models.base import Generation, ModelInfo
-from nfeval_repro.debateqa.rag import (NO_DOCUMENTS, format_chunks, rag_answers,
-                                             rag_user_prompt)
+from nfeval_repro.debateqa.rag import (NO_DOCUMENTS, RagSettings, format_chunks, rag_answers,
+                                       rag_user_prompt)
 from nfeval_repro.debateqa.rag_index import Chunk, ChunkIndex, Retrieved, chunk_documents
 from nfeval_repro.debateqa.rag_react import (parse_react_step, react_gather,
                                                    react_step_prompt, react_user_prompt)
@@ -314,7 +314,7 @@ def cache(tmp_path, monkeypatch):
 def test_rag_answers_with_a_fake_model(cache, index, strategy):
     model = FakeModel([" need facts\nSearch[mandatory voting]", " done\nFinish",
                        "garbage", "garbage", "garbage", "garbage"])
-    df = rag_answers(model, ITEMS, index, strategy, k=2, progress=False)
+    df = rag_answers(model, ITEMS, index, strategy, settings=RagSettings(k=2), progress=False)
     assert list(df["id"]) == [1, 3] and (df["strategy"] == strategy).all()
     answers = [p for p in model.prompts if not p.endswith(("Thought:", "Action:"))]
     assert len(answers) == 2
@@ -333,13 +333,13 @@ def test_rag_answers_with_a_fake_model(cache, index, strategy):
         assert list(df["stop"]) == ["finish", "fallback"]
     # a rerun is served from the cache: the model is not called again
     again = FakeModel([])
-    df2 = rag_answers(again, ITEMS, index, strategy, k=2, progress=False)
+    df2 = rag_answers(again, ITEMS, index, strategy, settings=RagSettings(k=2), progress=False)
     assert again.prompts == [] and df2.equals(df)
 
 
 def test_trusted_only_answers_use_trusted_chunks(cache, index):
-    df = rag_answers(FakeModel([]), ITEMS, index, "vanilla", k=10, trusted_only=True,
-                     progress=False)
+    df = rag_answers(FakeModel([]), ITEMS, index, "vanilla",
+                     settings=RagSettings(trusted_only=True, k=10), progress=False)
     assert (df["n_chunks"] == df["n_trusted_chunks"]).all() and (df["n_chunks"] == 3).all()
 
 

@@ -38,6 +38,7 @@ import pandas as pd
 from nfeval.errors import NfevalError
 from nfeval_repro.debateqa.alignment import (AlignmentQuestion, elo_ranking,
                                                    grade_preferences, subseed)
+from nfeval_repro.debateqa.generation import Decoding
 from nfeval_repro.debateqa.systems import (collect_systems, load_questions,
                                                  metric_signatures, score_systems)
 from nfeval.metrics.correlation import correlation
@@ -192,8 +193,8 @@ def answer_systems(prof: Profile, *, split: str, limit: int, seed: int, generato
                        or prof.generators)
     items = load_questions(split, limit, seed=seed)
     systems = collect_systems(items, names, backend=prof.generator_backend, split=split,
-                              max_tokens=max_tokens, seed=seed, progress=progress,
-                              load=prof.load)
+                              decoding=Decoding(max_tokens=max_tokens, seed=seed),
+                              progress=progress, load=prof.load)
     return names, items, systems
 
 

@@ -10,6 +10,8 @@ No model, no questions: exact figures, no interval.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 import pandas as pd
@@ -19,7 +21,7 @@ from nfeval_repro.debateqa.eq7 import (exact_perplexity_ratio, probability_ratio
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, Signature, join_paper, paper_values
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_eq7"
 N_VALUES = [1, 2, 3, 3.7, 4, 5]  # 3.7 = mean partial answers per DebateQA question (paper text)
@@ -44,16 +46,28 @@ def _ratio_rows(seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_eq7_pd_probability_ratio.ipynb`` is written from them."""
+
+    #: run profile: "embedded" or "paper"; this artefact uses no model
+    profile: str = "embedded"
+    #: seed of the simulated token log-probabilities
+    seed: int = 0
+    #: unused here (no questions); kept for the shared notebook interface
+    limit: int = 0
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Equation 7's table (``seed``: the simulated log-probabilities). ``profile`` is
     checked but no model runs; ``limit`` and ``progress`` are unused (no questions)."""
-    get_profile(profile)
-    table = join_paper(_ratio_rows(seed), paper_values(ID), on=["n", "delta_pd"])
+    get_profile(config.profile)
+    table = join_paper(_ratio_rows(config.seed), paper_values(ID), on=["n", "delta_pd"])
     table["abs_diff_simulated"] = (table["ours"] - table["simulated"]).abs()
     return Experiment(
         ID, table, id_columns=["n", "delta_pd"],
         interval="none: a closed form, exp(-delta/n), checked on simulated log-probabilities",
         signatures=[Signature(metric="pd_probability_ratio", variant="eq7-closed-form",
-                              seed=seed, n=len(table))],
+                              seed=config.seed, n=len(table))],
         notes=NOTES)

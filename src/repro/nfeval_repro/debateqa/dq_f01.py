@@ -12,11 +12,13 @@ comparison (no LLM, no deduplication).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from nfeval_repro.tables import Experiment
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 #: The searches the document stages are compared with (the default one first).
 COMPARED_SEARCHES = ("linked", "bm25")
@@ -26,21 +28,60 @@ def _search_comparison(sources: str, k: int, min_docs: int, max_docs: int,
                        device: str | None) -> tuple[pd.DataFrame, dict[str, float]]:
     """The document stages' funnel per search of :data:`COMPARED_SEARCHES`, and the share
     of the documents used that were written for their question."""
-    from nfeval_repro.debateqa.curation.pipeline import run_pipeline
+    from dataclasses import replace
 
-    alt = {m: run_pipeline(None, sources=sources.split(","), search=m, k=k, dedup=False,
-                           min_docs=min_docs, max_docs=max_docs, device=device)
+    from nfeval_repro.debateqa.curation.pipeline import PipelineSettings, run_pipeline
+
+    settings = PipelineSettings(sources=tuple(sources.split(",")), dedup=False, k=k,
+                                min_docs=min_docs, max_docs=max_docs)
+    alt = {m: run_pipeline(None, replace(settings, search=m), device=device)
            for m in COMPARED_SEARCHES}
     compare = pd.concat([alt[m].funnel.assign(search=m) for m in alt])
     return compare, {m: float(a.hits[a.hits.used].linked.mean()) for m, a in alt.items()}
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4,
-        model: str = "qwen2.5-coder-0.5b-instruct", sources: str = "debateqa-sample",
-        search: str = "linked", k: int = 10, min_relative_score: float = -1.0,
-        dedup_threshold: float = -1.0, min_docs: int = 3, max_docs: int = 5, min_povs: int = 3,
-        max_povs: int = 6, pov_tokens: int = 256, explanation_tokens: int = 200,
-        temperature: float = 0.0, progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_f01_curation_pipeline.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed (dedup tie-breaks; LLM sampling when temperature is above 0)
+    seed: int = 0
+    #: questions sent through the LLM stages (the first kept by the document stages), 0 for all
+    limit: int = 4
+    #: LLM for POV extraction and explanations: the model of the committed pipeline run; empty: the
+    #: judge of the profile
+    model: str = "qwen2.5-coder-0.5b-instruct"
+    #: comma-separated question sources (nfeval_repro.debateqa.curation.sources.SOURCES)
+    sources: str = "debateqa-sample"
+    #: document search: linked (the pages of each question ranked by BM25), bm25 or dense over the
+    #: whole collection
+    search: str = "linked"
+    #: search hits per question before the TLD filter
+    k: int = 10
+    #: keep hits scoring at least this share of the best hit; negative for the default of the method
+    min_relative_score: float = -1.0
+    #: cosine threshold of the dedup graph; negative for the default of the dedup module
+    dedup_threshold: float = -1.0
+    #: questions need at least this many trusted documents (paper: 3)
+    min_docs: int = 3
+    #: most relevant documents kept per question (paper: 5)
+    max_docs: int = 5
+    #: questions need at least this many POVs (paper: 3)
+    min_povs: int = 3
+    #: POV extraction stops after this many list items
+    max_povs: int = 6
+    #: generation budget of one POV extraction
+    pov_tokens: int = 256
+    #: generation budget of one explanation
+    explanation_tokens: int = 200
+    #: decoding temperature, 0 for greedy
+    temperature: float = 0.0
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """The funnel of Figure 1 (``model`` empty: the profile's judge).
 
     ``parameters``: ``model`` (the LLM's name). ``frames``: ``questions``, ``hits``,
@@ -55,16 +96,11 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4,
     from nfeval_repro.profiles import get_profile
     from nfeval_repro.tables import join_paper, paper_values
 
-    res, signature, info = profile_run(
-        profile=profile, model=model, sources=sources, seed=seed, limit=limit, search=search,
-        k=k, min_relative_score=min_relative_score, dedup_threshold=dedup_threshold,
-        min_docs=min_docs, max_docs=max_docs, min_povs=min_povs, max_povs=max_povs,
-        pov_tokens=pov_tokens, explanation_tokens=explanation_tokens,
-        temperature=temperature, progress=progress)
+    res, signature, info = profile_run(config, progress=progress)
     paper = paper_values("dq_f01")
     table = join_paper(funnel_table(res.funnel), paper, on=["step", "measure"])
-    compare, linked = _search_comparison(sources, k, min_docs, max_docs,
-                                         get_profile(profile).device)
+    compare, linked = _search_comparison(config.sources, config.k, config.min_docs,
+                                         config.max_docs, get_profile(config.profile).device)
     return Experiment(
         id="dq_f01", table=table, id_columns=["step", "stage", "measure"],
         interval="none: counts of questions, documents and POVs left after each stage",

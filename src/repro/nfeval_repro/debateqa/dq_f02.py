@@ -9,6 +9,8 @@ ranking, and pairs of parts are compared
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from nfeval.metrics.intervals import N_RESAMPLES
@@ -17,7 +19,7 @@ from nfeval_repro.debateqa.agreement import agreement_rows, pseudo_annotator_agr
 from nfeval_repro.debateqa.alignment import select_questions
 from nfeval_repro.tables import Experiment, Signature, join_paper, paper_values
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_f02"
 NOTES = ("Human data: the graded answers of ANTIQUE and TREC-DL-NF (LINKAGE release), NOT "
@@ -28,33 +30,54 @@ NOTES = ("Human data: the graded answers of ANTIQUE and TREC-DL-NF (LINKAGE rele
          f"Intervals: 95% percentile bootstrap over questions ({N_RESAMPLES:,} resamples, seeded).")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
-        datasets: str = "antique,trec-dl-nf", max_answers: int = 6, annotators: int = 3,
-        rounds: int = 200, tie_points: float = 1.0, progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_f02_annotator_agreement.ipynb`` is written from them."""
+
+    #: run profile (no model runs here; recorded for the record)
+    profile: str = "embedded"
+    #: random seed: answer draws, the split into parts, Elo game orders, bootstrap
+    seed: int = 0
+    #: usable questions per dataset (the first in file order), 0 for all
+    limit: int = 0
+    #: comma-separated graded datasets (LINKAGE release)
+    datasets: str = "antique,trec-dl-nf"
+    #: answers ranked per question, drawn uniformly at random; 0 for all
+    max_answers: int = 6
+    #: pseudo-annotators per question (disjoint parts of its preferences)
+    annotators: int = 3
+    #: Elo replays in seeded game orders, averaged
+    rounds: int = 200
+    #: Elo ratings closer than this many points form one tie group
+    tie_points: float = 1.0
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 2's analogue (parameters: the notebook's; ``profile`` is recorded only, no
     model runs). ``extra``: ``selections`` (per dataset, the questions kept) and
     ``results`` (per dataset, the :class:`~nfeval_repro.debateqa.agreement.AgreementResult`).
     """
-    selections = [select_questions(load_linkage(ds.strip()), ds.strip(), limit=limit,
-                                   max_answers=max_answers, seed=seed)
-                  for ds in datasets.split(",") if ds.strip()]
-    results = [pseudo_annotator_agreement(s.questions, n_annotators=annotators, rounds=rounds,
-                                          seed=seed, tie_points=tie_points)
-               for s in selections]
+    selections = [select_questions(load_linkage(ds.strip()), ds.strip(), limit=config.limit,
+                                   max_answers=config.max_answers, seed=config.seed)
+                  for ds in config.datasets.split(",") if ds.strip()]
+    results = [pseudo_annotator_agreement(s.questions, n_annotators=config.annotators,
+                                          rounds=config.rounds, seed=config.seed,
+                                          tie_points=config.tie_points) for s in selections]
     if progress:
         for s in selections:
             print(f"{s.dataset}: {len(s.questions)} questions ({s.n_total} in the release, "
                   f"{len(s.skipped)} passed over), "
                   f"{sum(len(q.candidates) for q in s.questions)} answers")
-    table = pd.concat([agreement_rows(r, seed=seed) for r in results], ignore_index=True)
+    table = pd.concat([agreement_rows(r, seed=config.seed) for r in results], ignore_index=True)
     table["answers_per_question"] = table["dataset"].map(
         {s.dataset: sum(len(q.candidates) for q in s.questions) / len(s.questions)
          for s in selections})
     table = join_paper(table, paper_values(ID), on=["pair"])
     signatures = [Signature(metric="pseudo_annotator_spearman",
-                            variant=f"{annotators}-disjoint-parts", seed=seed,
+                            variant=f"{config.annotators}-disjoint-parts", seed=config.seed,
                             n=len(r.per_question["qid"].unique()),
-                            extra={"rounds": rounds, "tie_points": tie_points,
+                            extra={"rounds": config.rounds, "tie_points": config.tie_points,
                                    "dataset": r.dataset})
                   for r in results]
     return Experiment(id=ID, table=table, id_columns=["dataset", "pair"], interval="questions",

@@ -9,6 +9,8 @@ bootstrap over questions (:func:`nfeval_repro.debateqa.system_stats.stability_ro
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import time
 
 from nfeval_repro.debateqa.agreement import answer_systems, score_each
@@ -17,7 +19,7 @@ from nfeval_repro.debateqa.systems import system_means
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment, Signature
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_f03"
 NOTES = ("Per pair of P.D. backbones: ranking_kendall = Kendall tau-b between the "
@@ -30,25 +32,48 @@ NOTES = ("Per pair of P.D. backbones: ranking_kendall = Kendall tau-b between th
          "paper's Figure 3 values are not printed in the paper's text.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str = "sample",
-        max_tokens: int = 256, generators: str = "",
-        backbones: str = "",
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_f03_pd_backbone_stability.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: the question draw and the bootstrap (decoding is greedy)
+    seed: int = 0
+    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
+    #: answers of dq_t04's questions are read from its store
+    limit: int = 40
+    #: question set: sample, test, dev or a path to a split file
+    split: str = "sample"
+    #: generation budget per answer
+    max_tokens: int = 256
+    #: comma-separated answering systems (a model, or model:t<temperature> for its sampled answers);
+    #: empty: the profile's five stability systems
+    generators: str = ""
+    #: comma-separated P.D. backbones; empty: the profile's four (embedded: SmolLM2-135M,
+    #: Gemma-3-270m, Qwen2.5-Coder-0.5B and the judge's Qwen2.5-Coder-1.5B)
+    backbones: str = ""
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 3 (parameters: the notebook's). Companion frame ``scores`` (every backbone's
     P.D. of every answer). ``extra``: ``means`` (mean P.D. per system and backbone),
     ``backbones``, ``systems`` (system names), ``n_questions``.
     """
-    prof = get_profile(profile)
-    pd_names = model_list(backbones, prof.pd_backbones + prof.pd_backbones_more)
-    gen_names, items, systems = answer_systems(prof, split=split, limit=limit, seed=seed,
-                                               generators=generators, max_tokens=max_tokens,
-                                               stability=True, progress=progress)
+    prof = get_profile(config.profile)
+    pd_names = model_list(config.backbones, prof.pd_backbones + prof.pd_backbones_more)
+    gen_names, items, systems = answer_systems(prof, split=config.split, limit=config.limit,
+                                               seed=config.seed, generators=config.generators,
+                                               max_tokens=config.max_tokens, stability=True,
+                                               progress=progress)
     if progress:
         print(f"{len(items)} questions, {len(systems)} systems "
               f"({len(model_systems(systems))} models), backbones {pd_names}")
-    scores, models = score_each(prof, systems, items, split, pd_names, "pd", progress=progress)
+    scores, models = score_each(prof, systems, items, config.split, pd_names, "pd",
+                                progress=progress)
     t = time.time()
-    table = stability_rows(scores, "pd", pd_names, seed=seed).rename(
+    table = stability_rows(scores, "pd", pd_names, seed=config.seed).rename(
         columns={"a": "backbone_a", "b": "backbone_b"})
     if progress:
         print(f"intervals in {time.time() - t:.0f} s")
@@ -56,7 +81,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str
         id=ID, table=table, id_columns=["backbone_a", "backbone_b", "scope", "quantity"],
         interval="questions",
         signatures=[Signature(metric="perspective_diversity", variant="paper", model=m,
-                              seed=seed, n=len(items)) for m in models.values()],
+                              seed=config.seed, n=len(items)) for m in models.values()],
         parameters=dict(generators=list(gen_names), backbones=list(pd_names)),
         notes=NOTES, frames={"scores": scores},
         extra={"means": system_means(scores), "backbones": list(pd_names),

@@ -11,6 +11,8 @@ per-answer scores (:func:`nfeval_repro.debateqa.system_stats.stability_rows`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import time
 
 import pandas as pd
@@ -25,7 +27,7 @@ from nfeval_repro.profiles import get_profile, model_list
 from nfeval.prompts import restate_prompts
 from nfeval_repro.tables import Experiment, Signature
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_f04"
 NOTES = ("Per pair of restate prompts (the project's five, "
@@ -49,19 +51,41 @@ def prompt_labels() -> dict[str, str]:
     return {p: f"R{i + 1}" for i, p in enumerate(prompts)}
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str = "sample",
-        max_tokens: int = 256, generators: str = "", backbone: str = "",
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_f04_pd_restate_stability.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: the question draw and the bootstrap (decoding is greedy)
+    seed: int = 0
+    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
+    #: answers of dq_t04's questions are read from its store
+    limit: int = 40
+    #: question set: sample, test, dev or a path to a split file
+    split: str = "sample"
+    #: generation budget per answer
+    max_tokens: int = 256
+    #: comma-separated answering systems (a model, or model:t<temperature> for its sampled answers);
+    #: empty: the profile's five stability systems
+    generators: str = ""
+    #: P.D. backbone; empty: the profile's first
+    backbone: str = ""
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 4 (parameters: the notebook's). Companion frame ``scores`` (every prompt's
     P.D. of every answer, ``evaluator`` = the prompt's label). ``extra``: ``labels``
     (prompt -> label), ``means`` (mean P.D. per system and prompt), ``backbone``,
     ``systems`` (system names).
     """
-    prof = get_profile(profile)
-    bb_name = model_list(backbone, prof.pd_backbones)[0]
-    gen_names, items, systems = answer_systems(prof, split=split, limit=limit, seed=seed,
-                                               generators=generators, max_tokens=max_tokens,
-                                               stability=True, progress=progress)
+    prof = get_profile(config.profile)
+    bb_name = model_list(config.backbone, prof.pd_backbones)[0]
+    gen_names, items, systems = answer_systems(prof, split=config.split, limit=config.limit,
+                                               seed=config.seed, generators=config.generators,
+                                               max_tokens=config.max_tokens, stability=True,
+                                               progress=progress)
     labels = prompt_labels()
     if progress:
         print(f"{len(items)} questions, {len(systems)} systems "
@@ -70,13 +94,13 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str
     frames = []
     for p, label in labels.items():
         t = time.time()
-        frames.append(score_systems(systems, items, split, pd_models={label: lm}, restate=p,
+        frames.append(score_systems(systems, items, config.split, pd_models={label: lm}, restate=p,
                                     progress=progress))
         if progress:
             print(f"{label} ({p!r}): {time.time() - t:.0f} s")
     scores = pd.concat(frames, ignore_index=True)
     t = time.time()
-    table = stability_rows(scores, "pd", list(labels.values()), seed=seed).rename(
+    table = stability_rows(scores, "pd", list(labels.values()), seed=config.seed).rename(
         columns={"a": "prompt_a", "b": "prompt_b"})
     if progress:
         print(f"intervals in {time.time() - t:.0f} s")
@@ -85,7 +109,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, split: str
         interval="questions",
         signatures=[Signature(metric="perspective_diversity", variant="paper",
                               model=lm.info.as_dict(), prompt_sha256=sha256_text(p),
-                              seed=seed, n=len(items)) for p in labels],
+                              seed=config.seed, n=len(items)) for p in labels],
         parameters=dict(generators=list(gen_names), backbone=bb_name, prompts=labels),
         notes=NOTES, frames={"scores": scores},
         extra={"labels": labels, "means": system_means(scores), "backbone": bb_name,

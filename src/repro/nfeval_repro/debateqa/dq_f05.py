@@ -10,6 +10,8 @@ questions (:func:`nfeval_repro.debateqa.system_stats.decision_agreement_rows`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import time
 
 import pandas as pd
@@ -20,7 +22,7 @@ from nfeval_repro.debateqa.system_stats import decision_agreement_rows
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment, Signature
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_f05"
 RULE = "acknowledge_rule"
@@ -32,33 +34,53 @@ NOTES = ("Decision = P('1') >= 0.5 (prob mode); acknowledge_rule is the project'
          "The paper's Figure 5 values are not printed in the paper's text.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
-        max_tokens: int = 256, generators: str = "", judges: str = "",
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_f05_da_judge_agreement.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: the question draw and the bootstrap (decoding is greedy)
+    seed: int = 0
+    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
+    #: keep equal to dq_t04's (its stored answers are reused)
+    limit: int = 16
+    #: question set: sample, test, dev or a path to a split file
+    split: str = "sample"
+    #: generation budget per answer
+    max_tokens: int = 256
+    #: comma-separated answering models; empty: the profile's
+    generators: str = ""
+    #: comma-separated D.A. judges; empty: the profile's, Table 4 plus extra
+    judges: str = ""
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 5 (parameters: the notebook's). Companion frame ``scores`` (every judge's
     and the rule's D.A. of every answer)."""
-    prof = get_profile(profile)
-    judge_names = model_list(judges, prof.da_judges + prof.da_judges_more)
-    gen_names, items, systems = answer_systems(prof, split=split, limit=limit, seed=seed,
-                                               generators=generators, max_tokens=max_tokens,
-                                               progress=progress)
+    prof = get_profile(config.profile)
+    judge_names = model_list(config.judges, prof.da_judges + prof.da_judges_more)
+    gen_names, items, systems = answer_systems(prof, split=config.split, limit=config.limit,
+                                               seed=config.seed, generators=config.generators,
+                                               max_tokens=config.max_tokens, progress=progress)
     if progress:
         print(f"{len(items)} questions, {len(systems)} systems, judges {judge_names}")
-    scores, models = score_each(prof, systems, items, split, judge_names, "da",
+    scores, models = score_each(prof, systems, items, config.split, judge_names, "da",
                                 progress=progress)
     ack = pd.DataFrame([{"system": s, "id": q, "metric": "da", "evaluator": RULE,
                          "score": acknowledge_baseline(a).score}
                         for s, ans in systems.items() for q, a in ans.items() if a.strip()])
     scores = pd.concat([scores, ack], ignore_index=True)
     t = time.time()
-    table = decision_agreement_rows(scores, [*judge_names, RULE], seed=seed).rename(
+    table = decision_agreement_rows(scores, [*judge_names, RULE], seed=config.seed).rename(
         columns={"a": "judge_a", "b": "judge_b"})
     if progress:
         print(f"intervals in {time.time() - t:.0f} s")
     return Experiment(
         id=ID, table=table, id_columns=["judge_a", "judge_b", "quantity"],
         interval="questions",
-        signatures=[Signature(metric="dispute_awareness", variant="prob", model=m, seed=seed,
+        signatures=[Signature(metric="dispute_awareness", variant="prob", model=m, seed=config.seed,
                               n=len(items)) for m in models.values()],
         parameters=dict(generators=list(gen_names), judges=list(judge_names)),
         notes=NOTES, frames={"scores": scores})

@@ -11,8 +11,11 @@ questions (paired bootstrap). The paper's values are not printed in the paper's 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
+from nfeval_repro.debateqa.generation import Decoding
 from nfeval_repro.debateqa.system_stats import difference_rows, mean_rows
 from nfeval_repro.debateqa.systems import (collect_systems, length_rows,
                                                  load_questions, metric_signatures,
@@ -20,7 +23,7 @@ from nfeval_repro.debateqa.systems import (collect_systems, length_rows,
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_f08_f09"
 NOTES = ("Figure 8 = metric pd, Figure 9 = metric da; metric length_words = words per "
@@ -49,10 +52,36 @@ def _sweep_table(scores: pd.DataFrame, *, seed: int) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
-        max_tokens: int = 256, generator: str = "", backbone: str = "",
-        judge: str = "", temperatures: str = "0.2,0.4,0.6,0.8,1.0",
-        top_ps: str = "0.2,0.4,0.6,0.8,1.0", progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_f08_f09_sampling_sweeps.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: the question draw, the sampling (per question, derived from this) and the
+    #: bootstrap
+    seed: int = 0
+    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all
+    limit: int = 16
+    #: question set: sample, test, dev or a path to a split file
+    split: str = "sample"
+    #: generation budget per answer
+    max_tokens: int = 256
+    #: answering model; empty: the profile's first
+    generator: str = ""
+    #: P.D. backbone; empty: the profile's first
+    backbone: str = ""
+    #: D.A. judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the stronger of the dq_t03
+    #: pilot, AUROC 0.865 vs 0.23)
+    judge: str = ""
+    #: comma-separated temperatures, top-p fixed at 1.0
+    temperatures: str = "0.2,0.4,0.6,0.8,1.0"
+    #: comma-separated top-p values, temperature fixed at 1.0
+    top_ps: str = "0.2,0.4,0.6,0.8,1.0"
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) at every sampling setting, score
     the answers and assemble Figures 8-9's table.
 
@@ -60,29 +89,31 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
     ``value``.
     ``extra``: ``items`` and ``scores``.
     """
-    prof = get_profile(profile)
-    gen_name = model_list(generator, prof.generators)[0]
-    bb_name = model_list(backbone, prof.pd_backbones)[0]
-    judge_name = model_list(judge, (prof.da_judge,))[0]
-    items = load_questions(split, limit, seed=seed)
+    prof = get_profile(config.profile)
+    gen_name = model_list(config.generator, prof.generators)[0]
+    bb_name = model_list(config.backbone, prof.pd_backbones)[0]
+    judge_name = model_list(config.judge, (prof.da_judge,))[0]
+    items = load_questions(config.split, config.limit, seed=config.seed)
     systems = {}
-    for sweep, value, temp, top_p in _sweep_settings(temperatures, top_ps):
-        got = collect_systems(items, [gen_name], backend=prof.generator_backend, split=split,
-                              written=False, temperature=temp, top_p=top_p,
-                              max_tokens=max_tokens, seed=seed, progress=progress,
-                              load=prof.load)
+    for sweep, value, temp, top_p in _sweep_settings(config.temperatures, config.top_ps):
+        got = collect_systems(items, [gen_name], backend=prof.generator_backend,
+                              split=config.split, written=False,
+                              decoding=Decoding(temp, top_p, config.max_tokens, config.seed),
+                              progress=progress, load=prof.load)
         systems[f"{sweep}={value:g}"] = got[gen_name]
     pd_models, judges = {bb_name: prof.load(bb_name)}, {judge_name: prof.load(judge_name)}
-    scores = split_systems(pd.concat([score_systems(systems, items, split,
+    scores = split_systems(pd.concat([score_systems(systems, items, config.split,
                                                     pd_models=pd_models, judges=judges,
                                                     progress=progress),
                                       length_rows(systems, "length_words")],
                                      ignore_index=True),
                            ["sweep", "value"], sep="=")
     scores["value"] = scores["value"].astype(float)
-    return Experiment(
-        ID, _sweep_table(scores, seed=seed), id_columns=["sweep", "value", "metric", "quantity"],
-        interval="questions",
-        signatures=metric_signatures(pd_models, judges, seed=seed, n=len(items)),
-        parameters=dict(generator=gen_name, backbone=bb_name, judge=judge_name),
-        notes=NOTES, frames={"scores": scores}, extra={"items": items, "scores": scores})
+    return Experiment(ID, _sweep_table(scores, seed=config.seed), id_columns=["sweep", "value",
+                                                                              "metric", "quantity"],
+                      interval="questions", signatures=metric_signatures(pd_models, judges,
+                                                                         seed=config.seed,
+                                                                         n=len(items)),
+                      parameters=dict(generator=gen_name, backbone=bb_name, judge=judge_name),
+                      notes=NOTES, frames={"scores": scores}, extra={"items": items,
+                                                                     "scores": scores})

@@ -10,18 +10,57 @@ carry a 95% bootstrap interval over questions; counts are exact.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from nfeval_repro.tables import Experiment
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4,
-        model: str = "qwen2.5-coder-0.5b-instruct", sources: str = "debateqa-sample",
-        search: str = "linked", k: int = 10, min_relative_score: float = -1.0,
-        dedup_threshold: float = -1.0, min_docs: int = 3, max_docs: int = 5, min_povs: int = 3,
-        max_povs: int = 6, pov_tokens: int = 256, explanation_tokens: int = 200,
-        temperature: float = 0.0, reference_split: str = "test",
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_f12_f13_docs_povs_per_question.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed (dedup tie-breaks; LLM sampling when temperature is above 0)
+    seed: int = 0
+    #: questions sent through the LLM stages (the first kept by the document stages), 0 for all
+    limit: int = 4
+    #: LLM for POV extraction and explanations: the model of the committed pipeline run; empty: the
+    #: judge of the profile
+    model: str = "qwen2.5-coder-0.5b-instruct"
+    #: comma-separated question sources (nfeval_repro.debateqa.curation.sources.SOURCES)
+    sources: str = "debateqa-sample"
+    #: document search: linked (the pages of each question ranked by BM25), bm25 or dense over the
+    #: whole collection
+    search: str = "linked"
+    #: search hits per question before the TLD filter
+    k: int = 10
+    #: keep hits scoring at least this share of the best hit; negative for the default of the method
+    min_relative_score: float = -1.0
+    #: cosine threshold of the dedup graph; negative for the default of the dedup module
+    dedup_threshold: float = -1.0
+    #: questions need at least this many trusted documents (paper: 3)
+    min_docs: int = 3
+    #: most relevant documents kept per question (paper: 5)
+    max_docs: int = 5
+    #: questions need at least this many POVs (paper: 3)
+    min_povs: int = 3
+    #: POV extraction stops after this many list items
+    max_povs: int = 6
+    #: generation budget of one POV extraction
+    pov_tokens: int = 256
+    #: generation budget of one explanation
+    explanation_tokens: int = 200
+    #: decoding temperature, 0 for greedy
+    temperature: float = 0.0
+    #: DebateQA split whose partial answers per question are shown beside ours
+    reference_split: str = "test"
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figures 12-13 (``model`` empty: the profile's judge).
 
     ``parameters``: ``model`` (the LLM's name). ``extra``: ``result`` (the pipeline's
@@ -36,14 +75,9 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 4,
     )
     from nfeval_repro.tables import join_paper, paper_values
 
-    res, signature, info = profile_run(
-        profile=profile, model=model, sources=sources, seed=seed, limit=limit, search=search,
-        k=k, min_relative_score=min_relative_score, dedup_threshold=dedup_threshold,
-        min_docs=min_docs, max_docs=max_docs, min_povs=min_povs, max_povs=max_povs,
-        pov_tokens=pov_tokens, explanation_tokens=explanation_tokens,
-        temperature=temperature, progress=progress)
-    reference = partial_answer_counts(reference_split)
-    table = join_paper(distribution_table(res, reference, seed=seed),
+    res, signature, info = profile_run(config, progress=progress)
+    reference = partial_answer_counts(config.reference_split)
+    table = join_paper(distribution_table(res, reference, seed=config.seed),
                        paper_values("dq_f12_f13"), on=["figure", "metric"])
     return Experiment(
         id="dq_f12_f13", table=table, id_columns=["figure", "metric", "n"],

@@ -9,6 +9,8 @@ them (UMAP and HDBSCAN are not stable under last-bit float differences).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import textwrap
 import time
 
@@ -18,7 +20,7 @@ import pandas as pd
 from nfeval.errors import NfevalError
 from nfeval_repro.tables import Experiment, Signature
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 EMBEDDER = "minilm-l6"
 
@@ -64,9 +66,28 @@ def _signature(fitted, seed: int, n: int, min_cluster_size: int) -> Signature:
                             "min_cluster_size": min_cluster_size, "bertopic": version})
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, n_neighbors: int = 10,
-        n_components: int = 5, min_cluster_size: int = 3, label_words: int = 3,
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_f14_topics.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed of UMAP (part of the stored topics' key)
+    seed: int = 0
+    #: questions (the first by id of each split), 0 for all
+    limit: int = 0
+    #: UMAP neighbours (BERTopic default 15, for large corpora)
+    n_neighbors: int = 10
+    #: UMAP dimensions (BERTopic default)
+    n_components: int = 5
+    #: smallest HDBSCAN topic (BERTopic default 10)
+    min_cluster_size: int = 3
+    #: keywords in a topic label
+    label_words: int = 3
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Topics of the first ``limit`` questions of each split (0: all); UMAP's
     ``random_state`` is ``seed``. The embedder runs on the profile's device.
 
@@ -74,21 +95,23 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, n_neighbors
     ``source``, ``labels`` (topic: label) and ``n_questions``. ``progress``: print what
     was read and how long the topics took.
     """
-    from nfeval_repro.debateqa.curation.topics import fit_topics
+    from nfeval_repro.debateqa.curation.topics import TopicSettings, fit_topics
     from nfeval.metrics.intervals import proportion_interval
     from nfeval_repro.profiles import get_profile
     from nfeval_repro.store import active_store
 
-    device = get_profile(profile).device
-    items, source = _questions(limit, progress)
+    device = get_profile(config.profile).device
+    items, source = _questions(config.limit, progress)
     texts = [it.question for it in items]
     if progress:
         print(f"{len(texts)} questions from the {source}")
     started = time.time()
-    fitted = fit_topics(texts, embedder=EMBEDDER, seed=seed, n_neighbors=n_neighbors,
-                        n_components=n_components, min_dist=0.0,
-                        min_cluster_size=min_cluster_size, top_n_words=10, device=device)
-    labels = {t: fitted.label(t, label_words) for t in sorted(set(fitted.topics))}
+    settings = TopicSettings(embedder=EMBEDDER, n_neighbors=config.n_neighbors,
+                             n_components=config.n_components, min_dist=0.0,
+                             min_cluster_size=config.min_cluster_size, top_n_words=10,
+                             seed=config.seed)
+    fitted = fit_topics(texts, settings, device=device)
+    labels = {t: fitted.label(t, config.label_words) for t in sorted(set(fitted.topics))}
     store = active_store()
     if progress:
         print(f"topics in {time.time() - started:.0f} s "
@@ -110,7 +133,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, n_neighbors
     return Experiment(
         id="dq_f14", table=table, id_columns=["topic", "label", "quantity"],
         interval="questions",
-        signatures=[_signature(fitted, seed, len(texts), min_cluster_size)],
+        signatures=[_signature(fitted, config.seed, len(texts), config.min_cluster_size)],
         parameters={"source": source},
         notes=f"BERTopic over the questions of the {source}, MiniLM embeddings; topics "
               "read from the item store where it holds them. Share rows: Wilson 95% "

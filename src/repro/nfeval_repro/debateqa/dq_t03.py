@@ -10,6 +10,8 @@ cluster-bootstrap intervals are :mod:`nfeval_repro.debateqa.da_labels`'.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import time
 
 import pandas as pd
@@ -26,7 +28,7 @@ from nfeval.paths import PROMPTS
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment, Signature
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_t03"
 BY = ["judge", "method"]
@@ -37,20 +39,42 @@ NOTES = ("Labels: the project's sample (data/debateqa_sample/da_labels.csv), not
          "questions, on the answers both scored.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, judges: str = "",
-        generate_backend: str = "llama", max_tokens: int = 8, later_methods: str = "da_prob,da_zs_prob",
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_t03_da_validity.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped judges) or paper
+    profile: str = "embedded"
+    #: seed of the bootstrap intervals (every D.A. method here is deterministic)
+    seed: int = 0
+    #: questions of the sample to use (4 labelled answers each), 0 for all 40
+    limit: int = 0
+    #: comma-separated judge models; empty: both embedded Qwen2.5-Coder judges (paper profile: its
+    #: D.A. judges)
+    judges: str = ""
+    #: backend of da_generate: llama (llama.cpp on the same GGUF file; embedded models) or hf
+    generate_backend: str = "llama"
+    #: greedy generation budget of da_generate (its first 0/1 digit decides)
+    max_tokens: int = 8
+    #: D.A. methods of the judges after the first (comma-separated; empty: all three): D.A. and
+    #: D.A.-ZS (the paper's two Table 3 claims); the 1.5B judge costs 3x
+    later_methods: str = "da_prob,da_zs_prob"
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Table 3 on the project's labelled sample (parameters: the notebook's).
 
     ``extra``: ``rows`` (the estimates), ``per_answer`` (every method's score of every
     labelled answer, also the companion frame), ``judges`` (the judges run, in order),
     ``timings`` (seconds and answers per judge and method).
     """
-    prof = get_profile(profile)
-    judge_names = list(model_list(judges, DA_VALIDITY_JUDGES if profile == "embedded"
+    prof = get_profile(config.profile)
+    judge_names = list(model_list(config.judges, DA_VALIDITY_JUDGES if config.profile == "embedded"
                                   else prof.da_judges))
-    gen_backend = generate_backend if profile == "embedded" else "hf"  # llama: embedded GGUF only
-    sample = load_sample().limit(limit)
+    # llama: the embedded GGUF only
+    gen_backend = config.generate_backend if config.profile == "embedded" else "hf"
+    sample = load_sample().limit(config.limit)
     labels = sample.labels.rename(columns={"id": "qid"})
     labels["key"] = labels["answer_set"] + ":" + labels["qid"].astype(str)
     questions = {k: sample.items[q].question for k, q in zip(labels["key"], labels["qid"])}
@@ -66,12 +90,12 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, judges: str
     for name in judge_names:
         models = {"hf": prof.load(name)}  # weights load lazily, only for items the store lacks
         models[gen_backend] = models.get(gen_backend) or prof.load(name, backend=gen_backend)
-        runs = (DA_JUDGE_RUNS if name == judge_names[0] or not later_methods
-                else {m: DA_JUDGE_RUNS[m] for m in later_methods.split(",")})
+        runs = (DA_JUDGE_RUNS if name == judge_names[0] or not config.later_methods
+                else {m: DA_JUDGE_RUNS[m] for m in config.later_methods.split(",")})
         for method, kw in runs.items():
             lm = models[gen_backend if kw["mode"] == "generate" else "hf"]
             t = time.time()
-            res = da_scores(lm, questions, answers, max_tokens=max_tokens, progress=progress,
+            res = da_scores(lm, questions, answers, max_tokens=config.max_tokens, progress=progress,
                             **kw)
             timings.append({"judge": name, "method": method, "backend": lm.info.backend,
                             "seconds": time.time() - t, "answers": len(res)})
@@ -79,9 +103,9 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, judges: str
             signatures.append(Signature(
                 metric="dispute_awareness",
                 variant=kw["mode"] + ("-zero-shot" if kw["zero_shot"] else ""),
-                model=lm.info.as_dict(), prompt_sha256=sha256_text(template), seed=seed,
+                model=lm.info.as_dict(), prompt_sha256=sha256_text(template), seed=config.seed,
                 n=len(res), extra={"backend": lm.info.backend,
-                                   "max_tokens": max_tokens if kw["mode"] == "generate"
+                                   "max_tokens": config.max_tokens if kw["mode"] == "generate"
                                    else None}))
         del models, lm
 
@@ -91,18 +115,19 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, judges: str
                            judge=MODEL_FREE, method="acknowledge_rule", backend="none"))
     signatures += [
         Signature(metric="dispute_awareness", variant="official",
-                  prompt_sha256=sha256_text(template), seed=seed, n=len(answers),
+                  prompt_sha256=sha256_text(template), seed=config.seed, n=len(answers),
                   extra={"decided_by": "the prompt's first 0/1 digit"}),
-        Signature(metric="dispute_awareness", variant="acknowledge-rule", seed=seed,
+        Signature(metric="dispute_awareness", variant="acknowledge-rule", seed=config.seed,
                   n=len(answers),
                   prompt_sha256=sha256_text((PROMPTS / "da_acknowledge_phrases.txt").read_text()))]
     per_answer = labels[["qid", "key", "answer_set", "label"]].merge(
         pd.concat(frames, ignore_index=True), on="key")
 
-    rows = da_rows(per_answer, by=BY, seed=seed).assign(kind="estimate")
+    rows = da_rows(per_answer, by=BY, seed=config.seed).assign(kind="estimate")
     present = set(zip(per_answer["judge"], per_answer["method"]))
     pairs = [p for p in da_comparisons(judge_names) if p[0] in present and p[1] in present]
-    diffs = da_paired_rows(per_answer, pairs, by=BY, seed=seed).assign(kind="paired difference")
+    diffs = da_paired_rows(per_answer, pairs, by=BY,
+                           seed=config.seed).assign(kind="paired difference")
     table = pd.concat([rows, diffs], ignore_index=True)
     table = table[["kind", *BY, "statistic", "ours", "ci_low", "ci_high", "n_questions",
                    "n_answers", "n_unparsed", "a_value", "b_value", "n_undefined"]]

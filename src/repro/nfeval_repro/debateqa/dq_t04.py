@@ -14,11 +14,14 @@ should (Wilson intervals). Table 4's numbers are not printed in the paper's text
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 
 import pandas as pd
 
 from nfeval.data import load_prompt
+from nfeval_repro.debateqa.generation import Decoding
 from nfeval_repro.debateqa.system_stats import difference_rows, mean_rows, model_systems
 from nfeval_repro.debateqa.systems import (VALIDITY_ORDER, collect_systems, length_rows,
                                                  load_questions, metric_signatures,
@@ -27,7 +30,7 @@ from nfeval_repro.debateqa.systems import (VALIDITY_ORDER, collect_systems, leng
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_t04"
 ID_COLUMNS = ["system", "metric", "evaluator", "quantity"]
@@ -70,9 +73,31 @@ def _assemble(scores: pd.DataFrame, systems, norm: pd.DataFrame, n_questions: in
          "n_questions"]]
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
-        max_tokens: int = 256, generators: str = "", backbones: str = "", judges: str = "",
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_t04_main_results.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: the question draw and the bootstrap (decoding is greedy)
+    seed: int = 0
+    #: questions to answer, drawn uniformly at random with seed (a smaller limit takes a subset), 0
+    #: for all; 16: the evidence size (see the plan)
+    limit: int = 16
+    #: question set: sample, test, dev or a path to a split file
+    split: str = "sample"
+    #: generation budget per answer
+    max_tokens: int = 256
+    #: comma-separated answering models; empty: the profile's
+    generators: str = ""
+    #: comma-separated P.D. backbones; empty: the profile's two
+    backbones: str = ""
+    #: comma-separated D.A. judges; empty: the profile's
+    judges: str = ""
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator, score every
     system with every backbone and judge, and assemble Table 4.
 
@@ -80,24 +105,24 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
     evaluator). ``extra``: ``items``, ``systems`` ({system: {id: answer}}), ``scores``
     and ``norm_rank`` (per system and metric).
     """
-    prof = get_profile(profile)
-    gen_names = model_list(generators, prof.generators)
-    pd_names = model_list(backbones, prof.pd_backbones)
-    da_names = model_list(judges, prof.da_judges)
-    items = load_questions(split, limit, seed=seed)
-    systems = collect_systems(items, gen_names, backend=prof.generator_backend, split=split,
-                              max_tokens=max_tokens, seed=seed, progress=progress,
-                              load=prof.load)
+    prof = get_profile(config.profile)
+    gen_names = model_list(config.generators, prof.generators)
+    pd_names = model_list(config.backbones, prof.pd_backbones)
+    da_names = model_list(config.judges, prof.da_judges)
+    items = load_questions(config.split, config.limit, seed=config.seed)
+    systems = collect_systems(items, gen_names, backend=prof.generator_backend,
+                              split=config.split, progress=progress, load=prof.load,
+                              decoding=Decoding(max_tokens=config.max_tokens, seed=config.seed))
     pd_models = {n: prof.load(n) for n in pd_names}
     da_models = {n: prof.load(n) for n in da_names}
-    scores = score_systems(systems, items, split, pd_models=pd_models, judges=da_models,
+    scores = score_systems(systems, items, config.split, pd_models=pd_models, judges=da_models,
                            progress=progress)
     norm = normalized_rank(system_means(scores))
-    table = _assemble(scores, systems, norm, len(items), seed=seed)
+    table = _assemble(scores, systems, norm, len(items), seed=config.seed)
     return Experiment(
         ID, table, id_columns=ID_COLUMNS, interval="questions",
         signatures=metric_signatures(
-            pd_models, da_models, seed=seed, n=len(items), pd_prompt="Please restate.",
+            pd_models, da_models, seed=config.seed, n=len(items), pd_prompt="Please restate.",
             da_prompt=load_prompt("debateqa/dispute_awareness_fewshot")),
         parameters=dict(generators=list(gen_names), backbones=list(pd_names),
                         judges=list(da_names)),

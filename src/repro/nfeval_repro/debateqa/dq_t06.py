@@ -11,21 +11,26 @@ loop's bookkeeping. Table 6's numbers are not printed in the paper's text.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
-from nfeval_repro.debateqa.rag import (STRATEGIES, load_generator, rag_answers,
-                                             rag_experiment, rag_setup)
+from nfeval_repro.debateqa.generation import Decoding
+from nfeval_repro.debateqa.rag import (STRATEGIES, RagArms, RagSettings, load_generator,
+                                       rag_answers, rag_experiment, rag_setup)
 from nfeval.hashing import sha256_text
 from nfeval.prompts import prompt_text
 from nfeval_repro.tables import Experiment
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_t06"
-#: the answers frame's columns after ``generator, strategy, id``
-ANSWER_COLUMNS = ["answer", "n_tokens", "finish_reason", "n_chunks", "n_trusted_chunks",
-                  "chunk_ids", "steps", "action_retries", "unparsed_steps", "fallback", "stop",
-                  "trace"]
+#: the arms: the strategies, each retrieval one minus no retrieval, and the answers frame's
+#: columns after ``generator, strategy, id``
+ARMS = RagArms(column="strategy", order=STRATEGIES, pairs=(("vanilla", "none"), ("react", "none")),
+               answer_columns=("answer", "n_tokens", "finish_reason", "n_chunks",
+                               "n_trusted_chunks", "chunk_ids", "steps", "action_retries",
+                               "unparsed_steps", "fallback", "stop", "trace"))
 NOTES = ("The project's document collection, BM25 + MiniLM retrieval and prompts "
          "stand in for Google search, gte-Qwen2 and Table 16; the answering model "
          "runs its own ReAct loop (the paper: Claude 3.5 Sonnet). quantity mean: 95% "
@@ -35,36 +40,70 @@ NOTES = ("The project's document collection, BM25 + MiniLM retrieval and prompts
          "bounds). Table 6's numbers are not printed in the paper's text.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
-        documents: str = "", generators: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct",
-        max_tokens: int = 256, top_k: int = 10, chunk_chars: int = 2000, k_docs: int = 10,
-        react_max_chunks: int = 9, react_steps: int = 4, backbone: str = "",
-        judge: str = "", progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_t06_rag.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: the question draw and the bootstrap (decoding is greedy)
+    seed: int = 0
+    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for
+    #: all
+    limit: int = 16
+    #: question set: the collection covers the sample's questions
+    split: str = "sample"
+    #: document collection (JSON lines); empty: the project's data/debateqa_docs
+    documents: str = ""
+    #: comma-separated answering models; empty: the profile's
+    generators: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"
+    #: generation budget per answer (256 reuses the no-retrieval answers of dq_t04)
+    max_tokens: int = 256
+    #: chunks vanilla RAG retrieves (paper: 10)
+    top_k: int = 10
+    #: maximum chunk length in characters (paper: about 2000)
+    chunk_chars: int = 2000
+    #: documents the search stage keeps (paper: top 10 URLs); 0 ranks every chunk
+    k_docs: int = 10
+    #: chunks ReAct may gather (paper: up to 9)
+    react_max_chunks: int = 9
+    #: ReAct steps at most
+    react_steps: int = 4
+    #: P.D. backbone; empty: the profile's first
+    backbone: str = ""
+    #: D.A. judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the stronger of the
+    #: dq_t03 pilot, AUROC 0.865 vs 0.23); none: no D.A.
+    judge: str = ""
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) without retrieval, with vanilla RAG
     and with ReAct, score the answers and assemble Table 6 (``judge="none"``: no D.A.).
 
     Frames ``answers`` (every answer with its chunks and ReAct trace) and ``scores``;
     ``extra``: ``answers``, ``scores``, ``items``.
     """
-    setup = rag_setup(profile=profile, seed=seed, limit=limit, split=split,
-                      documents=documents, generators=generators, chunk_chars=chunk_chars,
-                      k_docs=k_docs, backbone=backbone, judge=judge)
+    setup = rag_setup(profile=config.profile, seed=config.seed, limit=config.limit,
+                      split=config.split, documents=config.documents,
+                      generators=config.generators, chunk_chars=config.chunk_chars,
+                      k_docs=config.k_docs, backbone=config.backbone, judge=config.judge)
     prof, items, index = setup.profile, setup.items, setup.index
+    decoding = Decoding(max_tokens=config.max_tokens, seed=config.seed)
+    settings = RagSettings(k=config.top_k, max_chunks=config.react_max_chunks,
+                           max_steps=config.react_steps)
     frames = []
     for g in setup.generators:
         plain = prof.load(g, backend=prof.generator_backend)  # dq_t04's stored answers
-        frames.append(rag_answers(plain, items, index, "none", max_tokens=max_tokens,
-                                  seed=seed, progress=progress).assign(generator=g))
+        frames.append(rag_answers(plain, items, index, "none", decoding=decoding,
+                                  progress=progress).assign(generator=g))
         del plain
         model = load_generator(g, prof.generator_backend, load=prof.load)  # ten chunks fit
         for strategy in STRATEGIES[1:]:
-            frames.append(rag_answers(model, items, index, strategy, k=top_k,
-                                      max_tokens=max_tokens, seed=seed,
-                                      max_chunks=react_max_chunks, max_steps=react_steps,
-                                      progress=progress).assign(generator=g))
+            frames.append(rag_answers(model, items, index, strategy, settings=settings,
+                                      decoding=decoding, progress=progress).assign(generator=g))
         del model
     return rag_experiment(
-        ID, setup, pd.concat(frames, ignore_index=True), arm="strategy", order=STRATEGIES,
-        pairs=[("vanilla", "none"), ("react", "none")], answer_columns=ANSWER_COLUMNS,
+        ID, setup, pd.concat(frames, ignore_index=True), ARMS,
         prompt_sha256={p: sha256_text(prompt_text(p)) for p in ("rag_answer", "rag_react")},
-        notes=NOTES, seed=seed, top_k=top_k, progress=progress)
+        notes=NOTES, seed=config.seed, top_k=config.top_k, progress=progress)

@@ -11,18 +11,28 @@ not printed in the paper's text.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
-from nfeval_repro.debateqa.rag import load_generator, rag_answers, rag_experiment, rag_setup
+from nfeval_repro.debateqa.generation import Decoding
+from nfeval_repro.debateqa.rag import (RagArms, RagSettings, load_generator, rag_answers,
+                                       rag_experiment, rag_setup)
 from nfeval.hashing import sha256_text
 from nfeval.prompts import prompt_text
 from nfeval_repro.tables import Experiment
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "dq_t07"
 #: the arms: which documents vanilla RAG retrieves from (trusted_only)
 DOCUMENTS = (("all", False), ("trusted", True))
+#: the arms' column and order, trusted minus all documents, and the answers frame's columns
+#: after ``generator, documents, id``
+ARMS = RagArms(column="documents", order=tuple(kind for kind, _ in DOCUMENTS),
+               pairs=(("trusted", "all"),),
+               answer_columns=("answer", "n_tokens", "finish_reason", "n_chunks",
+                               "n_trusted_chunks", "chunk_ids"))
 NOTES = ("Vanilla RAG on the project's document collection, all documents vs those "
          "under the trusted TLDs the paper's text names. quantity mean: 95% bootstrap "
          "interval over questions; difference: trusted minus all, paired bootstrap "
@@ -30,11 +40,40 @@ NOTES = ("Vanilla RAG on the project's document collection, all documents vs tho
          "questions. Table 7's numbers are not printed in the paper's text.")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str = "sample",
-        documents: str = "", generators: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct",
-        max_tokens: int = 256, top_k: int = 10, chunk_chars: int = 2000, k_docs: int = 10,
-        backbone: str = "", judge: str = "",
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``dq_t07_rag_trusted.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: the question draw and the bootstrap (decoding is greedy)
+    seed: int = 0
+    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for
+    #: all
+    limit: int = 16
+    #: question set: the collection covers the sample's questions
+    split: str = "sample"
+    #: document collection (JSON lines); empty: the project's data/debateqa_docs
+    documents: str = ""
+    #: comma-separated answering models; empty: the profile's
+    generators: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"
+    #: generation budget per answer (256 reuses the no-retrieval answers of dq_t04)
+    max_tokens: int = 256
+    #: chunks vanilla RAG retrieves (paper: 10)
+    top_k: int = 10
+    #: maximum chunk length in characters (paper: about 2000)
+    chunk_chars: int = 2000
+    #: documents the search stage keeps (paper: top 10 URLs); 0 ranks every chunk
+    k_docs: int = 10
+    #: P.D. backbone; empty: the profile's first
+    backbone: str = ""
+    #: D.A. judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the stronger of the
+    #: dq_t03 pilot, AUROC 0.865 vs 0.23); none: no D.A.
+    judge: str = ""
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with vanilla RAG on all documents
     and on the trusted ones, score the answers and assemble Table 7 (``judge="none"``:
     no D.A.).
@@ -42,20 +81,21 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 16, split: str
     Frames ``answers`` (every answer with its chunks) and ``scores``; ``extra``:
     ``answers``, ``scores``, ``items``.
     """
-    setup = rag_setup(profile=profile, seed=seed, limit=limit, split=split,
-                      documents=documents, generators=generators, chunk_chars=chunk_chars,
-                      k_docs=k_docs, backbone=backbone, judge=judge)
+    setup = rag_setup(profile=config.profile, seed=config.seed, limit=config.limit,
+                      split=config.split, documents=config.documents,
+                      generators=config.generators, chunk_chars=config.chunk_chars,
+                      k_docs=config.k_docs, backbone=config.backbone, judge=config.judge)
+    decoding = Decoding(max_tokens=config.max_tokens, seed=config.seed)
     frames = []
     for g in setup.generators:
         model = load_generator(g, setup.profile.generator_backend, load=setup.profile.load)
-        frames += [rag_answers(model, setup.items, setup.index, "vanilla", trusted_only=only,
-                               k=top_k, max_tokens=max_tokens, seed=seed, progress=progress)
-                   .assign(generator=g, documents=kind) for kind, only in DOCUMENTS]
+        frames += [rag_answers(model, setup.items, setup.index, "vanilla",
+                               settings=RagSettings(trusted_only=only, k=config.top_k),
+                               decoding=decoding, progress=progress)
+                   .assign(generator=g, documents=kind)
+                   for kind, only in DOCUMENTS]
         del model
     return rag_experiment(
-        ID, setup, pd.concat(frames, ignore_index=True), arm="documents",
-        order=[kind for kind, _ in DOCUMENTS], pairs=[("trusted", "all")],
-        answer_columns=["answer", "n_tokens", "finish_reason", "n_chunks", "n_trusted_chunks",
-                        "chunk_ids"],
-        prompt_sha256=sha256_text(prompt_text("rag_answer")), notes=NOTES, seed=seed,
-        top_k=top_k, progress=progress)
+        ID, setup, pd.concat(frames, ignore_index=True), ARMS,
+        prompt_sha256=sha256_text(prompt_text("rag_answer")), notes=NOTES, seed=config.seed,
+        top_k=config.top_k, progress=progress)

@@ -50,6 +50,7 @@ from pathlib import Path
 import pandas as pd
 
 from nfeval.errors import NfevalError
+from nfeval_repro.debateqa.generation import Decoding
 from nfeval_repro.debateqa.rag_index import TOP_K, Chunk, ChunkIndex
 from nfeval_repro.debateqa.rag_react import (REACT_K_PER_SEARCH, REACT_MAX_CHUNKS,
                                                    REACT_MAX_STEPS, REACT_STEP_TOKENS,
@@ -101,17 +102,36 @@ def load_generator(name: str, backend: str, *, n_ctx: int = 8192,
     return load(name, backend=backend, **({"n_ctx": n_ctx} if backend == "llama" else {}))
 
 
+@dataclass(frozen=True)
+class RagSettings:
+    """How the chunks an answer is written from are gathered (:func:`gather_chunks`): where
+    vanilla RAG and ReAct search and how much they take. The defaults are the paper's where it
+    gives them (Appendix D.1, Section 7.3), the project's choices otherwise."""
+
+    #: search only the documents under the trusted top-level domains (Table 7)
+    trusted_only: bool = False
+    #: chunks vanilla RAG retrieves (paper: 10)
+    k: int = TOP_K
+    #: chunks the ReAct loop gathers at most (paper: up to 9)
+    max_chunks: int = REACT_MAX_CHUNKS
+    #: chunks one ReAct search returns at most
+    k_per_search: int = REACT_K_PER_SEARCH
+    #: ReAct steps at most
+    max_steps: int = REACT_MAX_STEPS
+    #: generation budget of one ReAct step (a thought and an action)
+    step_tokens: int = REACT_STEP_TOKENS
+
+
 def gather_chunks(items: Sequence, index: ChunkIndex, strategy: str, *, model=None,
-                  trusted_only: bool = False, k: int = TOP_K, system: str | None = None,
-                  max_chunks: int = REACT_MAX_CHUNKS, k_per_search: int = REACT_K_PER_SEARCH,
-                  max_steps: int = REACT_MAX_STEPS, step_tokens: int = REACT_STEP_TOKENS,
+                  settings: RagSettings = RagSettings(), system: str | None = None,
                   seed: int = 0, progress: bool = True) -> dict[int, dict]:
     """The chunks each question's answer is written from, per strategy.
 
     Returns ``{id: {"chunks": [...], "steps": n, "action_retries": n,
     "unparsed_steps": n, "fallback": bool, "stop": str}}``; "none" gathers
-    nothing, "vanilla" the top ``k``, "react" runs :func:`react_gather` with
-    ``model`` (and adds its ``"trace"``).
+    nothing, "vanilla" the top ``settings.k``, "react" runs :func:`react_gather` with
+    ``model`` (and adds its ``"trace"``), its steps generated greedily with ``seed`` and the
+    ``system`` prompt.
     """
     from tqdm.auto import tqdm
 
@@ -119,7 +139,8 @@ def gather_chunks(items: Sequence, index: ChunkIndex, strategy: str, *, model=No
         raise NfevalError(f"unknown RAG strategy {strategy!r}; use one of {STRATEGIES}")
     if strategy == "react" and model is None:
         raise NfevalError("the react strategy needs the generating model.")
-    stepper = (StepGenerator(model, max_tokens=step_tokens, seed=seed)
+    trusted_only = settings.trusted_only
+    stepper = (StepGenerator(model, max_tokens=settings.step_tokens, seed=seed)
                if strategy == "react" else None)
     out: dict[int, dict] = {}
     for it in tqdm(items, desc=f"retrieval ({strategy})", unit="question", disable=not progress
@@ -128,7 +149,8 @@ def gather_chunks(items: Sequence, index: ChunkIndex, strategy: str, *, model=No
             out[it.id] = {"chunks": [], "steps": 0, "action_retries": 0, "unparsed_steps": 0,
                           "fallback": False, "stop": ""}
         elif strategy == "vanilla":
-            found = [r.chunk for r in index.search(it.question, k, trusted_only=trusted_only)]
+            found = [r.chunk for r in index.search(it.question, settings.k,
+                                                   trusted_only=trusted_only)]
             out[it.id] = {"chunks": found, "steps": 0, "action_retries": 0, "unparsed_steps": 0,
                           "fallback": False, "stop": ""}
         else:
@@ -137,7 +159,8 @@ def gather_chunks(items: Sequence, index: ChunkIndex, strategy: str, *, model=No
                 lambda pad, it=it: stepper(it.id, react_step_prompt(model, it.question, pad,
                                                                     system=system)),
                 lambda q, kk, ex: index.search(q, kk, trusted_only=trusted_only, exclude=ex),
-                max_chunks=max_chunks, k_per_search=k_per_search, max_steps=max_steps)
+                max_chunks=settings.max_chunks, k_per_search=settings.k_per_search,
+                max_steps=settings.max_steps)
             out[it.id] = {"chunks": res.chunks, "steps": res.n_steps,
                           "action_retries": res.action_retries,
                           "unparsed_steps": res.unparsed_steps, "fallback": res.fallback,
@@ -146,42 +169,37 @@ def gather_chunks(items: Sequence, index: ChunkIndex, strategy: str, *, model=No
 
 
 def rag_answers(model, items: Sequence, index: ChunkIndex | None, strategy: str, *,
-                trusted_only: bool = False, k: int = TOP_K, system: str | None = None,
-                max_tokens: int = 256, temperature: float = 0.0, top_p: float = 1.0,
-                seed: int = 0, max_chunks: int = REACT_MAX_CHUNKS,
-                k_per_search: int = REACT_K_PER_SEARCH, max_steps: int = REACT_MAX_STEPS,
-                step_tokens: int = REACT_STEP_TOKENS, progress: bool = True) -> pd.DataFrame:
+                settings: RagSettings = RagSettings(), system: str | None = None,
+                decoding: Decoding = Decoding(), progress: bool = True) -> pd.DataFrame:
     """Answers of ``model`` under a strategy ("none", "vanilla" or "react").
 
     "none" is exactly :func:`nfeval_repro.debateqa.generation.generate_answers` on the
     question (dq_t04's answers, cached); the others answer the filled
-    ``rag_answer`` prompt as the user turn, with the same system prompt and
-    decoding. One row per question: ``id, strategy, trusted_only, answer,
-    n_tokens, finish_reason, n_chunks, n_trusted_chunks, chunk_ids, steps,
-    action_retries, unparsed_steps, fallback, stop, trace`` (``trace``: the
-    ReAct steps as JSON, each with the model's raw text, its reply when asked
-    again for the action, the action taken, its query, whether it was the
-    default action, and the new chunk ids).
+    ``rag_answer`` prompt as the user turn, with the same system prompt (``None``: the
+    project's p_basic) and ``decoding``, from the chunks gathered with ``settings``
+    (:func:`gather_chunks`; ReAct's steps use the decoding's seed). One row per question:
+    ``id, strategy, trusted_only, answer, n_tokens, finish_reason, n_chunks,
+    n_trusted_chunks, chunk_ids, steps, action_retries, unparsed_steps, fallback, stop,
+    trace`` (``trace``: the ReAct steps as JSON, each with the model's raw text, its reply
+    when asked again for the action, the action taken, its query, whether it was the default
+    action, and the new chunk ids).
     """
-    from nfeval_repro.debateqa.generation import Decoding, generate_answers
+    from nfeval_repro.debateqa.generation import generate_answers
     from nfeval.prompts import system_prompts
 
     system = system_prompts()["basic"] if system is None else system
     if strategy != "none" and index is None:
         raise NfevalError(f"the {strategy} strategy needs a ChunkIndex.")
-    got = gather_chunks(items, index, strategy, model=model, trusted_only=trusted_only, k=k,
-                        system=system, max_chunks=max_chunks, k_per_search=k_per_search,
-                        max_steps=max_steps, step_tokens=step_tokens, seed=seed,
-                        progress=progress)
+    got = gather_chunks(items, index, strategy, model=model, settings=settings, system=system,
+                        seed=decoding.seed, progress=progress)
     if strategy == "none":
         questions: Mapping[int, str] = {it.id: it.question for it in items}
     else:
         questions = {it.id: rag_user_prompt(it.question, got[it.id]["chunks"]) for it in items}
-    df = generate_answers(model, questions, system=system,
-                          decoding=Decoding(temperature, top_p, max_tokens, seed),
+    df = generate_answers(model, questions, system=system, decoding=decoding,
                           progress=progress, desc=f"answers ({model.info.name}, {strategy})")
     meta = pd.DataFrame([{
-        "id": qid, "strategy": strategy, "trusted_only": bool(trusted_only),
+        "id": qid, "strategy": strategy, "trusted_only": bool(settings.trusted_only),
         "n_chunks": len(g["chunks"]), "n_trusted_chunks": sum(c.trusted for c in g["chunks"]),
         "chunk_ids": ";".join(c.id for c in g["chunks"]), "steps": g["steps"],
         "action_retries": g["action_retries"],
@@ -313,31 +331,47 @@ def rag_setup(*, profile: str, seed: int, limit: int, split: str, documents: str
                     documents=path, index=index)
 
 
-def rag_experiment(artefact: str, setup: RagSetup, answers: pd.DataFrame, *, arm: str,
-                   order: Sequence[str], pairs: Sequence[tuple[str, str]],
-                   answer_columns: Sequence[str], prompt_sha256: object, notes: str,
-                   seed: int, top_k: int, progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class RagArms:
+    """The arms a RAG experiment compares (the strategies of dq_t06, the document sets of
+    dq_t07) and how its table and ``answers`` frame show them (:func:`rag_experiment`)."""
+
+    #: the answers' column naming the arm (``strategy`` in dq_t06, ``documents`` in dq_t07)
+    column: str
+    #: the arms' order in the table
+    order: tuple[str, ...]
+    #: the paired differences: for each ``(a, b)``, arm ``a`` minus arm ``b``
+    pairs: tuple[tuple[str, str], ...]
+    #: the ``answers`` frame's columns after ``generator, <column>, id``
+    answer_columns: tuple[str, ...]
+
+
+def rag_experiment(artefact: str, setup: RagSetup, answers: pd.DataFrame, arms: RagArms, *,
+                   prompt_sha256: object, notes: str, seed: int, top_k: int,
+                   progress: bool = True) -> Experiment:
     """Score RAG answers and assemble their table: what dq_t06 and dq_t07 share.
 
-    ``answers``: :func:`rag_answers` rows with ``generator`` and the ``arm`` column.
-    Each (generator, arm) is a system scored with P.D. (the backbone) and D.A. (the
-    judge, unless none); :func:`rag_table` gives the table (``pairs``: the paired
-    differences, ``order``: the arms' order). Frames: ``answers`` (``generator, <arm>,
-    id``, then ``answer_columns``) and ``scores``; ``extra``: ``answers`` with every
-    column, ``scores`` and the ``items``.
+    ``answers``: :func:`rag_answers` rows with ``generator`` and the arm's column
+    (``arms.column``). Each (generator, arm) is a system scored with P.D. (the backbone) and
+    D.A. (the judge, unless none); :func:`rag_table` gives the table (the paired differences
+    and the arms' order of ``arms``). Frames: ``answers`` (``generator, <arm>, id``, then
+    ``arms.answer_columns``) and ``scores``; ``extra``: ``answers`` with every column,
+    ``scores`` and the ``items``. ``seed``: the bootstrap's; ``top_k``: the chunks vanilla
+    RAG retrieved, recorded in the P.D. signatures.
     """
     from nfeval_repro.debateqa.systems import (metric_signatures, score_systems,
                                                      split_systems)
     from nfeval.hashing import sha256_file
 
     prof, items, index = setup.profile, setup.items, setup.index
+    arm = arms.column
     systems = {f"{g}|{a}": dict(zip(df["id"], df["answer"]))
                for (g, a), df in answers.groupby(["generator", arm], sort=False)}
     pd_models = {setup.backbone: prof.load(setup.backbone)}
     judges = {setup.judge: prof.load(setup.judge)} if setup.judge else {}
     scores = split_systems(score_systems(systems, items, setup.split, pd_models=pd_models,
                                          judges=judges, progress=progress), ["generator", arm])
-    table = rag_table(answers, scores, arm=arm, order=order, pairs=pairs, seed=seed)
+    table = rag_table(answers, scores, arm=arm, order=arms.order, pairs=arms.pairs, seed=seed)
     retrieval = {"retrieval": f"bm25-top{index.k_docs}+dense-{prof.embedder}",
                  "chunk_chars": index.max_chars, "top_k": top_k}
     keys = ["generator", arm, "id"]
@@ -352,6 +386,6 @@ def rag_experiment(artefact: str, setup: RagSetup, answers: pd.DataFrame, *, arm
                         judge=setup.judge or "none", embedder=prof.embedder,
                         prompt_sha256=prompt_sha256),
         notes=notes,
-        frames={"answers": answers[keys + list(answer_columns)],
+        frames={"answers": answers[keys + list(arms.answer_columns)],
                 "scores": scores[keys + ["metric", "evaluator", "score"]]},
         extra={"answers": answers, "scores": scores, "items": items})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +21,7 @@ from nfeval.errors import NfevalError
 from nfeval.data import DebateItem, load_debateqa
 from nfeval.debateqa.scoring import (DASettings, PDSettings, answers_input, question_file,
                                      score_da, score_pd)
+from nfeval_repro.debateqa.generation import Decoding
 
 if TYPE_CHECKING:
     from nfeval.models.base import LanguageModel
@@ -74,18 +76,22 @@ def system_spec(spec: str) -> tuple[str, float | None]:
 
 def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
                     backend: str = "hf", split: str = "sample", written: bool = True,
-                    system: str | None = None, suffix: str = "", temperature: float = 0.0,
-                    top_p: float = 1.0, max_tokens: int = 256, seed: int = 0,
-                    progress: bool = True,
+                    system: str | None = None, suffix: str = "",
+                    decoding: Decoding = Decoding(), progress: bool = True,
                     load: Callable[..., LanguageModel] | None = None) -> dict[str, dict[int, str]]:
     """Answers of each generator (cached, see :mod:`nfeval_repro.debateqa.generation`; a
-    generator may be a :func:`system_spec`, ``<name>:t<temperature>``) and, on the
-    project's sample, its four written answer sets as ``written:<set>`` systems.
+    generator may be a :func:`system_spec`, ``<name>:t<temperature>``) and, with ``written``
+    on the project's sample (``split``), its four written answer sets as ``written:<set>``
+    systems.
+
+    The answers are sampled with ``decoding`` (a ``<name>:t<temperature>`` system at its
+    temperature with top-p 1, the token budget and seed kept), under the ``system`` prompt
+    (``None``: the project's p_basic) with ``suffix`` after each question.
 
     ``load(name, backend=backend)`` loads a generator: an experiment passes its
     profile's :meth:`~nfeval_repro.profiles.Profile.load` (device and dtype); default
     :func:`nfeval.models.load_model` answered from the active item store."""
-    from nfeval_repro.debateqa.generation import Decoding, generate_answers
+    from nfeval_repro.debateqa.generation import generate_answers
     from nfeval.models import load_model
     from nfeval_repro.store import stored
 
@@ -94,9 +100,9 @@ def collect_systems(items: Sequence[DebateItem], generators: Sequence[str], *,
     for spec in generators:
         name, sampled = system_spec(spec)
         model = load(name, backend=backend)
-        decoding = (Decoding(temperature, top_p, max_tokens, seed) if sampled is None else
-                    Decoding(sampled, 1.0, max_tokens, seed))
-        df = generate_answers(model, items, system=system, suffix=suffix, decoding=decoding,
+        how = (decoding if sampled is None else
+               replace(decoding, temperature=sampled, top_p=1.0))
+        df = generate_answers(model, items, system=system, suffix=suffix, decoding=how,
                               progress=progress)
         systems[spec] = dict(zip(df["id"].astype(int), df["answer"]))
         del model

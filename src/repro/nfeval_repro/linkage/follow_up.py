@@ -53,6 +53,7 @@ from nfeval.linkage.judges import (
     release_template,
 )
 from nfeval.linkage.references import ReferenceSplit, sample_references
+from nfeval_repro.linkage.same_items import JudgeCall
 from nfeval_repro.tables import Signature
 
 __all__ = ["ITEM_COLUMNS", "judge_setting", "references_among", "results_frame",
@@ -122,31 +123,33 @@ def results_frame(results: Sequence[QuestionScores], splits: Sequence[ReferenceS
 
 
 def judge_setting(model, questions: Sequence[GradedQuestion], splits: Sequence[ReferenceSplit],
-                  *, method: str, mode: str, seed: int, ids: Mapping[str, Any], shots: int = 0,
-                  unparsed: str = "drop", demonstration_splits=None, progress: bool = False,
+                  *, method: str, call: JudgeCall, ids: Mapping[str, Any],
+                  demonstration_splits=None, progress: bool = False,
                   positions: str = "random") -> tuple[pd.DataFrame, Signature]:
     """Judge ``splits`` in one setting: (per-candidate frame, signature).
 
-    ``method`` is a judge method of :mod:`nfeval.linkage.judges`;
-    ``demonstration_splits`` the pool of the ``shots`` demonstrations (their
+    ``method`` is a judge method of :mod:`nfeval.linkage.judges`, the judge called as
+    ``call`` says (its ``shots``: this setting's demonstrations);
+    ``demonstration_splits`` the pool of the demonstrations (their
     questions must be among ``questions``). ``ids`` name the setting in the
     frame (e.g. ``dataset``, ``pattern``, ``shots``, ``method``) and go into
     the signature. ``positions``: a pairwise judge's (:class:`~nfeval.linkage.judges.
     JudgeConfig`; ``release``: the candidate always first).
     """
-    cfg = JudgeConfig(method=method, mode=mode, seed=seed,
-                      unparsed=unparsed_policy(unparsed, method), positions=positions)
-    results = judge_questions(model, questions, splits, cfg, shots=shots,
+    cfg = JudgeConfig(method=method, mode=call.mode, seed=call.seed, max_tokens=call.max_tokens,
+                      unparsed=unparsed_policy(call.unparsed, method), positions=positions)
+    results = judge_questions(model, questions, splits, cfg, shots=call.shots,
                               progress=progress and " ".join(f"{k} {v}" for k, v in ids.items()),
                               demonstration_splits=demonstration_splits)
     frame = results_frame(results, splits, ids=ids, our_judge=model.info.name)
     label = ids.get("method", method)
     sig = Signature(
-        metric=f"linkage-judge/{label}", variant=f"{method}-{mode}", model=model.info.as_dict(),
+        metric=f"linkage-judge/{label}", variant=f"{method}-{call.mode}",
+        model=model.info.as_dict(),
         prompt_sha256=sha256_text(release_template(method)
-                                  + (load_fewshot_template().sha256 if shots else "")),
-        seed=seed, n=len(splits),
-        extra={**{k: str(v) for k, v in ids.items() if k != "method"}, "shots": shots,
+                                  + (load_fewshot_template().sha256 if call.shots else "")),
+        seed=call.seed, n=len(splits),
+        extra={**{k: str(v) for k, v in ids.items() if k != "method"}, "shots": call.shots,
                "unparsed": str(cfg.unparsed), "positions": cfg.positions,
                "candidates": sum(len(s.candidates) for s in splits)})
     return frame, sig

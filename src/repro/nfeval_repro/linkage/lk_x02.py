@@ -26,6 +26,8 @@ Every interval resamples questions (a question's pairs together).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 import numpy as np
 import pandas as pd
@@ -38,7 +40,7 @@ from nfeval.metrics.intervals import cluster_mean_interval, mean_interval, paire
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, Signature
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "lk_x02"
 DATASETS = ("antique", "trec-dl-nf")
@@ -170,23 +172,44 @@ def _averaged(first, second, splits) -> list:
     return out
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candidates: int = -1,
-        swap_limit: int = 6, judge: str = "", progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_x02_pairwise_position_bias.ipynb`` is written from them."""
+
+    #: run profile (embedded: the 1.5B judge of lk_t02)
+    profile: str = "embedded"
+    #: lk_t02's seed: its questions, candidates, reference draw and random positions; the bootstrap
+    seed: int = 0
+    #: lk_t02's judged questions per dataset (the size of its 8-candidate draw)
+    limit: int = 120
+    #: candidates per question; -1: 8 on the embedded profile (the 8-candidate draw of lk_t02's
+    #: dtype check), all on paper; 0: all
+    max_candidates: int = -1
+    #: questions per dataset judged in both orders (new items), 0: none
+    swap_limit: int = 6
+    #: the judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B)
+    judge: str = ""
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """The diagnostics on lk_t02's judged items (its ``limit`` and ``max_candidates``), with
     both orders judged on the first ``swap_limit`` questions per dataset."""
-    prof = get_profile(profile)
-    judge_name = judge or prof.judge
-    k = max_candidates if max_candidates >= 0 else (8 if profile == "embedded" else 0)
+    prof = get_profile(config.profile)
+    judge_name = config.judge or prof.judge
+    k = (config.max_candidates if config.max_candidates >= 0
+         else (8 if config.profile == "embedded" else 0))
     model = prof.load(judge_name)
     pairs, scores, counts = [], [], {}
     for ds in DATASETS:
         questions = load_linkage(ds)
-        items = judged_items(questions, ds, seed=seed, limit=limit, max_candidates=k)
+        items = judged_items(questions, ds, seed=config.seed, limit=config.limit, max_candidates=k)
         counts[ds] = {"questions": len(items.judged), "swap_questions": 0}
-        cfg = JudgeConfig(method="pairwise", mode="prob", seed=seed)
-        res = judge_questions(model, questions, items.judged, cfg, progress=progress and f"{ds}: pairwise, random positions")
+        cfg = JudgeConfig(method="pairwise", mode="prob", seed=config.seed)
+        res = judge_questions(model, questions, items.judged, cfg,
+                              progress=progress and f"{ds}: pairwise, random positions")
         pairs.append(pair_frame(res, items.judged, dataset=ds, protocol="random"))
-        subset = items.judged[:swap_limit] if swap_limit else []
+        subset = items.judged[:config.swap_limit] if config.swap_limit else []
         counts[ds]["swap_questions"] = len(subset)
         if not subset:
             continue
@@ -197,7 +220,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
         for proto in ("candidate first", "candidate second"):
             fixed[proto] = judge_questions(
                 model, questions, subset,
-                JudgeConfig(method="pairwise", mode="prob", seed=seed,
+                JudgeConfig(method="pairwise", mode="prob", seed=config.seed,
                             positions=PROTOCOLS[proto]),
                 progress=progress and f"{ds}: pairwise, {proto}")
             pairs.append(pair_frame(fixed[proto], subset, dataset=ds, protocol=proto))
@@ -208,15 +231,16 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 120, max_candi
     pair_df = pd.concat(pairs, ignore_index=True)
     score_df = pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(
         columns=["dataset", "method", "qid", "doc_id", "grade", "score"])
-    table = summary_rows(pair_df, score_df, seed=seed)
+    table = summary_rows(pair_df, score_df, seed=config.seed)
     info = model.info.as_dict()
-    return Experiment(
-        id=ID, table=table, id_columns=["kind", "dataset", "statistic", "protocol"],
-        interval="questions",
-        signatures=[Signature(metric="pairwise-position-bias", variant="prob", model=info,
-                              dtype=info.get("dtype"), seed=seed, n=len(pair_df),
-                              extra={"limit": limit, "max_candidates": k,
-                                     "swap_limit": swap_limit, "source": "lk_t02 items"})],
-        parameters=dict(judge=judge_name, limit=limit, max_candidates=k, swap_limit=swap_limit),
-        notes=NOTES, frames={"pairs": pair_df, "scores": score_df},
-        extra={"counts": counts})
+    return Experiment(id=ID, table=table, id_columns=["kind", "dataset", "statistic", "protocol"],
+                      interval="questions",
+                      signatures=[Signature(metric="pairwise-position-bias", variant="prob",
+                                            model=info, dtype=info.get("dtype"),
+                                            seed=config.seed, n=len(pair_df),
+                                            extra={"limit": config.limit, "max_candidates": k,
+                                                   "swap_limit": config.swap_limit,
+                                                   "source": "lk_t02 items"})],
+                      parameters=dict(judge=judge_name, limit=config.limit, max_candidates=k,
+                                      swap_limit=config.swap_limit), notes=NOTES,
+                      frames={"pairs": pair_df, "scores": score_df}, extra={"counts": counts})

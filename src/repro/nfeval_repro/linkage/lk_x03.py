@@ -33,6 +33,8 @@ Intervals: 95% percentile bootstrap over questions (10,000 resamples).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import random
 
 import pandas as pd
@@ -50,7 +52,7 @@ from nfeval_repro.profiles import get_profile, selection
 from nfeval_repro.store import cached_steps
 from nfeval_repro.tables import Experiment, Signature
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "lk_x03"
 DATASETS = ("antique", "trec-dl-nf")
@@ -354,33 +356,60 @@ def _debateqa_rows(judge, backbone, *, guards, seed, dq_limit, progress):
     return groups, frames, len(target)
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 10,
-        datasets: str = ",".join(DATASETS),
-        rows: str = ",".join(JUDGE_ROWS), guards: str = ",".join(GUARDS),
-        shots: int = 3, dq_limit: int = 40, judge: str = "", backbone: str = "",
-        judge_dtype: str = "bfloat16", progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_x03_judge_manipulation.ipynb`` is written from them."""
+
+    #: run profile (embedded: the 1.5B judge, SmolLM2-135M for P.D.)
+    profile: str = "embedded"
+    #: question sample, references and candidates, the bootstrap
+    seed: int = 0
+    #: LINKAGE questions per dataset (a seeded sample), 0 for all usable ones
+    limit: int = 10
+    #: comma-separated LINKAGE datasets (antique, trec-dl-nf)
+    datasets: str = ",".join(DATASETS)
+    #: judge rows (lk_x03.JUDGE_ROWS)
+    rows: str = ",".join(JUDGE_ROWS)
+    #: the papers' prompts (off), the answer quoted (quote), quoted with the flagged sentences
+    #: removed (strip): nfeval.guard.GUARD_MODES
+    guards: str = ",".join(GUARDS)
+    #: demonstrations of the linkage-fewshot row
+    shots: int = 3
+    #: DebateQA sample questions for D.A. and P.D., 0: none
+    dq_limit: int = 40
+    #: the judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B)
+    judge: str = ""
+    #: P.D.'s backbone; empty: the profile's first (embedded: SmolLM2-135M)
+    backbone: str = ""
+    #: the judge's dtype (every judge row and D.A.): bfloat16, the fast path of lk_t02's
+    #: every-candidate stages on CPUs with native bf16; "" for the profile's (float32 on a CPU)
+    judge_dtype: str = "bfloat16"
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """The table (module doc) at ``limit`` questions per dataset of ``datasets`` for the judge
     ``rows`` (:data:`JUDGE_ROWS`; ``linkage-fewshot`` shows ``shots`` demonstrations), with
     the guards of ``guards`` (:data:`GUARDS`), and D.A. / P.D. on the first ``dq_limit`` questions of
     the DebateQA sample (0: none). ``judge_dtype`` (empty: the profile's) is the judge's
     dtype, for every judge row and D.A. alike."""
-    prof = get_profile(profile)
-    judge_name = judge or prof.judge
-    backbone_name = backbone or prof.pd_backbones[0]
-    row_list = selection(rows, JUDGE_ROWS, "row")
-    guard_list = selection(guards, GUARDS, "guard")
-    ds_list = selection(datasets, DATASETS, "dataset")
-    model = prof.load(judge_name, **({"dtype": judge_dtype} if judge_dtype else {}))
+    prof = get_profile(config.profile)
+    judge_name = config.judge or prof.judge
+    backbone_name = config.backbone or prof.pd_backbones[0]
+    row_list = selection(config.rows, JUDGE_ROWS, "row")
+    guard_list = selection(config.guards, GUARDS, "guard")
+    ds_list = selection(config.datasets, DATASETS, "dataset")
+    model = prof.load(judge_name, **({"dtype": config.judge_dtype} if config.judge_dtype else {}))
     groups, frames, counts = _linkage_rows(model, datasets=ds_list, rows=row_list,
-                                           guards=guard_list, seed=seed, limit=limit,
-                                           shots=shots, progress=progress)
-    if dq_limit:
-        g, f, n = _debateqa_rows(model, prof.load(backbone_name), guards=guard_list, seed=seed,
-                                 dq_limit=dq_limit, progress=progress)
+                                           guards=guard_list, seed=config.seed, limit=config.limit,
+                                           shots=config.shots, progress=progress)
+    if config.dq_limit:
+        g, f, n = _debateqa_rows(model, prof.load(backbone_name), guards=guard_list,
+                                 seed=config.seed, dq_limit=config.dq_limit, progress=progress)
         groups += g
         frames += f
         counts["debateqa-sample"] = n
-    table = _table(groups, seed)
+    table = _table(groups, config.seed)
     scores = pd.concat(frames, ignore_index=True)
     flagged = (scores[scores["variant"] != "plain"].drop_duplicates(["dataset", "qid", "doc_id",
                                                                      "variant"])
@@ -388,9 +417,9 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 10,
                .groupby(["dataset", "variant"])["flagged"].agg(["sum", "count"])
                .reset_index())
     info = model.info.as_dict()
-    sigs = [Signature(metric=f"{ID}/{row}", variant="prob", model=info, seed=seed,
+    sigs = [Signature(metric=f"{ID}/{row}", variant="prob", model=info, seed=config.seed,
                       n=sum(v for k, v in counts.items() if k in ds_list),
-                      extra={"guards": guards}) for row in row_list]
+                      extra={"guards": config.guards}) for row in row_list]
     frames = {"scores": scores, "flagged": flagged, "summary": summary(table)}
     return Experiment(id=ID, table=table,
                       id_columns=["dataset", "method", "guard", "statistic", "manipulation"],

@@ -33,6 +33,8 @@ not held out.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 import random
 from pathlib import Path
@@ -49,7 +51,7 @@ import nfeval.screen as S
 from nfeval_repro.store import cached_steps
 from nfeval_repro.tables import Experiment, Signature
 
-__all__ = ["run"]
+__all__ = ["Config", "run"]
 
 ID = "lk_x04"
 DATASETS = ("antique", "trec-dl-nf")
@@ -177,18 +179,32 @@ def calibrate(real: list[list[dict]], fp_budget: float) -> S.Thresholds:
     return S.Thresholds(relevance=max(rel), evaluator=min(ev))
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, fp_budget: float = 0.0015,
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_x04_screen_heldout.ipynb`` is written from them."""
+
+    #: run profile (both screen with all-MiniLM-L6-v2)
+    profile: str = "embedded"
+    #: which evaluation and calibration questions carry the manipulations, the bootstrap
+    seed: int = 0
+    #: questions per dataset that carry manipulated answers (half calibration, half evaluation)
+    limit: int = 40
+    #: the largest share of calibration answers each signal may flag
+    fp_budget: float = 0.0015
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """``profile`` is checked and recorded: both profiles screen with the same embedder
     (all-MiniLM-L6-v2), which runs on a CPU in minutes."""
     from tqdm.auto import tqdm
 
     from nfeval_repro.profiles import get_profile
 
-    get_profile(profile)
+    get_profile(config.profile)
     corpus = load_corpus()
     bar = tqdm(total=2 * len(DATASETS), desc="lk_x04 screen", unit="part", disable=not progress)
-    rng = random.Random(seed)
+    rng = random.Random(config.seed)
     real_rows, manip_rows, real_cal = [], [], []
     for ds in DATASETS:
         qs = _questions(ds)
@@ -203,7 +219,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, fp_budget:
                 real_cal.extend(sig)
             real_rows += [{"dataset": ds, "role": role, "qid": qid, "signals": s}
                           for qid, s in zip(qids, sig)]
-            picked = rng.sample(part, len(part))[:limit // 2]  # a prefix of one order
+            picked = rng.sample(part, len(part))[:config.limit // 2]  # a prefix of one order
             texts, ctxs, meta = [], [], []
             for qid, question, refs, cands in picked:
                 base = min(cands, key=lambda a: a.grade).text
@@ -219,7 +235,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, fp_budget:
                 manip_rows.append({**m, "signals": s})
             bar.update()
     bar.close()
-    th = calibrate(real_cal, fp_budget)
+    th = calibrate(real_cal, config.fp_budget)
     rows = []
     ev_manip = [m for m in manip_rows if m["role"] == "evaluation"]
     ev_real = [r for r in real_rows if r["role"] == "evaluation"]
@@ -236,7 +252,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, fp_budget:
                     per_w.setdefault(m["id"], []).append(float(hit))
                 # the unit is the wording: the next attacker writes a new one
                 vals = [float(np.mean(v)) for v in per_w.values()]
-                iv = mean_interval(vals, seed=seed, key=f"{defence}/{fam}/{kind}",
+                iv = mean_interval(vals, seed=config.seed, key=f"{defence}/{fam}/{kind}",
                                    unit="wordings")
                 rows.append({"defence": defence, "family": fam, "split": split, "kind": kind,
                              "ours": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
@@ -247,26 +263,27 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 40, fp_budget:
             per_q.setdefault((r["dataset"], r["qid"]), []).append(
                 float(bool(flagged(r["signals"], defence, th))))
         vals = [float(np.mean(v)) for v in per_q.values()]
-        iv = mean_interval(vals, seed=seed, key=f"{defence}/real")
+        iv = mean_interval(vals, seed=config.seed, key=f"{defence}/real")
         rows.append({"defence": defence, "family": "real answers", "split": "evaluation",
                      "kind": "real", "ours": iv.estimate, "ci_low": iv.low,
                      "ci_high": iv.high, "n_units": len(vals), "unit": "questions",
                      "n_items": sum(map(len, per_q.values()))})
     table = pd.DataFrame(rows)
-    return Experiment(
-        id=ID, table=table, id_columns=["defence", "family", "kind"],
-        interval="units",
-        signatures=[Signature(metric="screen", variant="minilm-l6",
-                              extra={"relevance_threshold": th.relevance,
-                                     "evaluator_threshold": th.evaluator,
-                                     "fp_budget": fp_budget})],
-        parameters=dict(profile=profile, seed=seed, limit=limit, fp_budget=fp_budget),
-        notes=f"ours: the share flagged; thresholds chosen on the calibration questions' real "
-              f"answers: relevance < {th.relevance}, evaluator >= {th.evaluator}; intervals: "
-              "95% percentile bootstrap (10,000 resamples) over the family's wordings (each "
-              "wording's share of evaluation questions flagged) for the manipulation and "
-              "control rows, over questions (each question's share of real answers flagged) "
-              "for the real-answer rows; column unit says which")
+    return Experiment(id=ID, table=table, id_columns=["defence", "family", "kind"],
+                      interval="units",
+                      signatures=[Signature(metric="screen", variant="minilm-l6",
+                                            extra={"relevance_threshold": th.relevance,
+                                                   "evaluator_threshold": th.evaluator,
+                                                   "fp_budget": config.fp_budget})],
+                      parameters=dict(profile=config.profile, seed=config.seed, limit=config.limit,
+                                      fp_budget=config.fp_budget),
+                      notes=f"ours: the share flagged; thresholds chosen on the calibration "
+                            f"questions' real answers: relevance < {th.relevance}, evaluator >= "
+                            f"{th.evaluator}; intervals: 95% percentile bootstrap (10,000 "
+                            "resamples) over the family's wordings (each wording's share of "
+                            "evaluation questions flagged) for the manipulation and control rows, "
+                            "over questions (each question's share of real answers flagged) for "
+                            "the real-answer rows; column unit says which")
 
 
 def figure(table: pd.DataFrame):

@@ -22,6 +22,8 @@ per claim row (figures/lk_x05.png).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import math
 import time
 
@@ -37,7 +39,8 @@ from nfeval_repro.linkage.same_items import PAPER_ROW_OF
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment, paper_values
 
-__all__ = ["run"]  # figure, reading, size_rows and comparisons: the notebook's and the tests' too
+# figure, reading, size_rows and comparisons: the notebook's and the tests' too
+__all__ = ["Config", "run"]
 
 ID = "lk_x05"
 #: Parameters (billions) of the judges this analysis knows, for the figure's axis.
@@ -93,20 +96,38 @@ def _committed_frame(results) -> tuple[pd.DataFrame, str, dict]:
     return frame, str(params["judge"]), params
 
 
-def run(*, profile: str = "embedded", seed: int = 0, judges: str = "qwen2.5-coder-0.5b-instruct",
-        limit: int = 20, trec_limit: int = 5, judge_dtype: str = "bfloat16",
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_x05_judge_size.ipynb`` is written from them."""
+
+    #: run profile (the judges load as the profile loads them)
+    profile: str = "embedded"
+    #: lk_t02's draw and the bootstrap
+    seed: int = 0
+    #: comma-separated smaller judges (lk_t02's own judge is read from its committed file)
+    judges: str = "qwen2.5-coder-0.5b-instruct"
+    #: the first ANTIQUE questions of lk_t02's every-candidate draw (0: none)
+    limit: int = 20
+    #: the first TREC-DL-NF questions of the same draw (about 100 candidates each, 81 min for the
+    #: first 5 with the 0.5B judge on 2 shared cores; 0: none)
+    trec_limit: int = 5
+    #: the smaller judges' dtype: lk_t02's every-candidate table's
+    judge_dtype: str = "bfloat16"
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """The L1/L2 rows with each judge of ``judges`` (comma-separated) and lk_t02's own, on
     the first ``limit`` ANTIQUE and ``trec_limit`` TREC-DL-NF questions of lk_t02's
     every-candidate draw (0: none of that dataset). ``extra``: ``sizes`` (the size rows)."""
-    from nfeval_repro.linkage.same_items import judge_frame, judged_items
+    from nfeval_repro.linkage.same_items import JudgeCall, judge_frame, judged_items
 
     results = RESULTS
     committed, big, params = _committed_frame(results)
     if int(params.get("max_candidates", -1)) != 0:
         raise NfevalError("lk_x05 compares judges on lk_t02's every-candidate draw; the "
                           "committed lk_t02 table is not one (max_candidates != 0)")
-    small = [j for j in judges.split(",") if j]
+    small = [j for j in config.judges.split(",") if j]
     if not small:
         raise NfevalError("lk_x05 needs at least one judge besides lk_t02's (judges=...)")
     if big in small:
@@ -114,23 +135,23 @@ def run(*, profile: str = "embedded", seed: int = 0, judges: str = "qwen2.5-code
     unknown = [j for j in [*small, big] if j not in SIZES]
     if unknown:
         raise NfevalError(f"no size known for {unknown}; lk_x05 knows {list(SIZES)}")
-    prof = get_profile(profile)
-    limits = {"antique": limit, "trec-dl-nf": trec_limit}
+    prof = get_profile(config.profile)
+    limits = {"antique": config.limit, "trec-dl-nf": config.trec_limit}
     datasets = [d for d, n in limits.items() if n > 0]
     if not datasets:
         raise NfevalError("limit and trec_limit are both 0: no questions to judge")
     shots = int(params.get("shots", 3))
+    call = JudgeCall(mode="prob", seed=config.seed, shots=shots)
     frames, signatures = [], []
     for name in small:
-        model = prof.load(name, dtype=judge_dtype)
+        model = prof.load(name, dtype=config.judge_dtype)
         for dataset in datasets:
             questions = load_linkage(dataset)
-            items = judged_items(questions, dataset, seed=seed, limit=limits[dataset],
+            items = judged_items(questions, dataset, seed=config.seed, limit=limits[dataset],
                                  max_candidates=0)
             t = time.time()
             part, sigs = judge_frame(model, questions, items, dataset=dataset,
-                                     rows=JUDGE_ROWS, mode="prob", seed=seed, shots=shots,
-                                     progress=progress)
+                                     rows=JUDGE_ROWS, call=call, progress=progress)
             signatures += sigs
             if progress:
                 print(f"{name} on {dataset}: {len(items.judged)} questions, "
@@ -154,7 +175,7 @@ def run(*, profile: str = "embedded", seed: int = 0, judges: str = "qwen2.5-code
             raise NfevalError(f"{judge}'s rows miss questions of the draw: {missing}")
         per_judge[judge] = frame
         pairs = [(a, b) for _, a, b in comparisons()]
-        got = paired_rows(frame, pairs, by=["dataset"], seed=seed, coefficients=["spearman"])
+        got = paired_rows(frame, pairs, by=["dataset"], seed=config.seed, coefficients=["spearman"])
         for claim, a, b in comparisons():
             for r in got[got["method"] == f"{a} - {b}"].itertuples():
                 rows.append({"claim": claim, "dataset": r.dataset,
@@ -163,19 +184,20 @@ def run(*, profile: str = "embedded", seed: int = 0, judges: str = "qwen2.5-code
                              "ci_high": r.ci_high, "n_questions": int(r.n_questions),
                              "paper_margin": _paper_margin(paper, r.dataset, a, b)})
     table = pd.DataFrame(rows, columns=COLUMNS)
-    sizes = size_rows(per_judge, big, small, paper, seed=seed)
-    return Experiment(
-        ID, table, id_columns=["claim", "dataset", "comparison", "judge"],
-        interval="questions", signatures=signatures,
-        parameters=dict(judges=small, reference_judge=big, limit=limit, trec_limit=trec_limit,
-                        judge_dtype=judge_dtype, shots=shots),
-        notes="ours: mean per-question Spearman of A minus B with the human grades, paired "
-              "bootstrap over the questions of lk_t02's every-candidate draw that every judge "
-              "scored; paper_margin: the paper's Mistral-7B row minus its other row (Table 2). "
-              "Frame 'size': the largest judge's difference minus each smaller judge's, paired "
-              "over the same questions, and its reading.",
-        frames={"size": sizes, "per_candidate": judged},
-        extra={"sizes": sizes})
+    sizes = size_rows(per_judge, big, small, paper, seed=config.seed)
+    return Experiment(ID, table, id_columns=["claim", "dataset", "comparison", "judge"],
+                      interval="questions", signatures=signatures,
+                      parameters=dict(judges=small, reference_judge=big, limit=config.limit,
+                                      trec_limit=config.trec_limit,
+                                      judge_dtype=config.judge_dtype, shots=shots),
+                      notes="ours: mean per-question Spearman of A minus B with the human grades, "
+                            "paired bootstrap over the questions of lk_t02's every-candidate draw "
+                            "that every judge scored; paper_margin: the paper's Mistral-7B row "
+                            "minus its other row (Table 2). Frame 'size': the largest judge's "
+                            "difference minus each smaller judge's, paired over the same "
+                            "questions, and its reading.",
+                      frames={"size": sizes, "per_candidate": judged},
+                      extra={"sizes": sizes})
 
 
 def size_rows(per_judge: dict[str, pd.DataFrame], big: str, small: list[str],

@@ -21,6 +21,8 @@ The notebook ``lk_x06_guard_cost.ipynb`` calls :func:`run`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -31,7 +33,7 @@ from nfeval_repro.paths import RESULTS
 from nfeval_repro.profiles import get_profile
 from nfeval_repro.tables import Experiment
 
-__all__ = ["run"]  # cost_table and figure: the notebook's and the tests' too
+__all__ = ["Config", "run"]  # cost_table and figure: the notebook's and the tests' too
 
 ID = "lk_x06"
 #: The judge rows whose cost is measured: the claims' rows of lk_t02.
@@ -72,27 +74,42 @@ def first_questions(table: dict[str, int], limit: int) -> dict[str, int]:
             for d, n in table.items()}
 
 
-def run(*, profile: str = "embedded", seed: int = 0, guard: str = "screen", limit: int = 0,
-        progress: bool = True) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_x06_guard_cost.ipynb`` is written from them."""
+
+    #: run profile (lk_t02's judge loads as the profile loads it)
+    profile: str = "embedded"
+    #: lk_t02's draw and the bootstrap
+    seed: int = 0
+    #: the guard measured (the one that changes only what it flags)
+    guard: str = "screen"
+    #: lk_t02's first questions per dataset only (0: every question of its committed table, 345
+    #: ANTIQUE and 53 TREC-DL-NF)
+    limit: int = 0
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """The guard's cost on lk_t02's committed every-candidate draw (module doc); ``limit``:
     its first questions per dataset only (0: all of the committed table's)."""
     import dataclasses
 
     from nfeval.screen import guarded_text
     from nfeval_repro.linkage.lk_x05 import _committed_frame
-    from nfeval_repro.linkage.same_items import judge_frame, judged_items
+    from nfeval_repro.linkage.same_items import JudgeCall, judge_frame, judged_items
 
-    if guard != "screen":
+    if config.guard != "screen":
         raise NfevalError(f"lk_x06 measures --guard screen (it changes only the answers it "
-                          f"flags, so nothing else needs rejudging), not {guard!r}")
+                          f"flags, so nothing else needs rejudging), not {config.guard!r}")
     committed, judge, params = _committed_frame(RESULTS)
     if int(params.get("max_candidates", -1)) != 0:
         raise NfevalError("lk_x06 measures the guard on lk_t02's every-candidate draw; the "
                           "committed lk_t02 table is not one (max_candidates != 0)")
-    limits = first_questions(dict(params["limits"]), limit)
+    limits = first_questions(dict(params["limits"]), config.limit)
     datasets = [d for d in ("antique", "trec-dl-nf") if d in limits]
     questions = {d: load_linkage(d) for d in datasets}
-    items = {d: judged_items(questions[d], d, seed=seed, limit=int(limits[d]),
+    items = {d: judged_items(questions[d], d, seed=config.seed, limit=int(limits[d]),
                              max_candidates=0) for d in datasets}
     screened = _screen(items, questions)
     if progress:
@@ -107,7 +124,7 @@ def run(*, profile: str = "embedded", seed: int = 0, guard: str = "screen", limi
     changed = screened[screened["changed"]]
     for r in changed.itertuples():
         split, c = where[(r.dataset, r.qid, r.doc_id)]
-        shown = guarded_text(c.text, guard, question=qtexts[r.dataset][split.qid],
+        shown = guarded_text(c.text, config.guard, question=qtexts[r.dataset][split.qid],
                              references=[x.text for x in split.references])
         if shown == c.text:
             raise NfevalError(f"the screen flagged {r.dataset}/{r.qid}/{r.doc_id} but the "
@@ -120,12 +137,13 @@ def run(*, profile: str = "embedded", seed: int = 0, guard: str = "screen", limi
     from nfeval_repro.tables import Signature
 
     frames = []
-    signatures = [Signature(metric="guard-cost", variant=guard, seed=seed, n=len(screened),
+    signatures = [Signature(metric="guard-cost", variant=config.guard, seed=config.seed,
+                            n=len(screened),
                             extra={"embedder": "all-minilm-l6-v2",
                                    "thresholds": {"relevance": THRESHOLDS.relevance,
                                                   "evaluator": THRESHOLDS.evaluator}})]
     if len(changed):
-        prof = get_profile(profile)
+        prof = get_profile(config.profile)
         model = prof.load(judge, dtype=str(params.get("judge_dtype") or "bfloat16"))
         for d in datasets:
             keep = set(zip(changed.loc[changed["dataset"] == d, "qid"],
@@ -138,17 +156,18 @@ def run(*, profile: str = "embedded", seed: int = 0, guard: str = "screen", limi
             if not subs:
                 continue
             part, sigs = judge_frame(model, questions[d], items[d], dataset=d, rows=ROWS,
-                                  mode="prob", seed=seed, shots=int(params.get("shots", 3)),
-                                  splits=subs, guard=guard, progress=progress)
+                                     call=JudgeCall(mode="prob", seed=config.seed,
+                                                    shots=int(params.get("shots", 3))),
+                                     splits=subs, guard=config.guard, progress=progress)
             frames.append(part)
             signatures += sigs
     rejudged = (pd.concat(frames, ignore_index=True) if frames
                 else own.iloc[0:0])
-    table = cost_table(own, rejudged, screened, guard=guard, seed=seed)
+    table = cost_table(own, rejudged, screened, guard=config.guard, seed=config.seed)
     return Experiment(
         ID, table, id_columns=["dataset", "method", "guard"], interval="questions",
         signatures=signatures,
-        parameters=dict(guard=guard, judge=judge, limits=limits,
+        parameters=dict(guard=config.guard, judge=judge, limits=limits,
                         judge_dtype=str(params.get("judge_dtype") or "")),
         notes="ours: the row's mean per-question Spearman with the human grades under the "
               "guard minus without it, paired bootstrap over every question of lk_t02's "

@@ -34,6 +34,8 @@ The notebook ``lk_x07_manipulation_families.ipynb`` calls :func:`run`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import random
 
 import numpy as np
@@ -49,7 +51,7 @@ from nfeval_repro.linkage import lk_x04
 from nfeval_repro.profiles import get_profile, selection
 from nfeval_repro.tables import Experiment, Signature
 
-__all__ = ["run"]  # summary and figure: the notebook's and the tests' too
+__all__ = ["Config", "run"]  # summary and figure: the notebook's and the tests' too
 
 ID = "lk_x07"
 DATASETS = ("antique", "trec-dl-nf")
@@ -231,11 +233,36 @@ def family_rows(scores: pd.DataFrame, *, seed: int) -> list[dict]:
     return out
 
 
-def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2,
-        datasets: str = ",".join(DATASETS), rows: str = ",".join(JUDGE_ROWS),
-        families: str = "test", shots: int = 3, dq_limit: int = 4, judge: str = "",
-        backbone: str = "", judge_dtype: str = "bfloat16", progress: bool = True
-        ) -> Experiment:
+@dataclass(frozen=True)
+class Config:
+    """The parameters of :func:`run`, one per field, with their defaults; the parameters
+    cell of ``lk_x07_manipulation_families.ipynb`` is written from them."""
+
+    #: run profile (embedded: the 1.5B judge, SmolLM2-135M for P.D.)
+    profile: str = "embedded"
+    #: question sample and the bootstrap
+    seed: int = 0
+    #: LINKAGE evaluation questions per dataset (seeded), each with 121 judged variants per row
+    limit: int = 2
+    #: comma-separated LINKAGE datasets (antique, trec-dl-nf)
+    datasets: str = ",".join(DATASETS)
+    #: judge rows (lk_x07.JUDGE_ROWS)
+    rows: str = ",".join(JUDGE_ROWS)
+    #: test: the corpus's held-out families; all; or family names, comma-separated
+    families: str = "test"
+    #: demonstrations of the linkage-fewshot row (real candidates of other evaluation questions)
+    shots: int = 3
+    #: DebateQA sample questions for D.A. and P.D., 0: none
+    dq_limit: int = 4
+    #: the judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B)
+    judge: str = ""
+    #: P.D.'s backbone; empty: the profile's first (embedded: SmolLM2-135M)
+    backbone: str = ""
+    #: the judge's dtype (every judge row and D.A.); "" for the profile's
+    judge_dtype: str = "bfloat16"
+
+
+def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """The table (module doc): ``limit`` questions per dataset of ``datasets`` for the judge
     ``rows`` (:data:`JUDGE_ROWS`), D.A. and P.D. on the first ``dq_limit`` DebateQA sample
     questions (0: neither), the families of ``families`` (``test``: the held-out ones,
@@ -243,33 +270,33 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2,
     from nfeval.debateqa.da import da_scores
     from nfeval.debateqa.pd import pd_scores
 
-    prof = get_profile(profile)
+    prof = get_profile(config.profile)
     corpus = lk_x04.load_corpus()
     known = corpus["family"].drop_duplicates().tolist()
-    if families == "test":
+    if config.families == "test":
         fams = held_out_families(corpus)
-    elif families == "all":
+    elif config.families == "all":
         fams = known
     else:
-        fams = [f.strip() for f in families.split(",") if f.strip()]
+        fams = [f.strip() for f in config.families.split(",") if f.strip()]
         if not fams or not set(fams) <= set(known):
             raise NfevalError(f"families must be 'test', 'all' or some of {', '.join(known)}; "
-                              f"got {families!r}")
+                              f"got {config.families!r}")
     corpus = corpus[corpus["family"].isin(fams)]
-    row_list = selection(rows, JUDGE_ROWS, "row")
-    ds_list = selection(datasets, DATASETS, "dataset")
-    if limit < 1 and row_list and ds_list:
+    row_list = selection(config.rows, JUDGE_ROWS, "row")
+    ds_list = selection(config.datasets, DATASETS, "dataset")
+    if config.limit < 1 and row_list and ds_list:
         raise NfevalError("limit must be at least 1 question per dataset")
     split_of = dict(zip(corpus["family"], corpus["split"]))
-    judge_name = judge or prof.judge
-    model = prof.load(judge_name, **({"dtype": judge_dtype} if judge_dtype else {}))
+    judge_name = config.judge or prof.judge
+    model = prof.load(judge_name, **({"dtype": config.judge_dtype} if config.judge_dtype else {}))
     frames = []
 
     linkage_rows = []
     for ds in ds_list if row_list else []:
         questions = load_linkage(ds)
-        splits, items, demos = _linkage_items(ds, corpus, seed=seed, limit=limit,
-                                              demo_pool=max(shots, 1) * 4)
+        splits, items, demos = _linkage_items(ds, corpus, seed=config.seed, limit=config.limit,
+                                              demo_pool=max(config.shots, 1) * 4)
         shown = screened_texts([r["text"] for r in items], [r["context"] for r in items])
         for r, s in zip(items, shown):
             r["shown"] = s
@@ -277,13 +304,13 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2,
         for row in row_list:
             for guard in GUARDS:
                 sc = _judged(model, questions, splits, items, demos, row=row, guard=guard,
-                             seed=seed, shots=shots, progress=progress, desc=ds)
+                             seed=config.seed, shots=config.shots, progress=progress, desc=ds)
                 linkage_rows += [{**r, "method": row, "guard": guard, "score": v}
                                  for r, v in zip(items, sc)]
     if linkage_rows:
         frames.append(pd.DataFrame(linkage_rows))
-    if dq_limit:
-        items, questions, partials = _debateqa_items(corpus, dq_limit)
+    if config.dq_limit:
+        items, questions, partials = _debateqa_items(corpus, config.dq_limit)
         shown = screened_texts([r["text"] for r in items], [r["context"] for r in items])
         for r, s in zip(items, shown):
             r["shown"] = s
@@ -295,7 +322,7 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2,
             got = {str(x.id): float(x.score) for x in res}
             frames.append(pd.DataFrame([{**r, "method": "da", "guard": guard,
                                          "score": got[r["doc_id"]]} for r in items]))
-        backbone_model = prof.load(backbone or prof.pd_backbones[0])
+        backbone_model = prof.load(config.backbone or prof.pd_backbones[0])
         res = pd_scores(backbone_model, {r["doc_id"]: r["text"] for r in items}, partials,
                         progress=progress)
         got = {str(x.id): float(x.score) for x in res}
@@ -309,26 +336,28 @@ def run(*, profile: str = "embedded", seed: int = 0, limit: int = 2,
     scores["split"] = scores["family"].map(split_of).fillna("")
     out = []
     for (method, guard), part in scores.groupby(["method", "guard"], sort=False):
-        out += family_rows(part, seed=seed)
+        out += family_rows(part, seed=config.seed)
     table = pd.DataFrame(out, columns=COLUMNS)
     info = model.info.as_dict()
-    signatures = [Signature(metric=f"{ID}/{m}", variant="prob", model=info, seed=seed,
+    signatures = [Signature(metric=f"{ID}/{m}", variant="prob", model=info, seed=config.seed,
                             extra={"guards": list(GUARDS), "families": fams})
-                  for m in [*row_list, *(["da"] if dq_limit else [])]]
+                  for m in [*row_list, *(["da"] if config.dq_limit else [])]]
     keep = ["dataset", "qid", "doc_id", "wording", "family", "split", "kind", "method",
             "guard", "score", "changed"]
-    return Experiment(
-        ID, table, id_columns=["method", "guard", "family", "statistic"], interval="units",
-        signatures=signatures,
-        parameters=dict(profile=profile, seed=seed, limit=limit, datasets=",".join(ds_list),
-                        rows=",".join(row_list), families=families, shots=shots,
-                        dq_limit=dq_limit, judge=judge_name, judge_dtype=judge_dtype),
-        notes="ours: per wording the mean over questions of manipulated minus plain (effect), "
-              "its control minus plain (control), manipulated minus control (beyond control), "
-              "or the share of manipulated items the guard changed (changed); the mean over "
-              "the family's wordings with a 95% percentile bootstrap over the wordings "
-              "(10,000 resamples). Scores in each method's units (P.D.: lower is better).",
-        frames={"scores": scores[keep]}, summary_frames=("summary",))
+    return Experiment(ID, table, id_columns=["method", "guard", "family", "statistic"],
+                      interval="units", signatures=signatures,
+                      parameters=dict(profile=config.profile, seed=config.seed, limit=config.limit,
+                                      datasets=",".join(ds_list), rows=",".join(row_list),
+                                      families=config.families, shots=config.shots,
+                                      dq_limit=config.dq_limit, judge=judge_name,
+                                      judge_dtype=config.judge_dtype),
+                      notes="ours: per wording the mean over questions of manipulated minus plain "
+                            "(effect), its control minus plain (control), manipulated minus "
+                            "control (beyond control), or the share of manipulated items the "
+                            "guard changed (changed); the mean over the family's wordings with a "
+                            "95% percentile bootstrap over the wordings (10,000 resamples). "
+                            "Scores in each method's units (P.D.: lower is better).",
+                      frames={"scores": scores[keep]}, summary_frames=("summary", ))
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:

@@ -32,6 +32,7 @@ Item samples (the ``sample`` column):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,7 @@ __all__ = [
     "PAPER_ROW_OF",
     "ROW_POSITIONS",
     "TABLE_COLUMNS",
+    "JudgeCall",
     "automatic_frames",
     "bleu_pools",
     "comparisons",
@@ -119,17 +121,40 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=FRAME_COLUMNS)
 
 
+@dataclass(frozen=True)
+class JudgeCall:
+    """How an LLM judge is called, the same for every judge row of a run: what
+    :func:`judge_frame` and :func:`nfeval_repro.linkage.follow_up.judge_setting` (and the
+    follow-up tables through them) pass to :class:`~nfeval.linkage.judges.JudgeConfig`."""
+
+    #: decoding: ``prob`` (the expected label) or ``sample`` (temperature 0.8, a parsed
+    #: ``[[k]]``, ties possible)
+    mode: str
+    #: seeds the pairwise positions (the coin), the sampled replies and the draw of the
+    #: demonstrations
+    seed: int
+    #: demonstrations of a few-shot judgment: :func:`judge_frame`'s few-shot rows (the
+    #: :data:`JUDGE_ROWS` whose shots are None); every judgment of
+    #: :func:`~nfeval_repro.linkage.follow_up.judge_setting` (0: none)
+    shots: int
+    #: a candidate's judge outputs that did not parse (``sample`` mode; pairwise has one
+    #: output per reference): drop, release (LINKAGE rank 2) or a number
+    #: (:func:`~nfeval_repro.linkage.evaluation.unparsed_policy`)
+    unparsed: str = "drop"
+    #: the bound on each sampled reply's tokens
+    max_tokens: int = SAMPLING["max_tokens"]
+
+
 def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample, *,
-                dataset: str, rows: Sequence[str], mode: str, seed: int, shots: int,
-                unparsed: str = "drop", splits=None, label: str = "same items",
-                max_tokens: int = SAMPLING["max_tokens"], guard: str = "off",
-                progress: bool = True) -> tuple[pd.DataFrame, list[Signature]]:
-    """Per-candidate scores of the judge rows ``rows`` (names of :data:`JUDGE_ROWS`).
+                dataset: str, rows: Sequence[str], call: JudgeCall, splits=None,
+                label: str = "same items", guard: str = "off", progress: bool = True
+                ) -> tuple[pd.DataFrame, list[Signature]]:
+    """Per-candidate scores of the judge rows ``rows`` (names of :data:`JUDGE_ROWS`), the
+    judge called as ``call`` says.
 
     ``splits`` (default: ``sample.judged``) are the questions judged; the
     demonstrations of the few-shot row come from all of the dataset's splits.
-    ``unparsed`` counts a candidate's outputs that did not parse (``sample``
-    mode; pairwise has one output per reference); ``max_tokens`` bounds each sampled reply;
+    The frame's ``unparsed`` counts a candidate's outputs that did not parse;
     ``guard`` is how the judge sees each candidate (:data:`nfeval.guard.GUARD_MODES`).
     """
     unknown = [r for r in rows if r not in JUDGE_ROWS]
@@ -139,9 +164,10 @@ def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
     out, sigs = [], []
     for row in rows:
         method, n_shots = JUDGE_ROWS[row]
-        n_shots = shots if n_shots is None else n_shots
-        cfg = JudgeConfig(method=method, mode=mode, seed=seed, max_tokens=max_tokens,
-                          unparsed=unparsed_policy(unparsed, method),
+        n_shots = call.shots if n_shots is None else n_shots
+        cfg = JudgeConfig(method=method, mode=call.mode, seed=call.seed,
+                          max_tokens=call.max_tokens,
+                          unparsed=unparsed_policy(call.unparsed, method),
                           positions=ROW_POSITIONS.get(row, "random"), guard=guard)
         results = judge_questions(model, questions, splits, cfg, shots=n_shots,
                                   demonstration_splits=sample.splits, progress=progress)
@@ -151,14 +177,16 @@ def judge_frame(model, questions: Sequence[GradedQuestion], sample: JudgeSample,
             for j in r.judgments:
                 bad[j.candidate] += not j.parsed
             for c, score, b in zip(by_qid[r.qid].candidates, r.scores, bad):
-                out.append({"dataset": dataset, "sample": label, "mode": mode, "method": row,
-                            "our_judge": model.info.name, "qid": r.qid, "doc_id": c.doc_id,
-                            "grade": c.grade, "score": score, "unparsed": b})
+                out.append({"dataset": dataset, "sample": label, "mode": call.mode,
+                            "method": row, "our_judge": model.info.name, "qid": r.qid,
+                            "doc_id": c.doc_id, "grade": c.grade, "score": score,
+                            "unparsed": b})
         sigs.append(Signature(
-            metric=f"linkage-judge/{row}", variant=f"{method}-{mode}", model=model.info.as_dict(),
+            metric=f"linkage-judge/{row}", variant=f"{method}-{call.mode}",
+            model=model.info.as_dict(),
             prompt_sha256=sha256_text(release_template(method)
                                       + (load_fewshot_template().sha256 if n_shots else "")),
-            seed=seed, n=len(splits),
+            seed=call.seed, n=len(splits),
             extra={"dataset": dataset, "sample": label, "pattern": DEFAULT_PATTERN[dataset],
                    "shots": n_shots, "unparsed": str(cfg.unparsed), "positions": cfg.positions,
                    **({"guard": guard} if guard != "off" else {})}))
@@ -188,7 +216,8 @@ def refppl_frame(lm, questions: Sequence[GradedQuestion], splits, *, dataset: st
 
 
 def lexical_frame(scores: pd.DataFrame, *, dataset: str, label: str) -> pd.DataFrame:
-    """:func:`nfeval.linkage.lexical.split_scores` / ``lexical_scores`` rows in the frame's columns."""
+    """:func:`nfeval.linkage.lexical.split_scores` / ``lexical_scores`` rows in the frame's
+    columns."""
     df = scores.assign(dataset=dataset, sample=label, mode="", our_judge="", unparsed=0)
     return df[FRAME_COLUMNS].reset_index(drop=True)
 
@@ -278,12 +307,13 @@ def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]
     judged questions of each dataset (sample ``mode subset``), each followed by the ``prob``
     rows of the same judge on the same questions, copied from the ``prob_sample`` rows of
     ``frames`` (:func:`same_items_subset`)."""
+    call = JudgeCall(mode="sample", seed=seed, shots=shots, unparsed=unparsed,
+                     max_tokens=max_tokens)
     out, sigs = [], []
     for name, qs in questions.items():
         subset = items[name].judged[:sample_limit]
         part, s = judge_frame(sampler, qs, items[name], dataset=name, rows=list(MODE_ROWS),
-                              mode="sample", seed=seed, shots=shots, unparsed=unparsed,
-                              splits=subset, label="mode subset", max_tokens=max_tokens,
+                              call=call, splits=subset, label="mode subset",
                               progress=progress)
         out.append(part)
         sigs += s
@@ -294,16 +324,15 @@ def mode_subset_frames(sampler, questions: Mapping[str, Sequence[GradedQuestion]
 
 
 def small_judge_frames(model, questions: Mapping[str, Sequence[GradedQuestion]],
-                       items: Mapping[str, JudgeSample], *, rows: Sequence[str], mode: str,
-                       seed: int, shots: int, unparsed: str = "drop", progress: bool = True
+                       items: Mapping[str, JudgeSample], *, rows: Sequence[str],
+                       call: JudgeCall, progress: bool = True
                        ) -> tuple[list[pd.DataFrame], list[Signature]]:
     """The small judge ``model``'s ``rows`` on the judged items of every dataset (sample
-    ``small judge``)."""
+    ``small judge``), called as ``call`` says (the judge's own call)."""
     out, sigs = [], []
     for name, qs in questions.items():
-        part, s = judge_frame(model, qs, items[name], dataset=name, rows=list(rows), mode=mode,
-                              seed=seed, shots=shots, unparsed=unparsed, label="small judge",
-                              progress=progress)
+        part, s = judge_frame(model, qs, items[name], dataset=name, rows=list(rows), call=call,
+                              label="small judge", progress=progress)
         out.append(part)
         sigs += s
     return out, sigs
@@ -421,7 +450,7 @@ def table2_figure(exp, small_judge: str):
     judged items, the small judge's bars beside them where it ran)."""
     import matplotlib.pyplot as plt
 
-    from nfeval_repro.plots import interval_bars
+    from nfeval_repro.plots import BarStyle, interval_bars
 
     table = exp.table
     judge_name, mode = exp.parameters["judge"], exp.parameters["judge_mode"]
@@ -440,7 +469,8 @@ def table2_figure(exp, small_judge: str):
         interval_bars(ax, part, x="method", hue="sample",
                       order=[m for m in methods if m in set(part["method"])],
                       hue_order=["all", "same items", small],
-                      ylabel="Spearman's rho (mean over questions)", compact=True)
+                      ylabel="Spearman's rho (mean over questions)",
+                      style=BarStyle(compact=True))
         ax.set_title(f"{name}: automatic metrics on all items and on the judged items; LLM rows "
                      f"({judge_name}, {mode}) on the judged items"
                      + (f", beside the {small}" if (part["sample"] == small).any() else ""),

@@ -27,20 +27,23 @@ One function per stage, each taking the previous stage's output:
    POV's documents; the items come out in the DebateQA release format
    ``{"id", "question", "partial_answers": [{"point_of_view", "explanation"}]}``.
 
-:func:`run_pipeline` chains them and returns the funnel (counts after each
-stage) with every intermediate table; :mod:`.report` turns a run into the
-tables of Figures 1 and 12-13. The paper's last step, human annotation of the
-partial answers (A.4), has no counterpart here.
+:func:`run_pipeline` chains them, with every stage's setting in a :class:`PipelineSettings`,
+and returns the funnel (counts after each stage) with every intermediate table;
+:mod:`.report` turns a run into the tables of Figures 1 and 12-13. The paper's last step,
+human annotation of the partial answers (A.4), has no counterpart here.
 
 The sentence embedder (deduplication, dense search) runs on the ``device``
 given to :func:`run_pipeline`.
+
+Why this file is long: the eight stages of one pipeline, the settings they share and the
+result they fill; each stage is a short function, and splitting them would scatter Algorithm 1.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +60,7 @@ from nfeval_repro.debateqa.curation.documents import (
 )
 from nfeval_repro.debateqa.curation.povs import (
     MIN_POVS,
+    ExtractionSettings,
     Pov,
     PovExtraction,
     expand_explanation,
@@ -74,6 +78,7 @@ __all__ = [
     "SEARCH_METHODS",
     "STEPS",
     "PipelineResult",
+    "PipelineSettings",
     "dedup_stage",
     "explanation_stage",
     "extract_stage",
@@ -210,6 +215,8 @@ def extract_stage(model, questions: Mapping[Key, str], selected: Mapping[Key, Se
     """Stage 6: p_POV on every selected question (cached per question and prompt)."""
     from tqdm.auto import tqdm
 
+    settings = ExtractionSettings(max_tokens=max_tokens, temperature=temperature, seed=seed,
+                                  max_chars=max_chars, max_povs=max_povs)
     cache = extraction_cache(model, max_tokens=max_tokens, temperature=temperature, seed=seed,
                              template=prompt_text("pov_extraction"), max_povs=max_povs) \
         if use_cache else None
@@ -217,10 +224,8 @@ def extract_stage(model, questions: Mapping[Key, str], selected: Mapping[Key, Se
     for key in tqdm(list(selected), desc=f"POVs ({model.info.name})", unit="question",
                     disable=not progress):
         texts = [docs_by_id[d].text for d in selected[key]]
-        out[key] = extract_povs(model, questions[key], texts, key=f"{key[0]}/{key[1]}",
-                                max_tokens=max_tokens, temperature=temperature, seed=seed,
-                                max_chars=max_chars, max_povs=max_povs, cache=cache,
-                                use_cache=use_cache)
+        out[key] = extract_povs(model, questions[key], texts, settings,
+                                key=f"{key[0]}/{key[1]}", cache=cache, use_cache=use_cache)
     return out
 
 
@@ -304,35 +309,73 @@ def _funnel_row(step: str, stage: str, questions: int, documents: float = np.nan
             "povs": povs, "note": note}
 
 
-def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample",),
+@dataclass(frozen=True)
+class PipelineSettings:
+    """What decides a run of :func:`run_pipeline` besides the LLM and the inputs: every
+    stage's setting, with the paper's values where it gives them. A run records them in
+    :attr:`PipelineResult.parameters`."""
+
+    #: question sources of stage 1 (:mod:`nfeval_repro.debateqa.curation.sources`);
+    #: ignored when :func:`run_pipeline` is given ``questions``
+    sources: Sequence[str] | str = ("debateqa-sample",)
+    #: deduplicate the questions (stage 2); False keeps them all
+    dedup: bool = True
+    #: cosine threshold of the dedup graph; None or negative: the dedup module's default
+    dedup_threshold: float | None = None
+    #: document search of stage 3: linked, bm25 or dense (see the module docstring)
+    search: str = "linked"
+    #: search hits per question before the TLD filter
+    k: int = 10
+    #: keep hits scoring at least this share of the question's best hit; None or negative:
+    #: the default of the search method (:data:`SEARCH_METHODS`)
+    min_relative_score: float | None = None
+    #: trusted TLDs of stage 4 (Table 10)
+    tlds: Sequence[str] = TRUSTED_TLDS
+    #: questions need at least this many trusted documents (stage 5; paper: 3)
+    min_docs: int = 3
+    #: most relevant documents kept per question (stage 5; paper: 5)
+    max_docs: int = 5
+    #: > 0: only the first ``limit`` questions kept by the document stages (in source
+    #: order) go through the LLM stages, whose funnel counts are then out of ``limit``;
+    #: 0: all of them
+    limit: int = 0
+    #: questions need at least this many POVs (stage 7; paper: 3)
+    min_povs: int = MIN_POVS
+    #: random seed (dedup tie-breaks; LLM sampling when ``temperature`` is above 0)
+    seed: int = 0
+    #: generation budget of one POV extraction
+    pov_tokens: int = 256
+    #: generation budget of one explanation
+    explanation_tokens: int = 200
+    #: POV extraction stops after this many list items (0: no stop)
+    max_povs: int = 6
+    #: decoding temperature of the LLM stages, 0 for greedy
+    temperature: float = 0.0
+    #: > 0: each document is cut to this many characters in the LLM prompts; 0: whole
+    max_chars: int = 0
+
+
+def run_pipeline(model=None, settings: PipelineSettings = PipelineSettings(), *,
                  questions: Sequence[SourcedQuestion] | None = None,
                  docs: Sequence[Document] | None = None, docs_path: str | Path = DOCS_FILE,
-                 dedup: bool = True, dedup_threshold: float | None = None,
-                 dedup_embeddings: np.ndarray | None = None,
-                 search: str = "linked", k: int = 10, min_relative_score: float | None = None,
-                 tlds: Sequence[str] = TRUSTED_TLDS, min_docs: int = 3, max_docs: int = 5,
-                 limit: int = 0, min_povs: int = MIN_POVS, seed: int = 0,
-                 pov_tokens: int = 256, explanation_tokens: int = 200, max_povs: int = 6,
-                 temperature: float = 0.0, max_chars: int = 0, use_cache: bool = True,
+                 dedup_embeddings: np.ndarray | None = None, use_cache: bool = True,
                  progress: bool = True, device: str | None = None) -> PipelineResult:
-    """Run every stage; ``model=None`` stops after the document stages (no LLM).
+    """Run every stage as ``settings`` say; ``model=None`` stops after the document stages
+    (no LLM).
 
-    ``questions`` (``SourcedQuestion`` triples) replaces stage 1's ``sources``;
-    ``docs`` replaces the collection file. ``dedup_threshold`` None or negative:
-    the dedup module's default. ``limit`` > 0 sends only the first
-    ``limit`` questions kept by the document stages (in source order) through
-    the LLM stages, whose funnel counts are then out of ``limit``. ``device``: where
-    the sentence embedder runs (the LLM ``model`` comes loaded).
+    ``questions`` (``SourcedQuestion`` triples) replaces stage 1's ``settings.sources``;
+    ``docs`` replaces the collection file ``docs_path``. ``dedup_embeddings`` (one
+    L2-normalised row per question) skips the dedup encoder. ``use_cache``: keep the LLM
+    calls in the run cache; ``progress``: progress bars. ``device``: where the sentence
+    embedder runs (the LLM ``model`` comes loaded).
     """
-    params = {"sources": list(sources) if not isinstance(sources, str) else sources,
-              "dedup": dedup, "dedup_threshold": dedup_threshold, "search": search, "k": k,
-              "min_relative_score": min_relative_score, "tlds": list(tlds),
-              "min_docs": min_docs, "max_docs": max_docs, "limit": limit, "min_povs": min_povs,
-              "seed": seed, "pov_tokens": pov_tokens, "explanation_tokens": explanation_tokens,
-              "max_povs": max_povs, "temperature": temperature, "max_chars": max_chars}
+    params = {**asdict(settings), "tlds": list(settings.tlds),
+              "sources": settings.sources if isinstance(settings.sources, str)
+              else list(settings.sources)}  # the fields in order, sequences as lists
+    limit, min_docs, max_docs = settings.limit, settings.min_docs, settings.max_docs
     skipped: dict[str, str] = {}
     if questions is None:
-        questions, skipped = source_questions(sources)
+        questions, skipped = source_questions(settings.sources)
     questions = [SourcedQuestion(*q) for q in questions]
     if not questions:
         raise NfevalError("the pipeline got no questions: every source was skipped "
@@ -342,24 +385,25 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
     funnel = [_funnel_row("sourced", "sourced", len(questions))]
 
     dres = None
+    dedup_threshold = settings.dedup_threshold
     if dedup_threshold is not None and dedup_threshold < 0:
         dedup_threshold = None  # the dedup module's default
-    if dedup and len(questions) > 1:
-        kept, dres = dedup_stage(questions, threshold=dedup_threshold, seed=seed,
+    if settings.dedup and len(questions) > 1:
+        kept, dres = dedup_stage(questions, threshold=dedup_threshold, seed=settings.seed,
                                  embeddings=dedup_embeddings, device=device)
     else:
         kept = list(questions)
     funnel.append(_funnel_row("dedup", "deduplicated", len(kept),
-                              note="" if dedup else "deduplication switched off"))
+                              note="" if settings.dedup else "deduplication switched off"))
 
-    hits = search_documents(kept, docs, method=search, k=k,
-                            min_relative_score=min_relative_score, device=device)
-    trusted = filter_trusted(hits, tlds)
+    hits = search_documents(kept, docs, method=settings.search, k=settings.k,
+                            min_relative_score=settings.min_relative_score, device=device)
+    trusted = filter_trusted(hits, settings.tlds)
     selected = select_documents(trusted, min_docs=min_docs, max_docs=max_docs)
     funnel.append(_funnel_row("search", "document search", _n_questions(hits), len(hits),
-                              note=f"{search}, top {k}"))
+                              note=f"{settings.search}, top {settings.k}"))
     funnel.append(_funnel_row("tld", "trusted TLDs", _n_questions(trusted), len(trusted),
-                              note="Table 10: " + ", ".join(tlds)))
+                              note="Table 10: " + ", ".join(settings.tlds)))
     funnel.append(_funnel_row("min_docs", f">= {min_docs} documents", len(selected),
                               sum(len(v) for v in selected.values()),
                               note=f"top {min_docs}-{max_docs} per question"))
@@ -377,19 +421,23 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
             funnel.append(_funnel_row("limit", "LLM stages run on", len(chosen),
                                       sum(len(v) for v in chosen.values()),
                                       note=f"the first {limit} (limit)"))
-        extracted = extract_stage(model, texts, chosen, docs_by_id, seed=seed,
-                                  max_tokens=pov_tokens, temperature=temperature,
-                                  max_chars=max_chars, max_povs=max_povs, use_cache=use_cache,
-                                  progress=progress)
+        extracted = extract_stage(model, texts, chosen, docs_by_id, seed=settings.seed,
+                                  max_tokens=settings.pov_tokens,
+                                  temperature=settings.temperature,
+                                  max_chars=settings.max_chars, max_povs=settings.max_povs,
+                                  use_cache=use_cache, progress=progress)
         funnel.append(_funnel_row("povs", "POV extraction",
-                                  sum(1 for e in extracted.values() if e.povs), povs=sum(len(e.povs) for e in extracted.values()),
+                                  sum(1 for e in extracted.values() if e.povs),
+                                  povs=sum(len(e.povs) for e in extracted.values()),
                                   note="questions with at least one POV"))
-        enough = min_povs_stage(extracted, min_povs)
-        funnel.append(_funnel_row("min_povs", f">= {min_povs} POVs", len(enough),
+        enough = min_povs_stage(extracted, settings.min_povs)
+        funnel.append(_funnel_row("min_povs", f">= {settings.min_povs} POVs", len(enough),
                                   povs=sum(len(v) for v in enough.values())))
-        items, pas = explanation_stage(model, texts, enough, chosen, docs_by_id, seed=seed,
-                                       max_tokens=explanation_tokens, temperature=temperature,
-                                       max_chars=max_chars, use_cache=use_cache,
+        items, pas = explanation_stage(model, texts, enough, chosen, docs_by_id,
+                                       seed=settings.seed,
+                                       max_tokens=settings.explanation_tokens,
+                                       temperature=settings.temperature,
+                                       max_chars=settings.max_chars, use_cache=use_cache,
                                        progress=progress)
         funnel.append(_funnel_row("explanations", "explanation expansion", len(items),
                                   povs=sum(len(it["partial_answers"]) for it in items),
@@ -398,7 +446,8 @@ def run_pipeline(model=None, *, sources: Sequence[str] | str = ("debateqa-sample
     # per-question view
     used_ids = {(key, d) for key, ids in selected.items() for d in ids}
     if len(hits):
-        hits = hits.assign(trusted=hits["url"].map(lambda u: is_trusted(u, tlds)).astype(bool))
+        trust = hits["url"].map(lambda u: is_trusted(u, settings.tlds)).astype(bool)
+        hits = hits.assign(trusted=trust)
         hits["used"] = [((s, q), d) in used_ids for s, q, d in
                         zip(hits.source, hits.question_id, hits.doc_id)]
     else:

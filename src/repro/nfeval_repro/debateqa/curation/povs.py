@@ -50,6 +50,7 @@ from nfeval.runcache import RunCache
 
 __all__ = [
     "EXPLANATION_PROMPT",
+    "ExtractionSettings",
     "MIN_POVS",
     "POV_PROMPT",
     "Pov",
@@ -373,7 +374,8 @@ def explanation_cache(model, *, max_tokens: int, temperature: float, seed: int,
 
 
 def _generate(model, cache: RunCache | None, key: str, user: str, *, max_tokens: int,
-              temperature: float, seed: int, stop: Sequence[str] = ()) -> tuple[dict[str, Any], bool]:
+              temperature: float, seed: int, stop: Sequence[str] = ()
+              ) -> tuple[dict[str, Any], bool]:
     prompt = _render(model, user)
     hit = cache.get(key, prompt) if cache is not None else None
     if hit is not None:
@@ -388,31 +390,52 @@ def _generate(model, cache: RunCache | None, key: str, user: str, *, max_tokens:
     return res, False
 
 
-def extract_povs(model, question: str, documents: Sequence[str], *, key: str | int = "q",
-                 max_tokens: int = 256, temperature: float = 0.0, seed: int = 0,
-                 max_chars: int = 0, max_words: int = 60, max_povs: int = 6,
+@dataclass(frozen=True)
+class ExtractionSettings:
+    """How :func:`extract_povs` runs p_POV and reads its output; the generation settings
+    (all but ``max_words``) are part of the run cache's key."""
+
+    #: generation budget; when generation stops there, the unfinished last line of the
+    #: output is not parsed
+    max_tokens: int = 256
+    #: decoding temperature, 0 for greedy
+    temperature: float = 0.0
+    #: seed of the generations (each call's is derived from it and the question's key)
+    seed: int = 0
+    #: > 0: each document is cut to this many characters at a word boundary; 0: whole
+    max_chars: int = 0
+    #: longest POV kept, in words (a longer item is an echoed document; :func:`parse_povs`)
+    max_words: int = 60
+    #: > 0: generation stops where item ``max_povs + 1`` would start (greedy small models
+    #: otherwise repeat one line until ``max_tokens``); 0: no stop
+    max_povs: int = 6
+
+
+def extract_povs(model, question: str, documents: Sequence[str],
+                 settings: ExtractionSettings = ExtractionSettings(), *, key: str | int = "q",
                  cache: RunCache | None = None, use_cache: bool = True) -> PovExtraction:
-    """Run p_POV on one question and parse, deduplicate its POVs.
+    """Run p_POV on one question as ``settings`` say and parse, deduplicate its POVs.
 
     ``model`` needs ``info``, ``chat_prompt(user)`` and ``generate(prompt, ...)``
     (any :class:`nfeval.models.LanguageModel`; the ``llama`` backend for the
-    embedded models). ``key`` names the question in the cache. ``max_povs`` > 0
-    stops generation where item ``max_povs + 1`` would start (greedy small
-    models otherwise repeat one line until ``max_tokens``); 0: no stop. When
-    generation does stop at ``max_tokens``, its unfinished last line is not parsed.
+    embedded models). ``key`` names the question in the cache; ``cache`` (None: the
+    :func:`extraction_cache` of ``model`` and ``settings``, when ``use_cache``) keeps the
+    generations.
     """
     template = prompt_text(POV_PROMPT)
+    max_tokens, temperature, seed = settings.max_tokens, settings.temperature, settings.seed
+    max_povs = settings.max_povs
     if cache is None and use_cache:
         cache = extraction_cache(model, max_tokens=max_tokens, temperature=temperature,
                                  seed=seed, template=template, max_povs=max_povs)
-    user = pov_prompt(question, documents, max_chars=max_chars, template=template)
+    user = pov_prompt(question, documents, max_chars=settings.max_chars, template=template)
     stop = [f"\n{max_povs + 1}.", f"\n{max_povs + 1})"] if max_povs > 0 else []
     res, cached = _generate(model, cache, str(key), user, max_tokens=max_tokens,
                             temperature=temperature, seed=seed, stop=stop)
     text = res["raw"]
     if res.get("finish_reason") == "length" and "\n" in text.strip():
         text = text.rstrip().rsplit("\n", 1)[0]  # the last line was cut by max_tokens
-    parsed = parse_povs(text, len(documents), max_words=max_words, question=question)
+    parsed = parse_povs(text, len(documents), max_words=settings.max_words, question=question)
     return PovExtraction(povs=dedup_povs(parsed), raw=res["raw"], parsed=len(parsed),
                          n_tokens=res.get("n_tokens", 0), cached=cached,
                          extra={"finish_reason": res.get("finish_reason"),

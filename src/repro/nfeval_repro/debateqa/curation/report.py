@@ -1,8 +1,9 @@
 """What the curation pipeline's runs report (DebateQA Figures 1, 12 and 13).
 
-* :func:`profile_run` -- the pipeline as the artefacts run it (dq_f01, dq_f12_f13):
-  the LLM loaded through a run profile (:meth:`nfeval_repro.profiles.Profile.load`), the
-  sentence embedder on the profile's device, and the run's :class:`Signature`;
+* :func:`profile_run` -- the pipeline as the artefacts run it (dq_f01, dq_f12_f13), with
+  the settings of their ``Config`` (:class:`CurationConfig`): the LLM loaded through a run
+  profile (:meth:`nfeval_repro.profiles.Profile.load`), the sentence embedder on the
+  profile's device, and the run's :class:`Signature`;
 * :func:`funnel_table` -- Figure 1's funnel in long form;
 * :func:`distribution_table` -- documents and POVs per question (Figures 12-13), with
   :func:`partial_answer_counts` of a DebateQA split beside them.
@@ -10,17 +11,61 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import pandas as pd
 
 from nfeval.errors import NfevalError
-from nfeval_repro.debateqa.curation.pipeline import PipelineResult, run_pipeline
+from nfeval_repro.debateqa.curation.pipeline import (
+    PipelineResult,
+    PipelineSettings,
+    run_pipeline,
+)
 from nfeval_repro.tables import Signature
 
-__all__ = ["PipelineRun", "distribution_table", "funnel_table", "partial_answer_counts",
-           "profile_run"]
+__all__ = ["CurationConfig", "PipelineRun", "distribution_table", "funnel_table",
+           "partial_answer_counts", "profile_run"]
+
+
+class CurationConfig(Protocol):
+    """What :func:`profile_run` reads of an experiment's ``Config`` (those of dq_f01 and
+    dq_f12_f13 have every field): the run profile, the LLM and the pipeline's settings
+    (:class:`~nfeval_repro.debateqa.curation.pipeline.PipelineSettings`)."""
+
+    #: run profile (:func:`nfeval_repro.profiles.get_profile`): its generator backend
+    #: loads the LLM, its device runs the sentence embedder
+    profile: str
+    #: LLM of POV extraction and explanations; empty: the profile's judge
+    model: str
+    #: comma-separated question sources (:mod:`nfeval_repro.debateqa.curation.sources`)
+    sources: str
+    #: random seed (dedup tie-breaks; LLM sampling when ``temperature`` is above 0)
+    seed: int
+    #: questions sent through the LLM stages (the first kept by the document stages), 0: all
+    limit: int
+    #: document search: linked, bm25 or dense
+    search: str
+    #: search hits per question before the TLD filter
+    k: int
+    #: keep hits scoring at least this share of the best hit; negative: the method's default
+    min_relative_score: float
+    #: cosine threshold of the dedup graph; negative: the dedup module's default
+    dedup_threshold: float
+    #: questions need at least this many trusted documents
+    min_docs: int
+    #: most relevant documents kept per question
+    max_docs: int
+    #: questions need at least this many POVs
+    min_povs: int
+    #: POV extraction stops after this many list items
+    max_povs: int
+    #: generation budget of one POV extraction
+    pov_tokens: int
+    #: generation budget of one explanation
+    explanation_tokens: int
+    #: decoding temperature, 0 for greedy
+    temperature: float
 
 
 class PipelineRun(NamedTuple):
@@ -32,34 +77,32 @@ class PipelineRun(NamedTuple):
     model: Any
 
 
-def profile_run(*, profile: str = "embedded", model: str = "", sources: str = "debateqa-sample",
-                seed: int = 0, limit: int = 4, search: str = "linked", k: int = 10,
-                min_relative_score: float = -1.0, dedup_threshold: float = -1.0,
-                min_docs: int = 3, max_docs: int = 5, min_povs: int = 3, max_povs: int = 6,
-                pov_tokens: int = 256, explanation_tokens: int = 200,
-                temperature: float = 0.0, progress: bool = True) -> PipelineRun:
-    """:func:`run_pipeline` with a notebook's parameters: ``model`` (empty: the profile's
-    judge) loaded with the profile's generator backend, ``sources`` comma-separated,
-    negative ``min_relative_score`` / ``dedup_threshold`` for the defaults; ``progress``:
-    progress bars and the model's name."""
+def profile_run(config: CurationConfig, *, progress: bool = True) -> PipelineRun:
+    """:func:`run_pipeline` as an experiment's ``config`` says (dq_f01, dq_f12_f13; see
+    :class:`CurationConfig`); ``progress``: progress bars and the model's name."""
     from nfeval.hashing import sha256_text
     from nfeval_repro.profiles import get_profile
     from nfeval.prompts import prompt_text
 
-    prof = get_profile(profile)
-    lm = prof.load(model or prof.judge, backend=prof.generator_backend)
-    res = run_pipeline(lm, sources=sources.split(","), search=search, k=k,
-                       min_relative_score=min_relative_score, dedup_threshold=dedup_threshold,
-                       min_docs=min_docs, max_docs=max_docs, limit=limit, min_povs=min_povs,
-                       max_povs=max_povs, pov_tokens=pov_tokens,
-                       explanation_tokens=explanation_tokens, temperature=temperature,
-                       seed=seed, progress=progress, device=prof.device)
-    signature = Signature(metric="curation_pipeline", variant=search, model=lm.info.as_dict(),
+    prof = get_profile(config.profile)
+    lm = prof.load(config.model or prof.judge, backend=prof.generator_backend)
+    settings = PipelineSettings(sources=tuple(config.sources.split(",")), search=config.search,
+                                k=config.k, min_relative_score=config.min_relative_score,
+                                dedup_threshold=config.dedup_threshold,
+                                min_docs=config.min_docs, max_docs=config.max_docs,
+                                limit=config.limit, min_povs=config.min_povs,
+                                max_povs=config.max_povs, pov_tokens=config.pov_tokens,
+                                explanation_tokens=config.explanation_tokens,
+                                temperature=config.temperature, seed=config.seed)
+    res = run_pipeline(lm, settings, progress=progress, device=prof.device)
+    signature = Signature(metric="curation_pipeline", variant=settings.search,
+                          model=lm.info.as_dict(),
                           prompt_sha256=sha256_text(prompt_text("pov_extraction") + "\n"
                                                     + prompt_text("pov_explanation")),
-                          seed=seed, n=int(res.funnel.questions.iloc[0]),
-                          extra={"limit": limit, "min_docs": min_docs, "max_docs": max_docs,
-                                 "min_povs": min_povs, "temperature": temperature})
+                          seed=settings.seed, n=int(res.funnel.questions.iloc[0]),
+                          extra={"limit": settings.limit, "min_docs": settings.min_docs,
+                                 "max_docs": settings.max_docs, "min_povs": settings.min_povs,
+                                 "temperature": settings.temperature})
     if progress:
         print(f"{lm.info.name} ({lm.info.backend}); skipped sources: "
               f"{res.skipped_sources or 'none'}")

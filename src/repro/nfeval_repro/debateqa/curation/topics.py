@@ -27,7 +27,7 @@ from typing import Any
 
 from nfeval.errors import NfevalError
 
-__all__ = ["STEP", "TopicResult", "fit_topics", "topic_spec"]
+__all__ = ["STEP", "TopicResult", "TopicSettings", "fit_topics", "topic_spec"]
 
 STEP = "bertopic-topics"
 
@@ -48,30 +48,59 @@ class TopicResult:
         return ", ".join(self.words.get(int(topic), [])[:n_words])
 
 
-def topic_spec(texts: Sequence[str], *, embedder: str = "minilm-l6", n_neighbors: int = 10,
-               n_components: int = 5, min_dist: float = 0.0, umap_metric: str = "cosine",
-               min_cluster_size: int = 3, hdbscan_metric: str = "euclidean",
-               cluster_selection_method: str = "eom", stop_words: str = "english",
-               top_n_words: int = 10, seed: int = 0) -> dict[str, Any]:
-    """Everything that decides the topics, as the store key's input.
+@dataclass(frozen=True)
+class TopicSettings:
+    """Every setting that decides the topics besides the questions (all part of the stored
+    step's key, :func:`topic_spec`)."""
 
-    ``n_neighbors`` is capped at ``len(texts) - 1`` (UMAP needs fewer neighbours
-    than points), and the cap is what the key records.
+    #: sentence embedder of the questions: the embedded MiniLM or a local model folder
+    embedder: str = "minilm-l6"
+    #: UMAP neighbours (BERTopic's default 15 is for large corpora); capped at the number
+    #: of questions less one, since UMAP needs fewer neighbours than points
+    n_neighbors: int = 10
+    #: UMAP dimensions (BERTopic's default)
+    n_components: int = 5
+    #: UMAP minimum distance (BERTopic's default)
+    min_dist: float = 0.0
+    #: UMAP metric (BERTopic's default)
+    umap_metric: str = "cosine"
+    #: smallest HDBSCAN topic (BERTopic's default 10); at least twice as many questions needed
+    min_cluster_size: int = 3
+    #: HDBSCAN metric (BERTopic's default)
+    hdbscan_metric: str = "euclidean"
+    #: HDBSCAN cluster selection (BERTopic's default)
+    cluster_selection_method: str = "eom"
+    #: stop words of the c-TF-IDF vectorizer
+    stop_words: str = "english"
+    #: words kept per topic
+    top_n_words: int = 10
+    #: random seed: UMAP's ``random_state``
+    seed: int = 0
+
+
+def topic_spec(texts: Sequence[str], settings: TopicSettings = TopicSettings()
+               ) -> dict[str, Any]:
+    """Everything that decides the topics of ``texts`` under ``settings``, as the store
+    key's input; ``n_neighbors`` is capped at ``len(texts) - 1``, and the cap is what the
+    key records.
     """
     from nfeval_repro.debateqa.curation.documents import embedder_key
 
     texts = [str(t) for t in texts]
-    if len(texts) < 2 * min_cluster_size:
+    st = settings
+    if len(texts) < 2 * st.min_cluster_size:
         raise NfevalError(f"{len(texts)} questions are too few for topics of at least "
-                          f"{min_cluster_size}; give more questions or lower min_cluster_size.")
-    return {"questions": texts, "embedder": embedder_key(embedder),
-            "umap": {"n_neighbors": int(min(n_neighbors, len(texts) - 1)),
-                     "n_components": int(n_components), "min_dist": float(min_dist),
-                     "metric": umap_metric, "random_state": int(seed)},
-            "hdbscan": {"min_cluster_size": int(min_cluster_size), "metric": hdbscan_metric,
-                        "cluster_selection_method": cluster_selection_method},
-            "vectorizer": {"stop_words": stop_words}, "top_n_words": int(top_n_words),
-            "seed": int(seed)}
+                          f"{st.min_cluster_size}; give more questions or lower "
+                          "min_cluster_size.")
+    return {"questions": texts, "embedder": embedder_key(st.embedder),
+            "umap": {"n_neighbors": int(min(st.n_neighbors, len(texts) - 1)),
+                     "n_components": int(st.n_components), "min_dist": float(st.min_dist),
+                     "metric": st.umap_metric, "random_state": int(st.seed)},
+            "hdbscan": {"min_cluster_size": int(st.min_cluster_size),
+                        "metric": st.hdbscan_metric,
+                        "cluster_selection_method": st.cluster_selection_method},
+            "vectorizer": {"stop_words": st.stop_words}, "top_n_words": int(st.top_n_words),
+            "seed": int(st.seed)}
 
 
 def _fit_bertopic(spec: dict[str, Any], embedder: str, device: str | None = None
@@ -109,21 +138,21 @@ def _fit_bertopic(spec: dict[str, Any], embedder: str, device: str | None = None
                          "hdbscan": getattr(hdbscan, "__version__", "unknown")}}
 
 
-def fit_topics(texts: Sequence[str], *, embedder: str = "minilm-l6", seed: int = 0,
+def fit_topics(texts: Sequence[str], settings: TopicSettings = TopicSettings(), *,
                fit: Callable[[dict[str, Any], str], dict[str, Any]] | None = None,
-               device: str | None = None, **settings: Any) -> TopicResult:
-    """BERTopic's topic of every text, from the active item store where it holds them.
+               device: str | None = None) -> TopicResult:
+    """BERTopic's topic of every text under ``settings``, from the active item store where
+    it holds them.
 
-    ``settings`` are :func:`topic_spec`'s (``n_neighbors``, ``n_components``,
-    ``min_dist``, ``min_cluster_size``, ``top_n_words``...). ``fit(spec,
-    embedder)`` replaces the BERTopic fit (tests). ``device``: where the embedder runs
-    (not part of the key). Without an active store every call fits.
+    ``fit(spec, embedder)`` replaces the BERTopic fit (tests). ``device``: where the
+    embedder runs (not part of the key). Without an active store every call fits.
     """
     from nfeval_repro.store import cached_steps
 
-    spec = topic_spec(texts, embedder=embedder, seed=seed, **settings)
+    spec = topic_spec(texts, settings)
     fitter = fit or partial(_fit_bertopic, device=device)
-    value = cached_steps(STEP, [spec], lambda specs: [fitter(s, embedder) for s in specs])[0]
+    value = cached_steps(STEP, [spec],
+                         lambda specs: [fitter(s, settings.embedder) for s in specs])[0]
     topics = [int(t) for t in value["topics"]]
     if len(topics) != len(spec["questions"]):
         raise NfevalError(f"the stored topics hold {len(topics)} assignments for "
