@@ -174,12 +174,19 @@ def test_the_linkage_judge_scores_in_its_cpu_kinds_dtype_only_where_listed(
     loader = cli._loader(args, listwise=kw.get("judge", True))
     assert (loader.judge_dtype or kw.get("dtype")) == want
     assert loader.runtime.dtype == (kw.get("dtype") or env or "auto")  # the runtime unchanged
-    err = capsys.readouterr().err
-    assert ("scores in bfloat16" in err) == (want == "bfloat16")
+    # said when the judge loads, not before: a command refused first says only why
+    assert capsys.readouterr().err == ""
+    note = loader.judge_note
+    assert ("scores in bfloat16" in note) == (want == "bfloat16")
     if want == "bfloat16":  # the line names the kind and the table's evidence, and the way out
         kind = machine_tag()
-        assert f"on this CPU kind ({kind}: {LISTWISE_JUDGE_DTYPES[kind][1]})" in err
-        assert "--dtype float32" in err and "AMX" not in err
+        assert f"on this CPU kind ({kind}: {LISTWISE_JUDGE_DTYPES[kind][1]})" in note
+        assert "--dtype float32" in note and "AMX" not in note
+        monkeypatch.setattr("nfeval.models.loader.load_model", lambda *a, **k: "a model")
+        loader.load("a-model")  # not the judge: nothing said
+        assert capsys.readouterr().err == ""
+        loader.load("a-model", judge=True)
+        assert capsys.readouterr().err.strip() == note
 
 
 def test_linkage_help_lists_the_listwise_judges_cpu_kinds_from_the_table(capsys, monkeypatch):

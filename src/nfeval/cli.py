@@ -157,7 +157,7 @@ def _loader(args: argparse.Namespace, *, listwise: bool = False):
                                         batch_tokens=args.batch_tokens,
                                         threads=getattr(args, "threads", None))
     backend = args.backend
-    judge_dtype = None
+    judge_dtype, note = None, ""
     if (listwise and backend == "hf" and args.dtype is None and not os.environ.get(DTYPE_ENV)
             and resolve_device(runtime.device) == "cpu"):
         from nfeval.machine import listwise_judge_default
@@ -165,7 +165,7 @@ def _loader(args: argparse.Namespace, *, listwise: bool = False):
         chosen = listwise_judge_default()
         if chosen is not None:
             kind, judge_dtype, reason = chosen
-            print(judge_dtype_note(kind, judge_dtype, reason), file=sys.stderr)
+            note = judge_dtype_note(kind, judge_dtype, reason)  # said when the judge loads
     # (main has already refused a server backend without --base-url)
     urls = [u.strip() for u in (args.base_url or "").split(",") if u.strip()]
     if backend == "openai" and len(urls) > 1:
@@ -179,7 +179,7 @@ def _loader(args: argparse.Namespace, *, listwise: bool = False):
                                   "assistant_prefill": args.assistant_prefill}
         if len(urls) == 1:
             options["openai"] = {"base_url": urls[0], "chat_template": args.chat_template}
-    return ModelLoader(runtime, backend, options, judge_dtype)
+    return ModelLoader(runtime, backend, options, judge_dtype, note)
 
 
 def _say(args: argparse.Namespace):

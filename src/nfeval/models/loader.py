@@ -20,6 +20,7 @@ Usage::
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,12 +100,14 @@ class ModelLoader:
     backend of a name given without one; ``options``, each backend's keyword options;
     ``judge_dtype``, the dtype of the listwise LINKAGE judge where the caller chose one for
     it (the command line on the CPU kinds of :data:`nfeval.machine.LISTWISE_JUDGE_DTYPES`),
-    None: the runtime's."""
+    None: the runtime's; ``judge_note``, a line written to stderr when the judge loads in
+    that dtype (so that a command refused before any model loads says only why)."""
 
     runtime: Runtime = field(default_factory=Runtime)
     backend: str = "hf"
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     judge_dtype: str | None = None
+    judge_note: str = ""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -124,6 +127,8 @@ class ModelLoader:
                               "line's --base-url; the openai backend takes one server)")
         if judge and self.judge_dtype and backend == "hf":
             runtime = runtime.with_(dtype=self.judge_dtype)
+            if self.judge_note:
+                print(self.judge_note, file=sys.stderr)
         try:
             return load_model(name, backend, runtime, **dict(self.options.get(backend, {})))
         except ModuleNotFoundError as exc:
