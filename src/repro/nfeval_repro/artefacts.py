@@ -204,7 +204,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              inputs=('docs',)),
     Artefact("dq_t07", "debateqa", "Table 7: vanilla RAG on all vs trusted-TLD documents",
              "dq_t07_rag_trusted.ipynb", figure=True,
-             status="n = 16: trusted sources: cannot tell",
+             status="n = 40: trusted sources: cannot tell",
              after=('dq_t06',)),
     Artefact("lk_x01", "linkage", "beyond the paper: a combined evaluator chosen on some "
              "questions, judged on others", "lk_x01_combined_evaluator.ipynb", figure=True,
