@@ -32,18 +32,20 @@ _TYPES = {"str": str, "int": int, "float": (int, float), "bool": bool}
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """Field name -> its ``#:`` comment lines joined (empty where it has none)."""
+    """Field name -> its ``#:`` comment lines joined (empty where it has none), from the
+    class and the dataclasses it extends (a field declared again takes its new comment)."""
     docs: dict[str, str] = {}
-    pending: list[str] = []
-    for line in textwrap.dedent(inspect.getsource(cls)).splitlines():
-        text = line.strip()
-        if text.startswith("#:"):
-            pending.append(text[2:].strip())
-            continue
-        m = re.match(r"^(\w+)\s*:", text)
-        if m and not text.startswith(("class ", "def ")):
-            docs[m.group(1)] = " ".join(pending)
-        pending = []
+    for klass in reversed([k for k in cls.__mro__ if dataclasses.is_dataclass(k)]):
+        pending: list[str] = []
+        for line in textwrap.dedent(inspect.getsource(klass)).splitlines():
+            text = line.strip()
+            if text.startswith("#:"):
+                pending.append(text[2:].strip())
+                continue
+            m = re.match(r"^(\w+)\s*:", text)
+            if m and not text.startswith(("class ", "def ")):
+                docs[m.group(1)] = " ".join(pending)
+            pending = []
     return docs
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from nfeval_repro.debateqa.curation.config import CurationConfig
 from nfeval_repro.tables import Experiment
 
 __all__ = ["Config", "run"]
@@ -41,44 +42,10 @@ def _search_comparison(sources: str, k: int, min_docs: int, max_docs: int,
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(CurationConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
-    cell of ``dq_f01_curation_pipeline.ipynb`` is written from them."""
-
-    #: run profile: embedded (CPU, PyPI-shipped models) or paper
-    profile: str = "embedded"
-    #: random seed (dedup tie-breaks; LLM sampling when temperature is above 0)
-    seed: int = 0
-    #: questions sent through the LLM stages (the first kept by the document stages), 0 for all
-    limit: int = 4
-    #: LLM for POV extraction and explanations: the model of the committed pipeline run; empty: the
-    #: judge of the profile
-    model: str = "qwen2.5-coder-0.5b-instruct"
-    #: comma-separated question sources (nfeval_repro.debateqa.curation.sources.SOURCES)
-    sources: str = "debateqa-sample"
-    #: document search: linked (the pages of each question ranked by BM25), bm25 or dense over the
-    #: whole collection
-    search: str = "linked"
-    #: search hits per question before the TLD filter
-    k: int = 10
-    #: keep hits scoring at least this share of the best hit; negative for the default of the method
-    min_relative_score: float = -1.0
-    #: cosine threshold of the dedup graph; negative for the default of the dedup module
-    dedup_threshold: float = -1.0
-    #: questions need at least this many trusted documents (paper: 3)
-    min_docs: int = 3
-    #: most relevant documents kept per question (paper: 5)
-    max_docs: int = 5
-    #: questions need at least this many POVs (paper: 3)
-    min_povs: int = 3
-    #: POV extraction stops after this many list items
-    max_povs: int = 6
-    #: generation budget of one POV extraction
-    pov_tokens: int = 256
-    #: generation budget of one explanation
-    explanation_tokens: int = 200
-    #: decoding temperature, 0 for greedy
-    temperature: float = 0.0
+    cell of ``dq_f01_curation_pipeline.ipynb`` is written from them (all of
+    :class:`~nfeval_repro.debateqa.curation.config.CurationConfig`)."""
 
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:

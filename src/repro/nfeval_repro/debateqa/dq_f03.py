@@ -15,7 +15,7 @@ import time
 
 from nfeval_repro.debateqa.agreement import answer_systems, score_each
 from nfeval_repro.debateqa.system_stats import model_systems, stability_rows
-from nfeval_repro.debateqa.systems import system_means
+from nfeval_repro.debateqa.systems import SystemsConfig, system_means
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment, Signature
 
@@ -33,28 +33,19 @@ NOTES = ("Per pair of P.D. backbones: ranking_kendall = Kendall tau-b between th
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(SystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_f03_pd_backbone_stability.ipynb`` is written from them."""
 
-    #: run profile: embedded (CPU, PyPI-shipped models) or paper
-    profile: str = "embedded"
-    #: random seed: the question draw and the bootstrap (decoding is greedy)
-    seed: int = 0
     #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
     #: answers of dq_t04's questions are read from its store
     limit: int = 40
-    #: question set: sample, test, dev or a path to a split file
-    split: str = "sample"
-    #: generation budget per answer
-    max_tokens: int = 256
     #: comma-separated answering systems (a model, or model:t<temperature> for its sampled answers);
     #: empty: the profile's five stability systems
     generators: str = ""
     #: comma-separated P.D. backbones; empty: the profile's four (embedded: SmolLM2-135M,
     #: Gemma-3-270m, Qwen2.5-Coder-0.5B and the judge's Qwen2.5-Coder-1.5B)
     backbones: str = ""
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 3 (parameters: the notebook's). Companion frame ``scores`` (every backbone's

@@ -20,7 +20,7 @@ import pandas as pd
 from nfeval.errors import NfevalError
 from nfeval_repro.debateqa.agreement import answer_systems
 from nfeval_repro.debateqa.system_stats import model_systems, stability_rows
-from nfeval_repro.debateqa.systems import score_systems, system_means
+from nfeval_repro.debateqa.systems import SystemsConfig, score_systems, system_means
 from nfeval.debateqa.pd import DEFAULT_RESTATE
 from nfeval.hashing import sha256_text
 from nfeval_repro.profiles import get_profile, model_list
@@ -52,27 +52,18 @@ def prompt_labels() -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(SystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_f04_pd_restate_stability.ipynb`` is written from them."""
 
-    #: run profile: embedded (CPU, PyPI-shipped models) or paper
-    profile: str = "embedded"
-    #: random seed: the question draw and the bootstrap (decoding is greedy)
-    seed: int = 0
     #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
     #: answers of dq_t04's questions are read from its store
     limit: int = 40
-    #: question set: sample, test, dev or a path to a split file
-    split: str = "sample"
-    #: generation budget per answer
-    max_tokens: int = 256
     #: comma-separated answering systems (a model, or model:t<temperature> for its sampled answers);
     #: empty: the profile's five stability systems
     generators: str = ""
     #: P.D. backbone; empty: the profile's first
     backbone: str = ""
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 4 (parameters: the notebook's). Companion frame ``scores`` (every prompt's

@@ -19,6 +19,7 @@ import pandas as pd
 from nfeval.debateqa.da import acknowledge_baseline
 from nfeval_repro.debateqa.agreement import answer_systems, score_each
 from nfeval_repro.debateqa.system_stats import decision_agreement_rows
+from nfeval_repro.debateqa.systems import SystemsConfig
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment, Signature
 
@@ -35,26 +36,15 @@ NOTES = ("Decision = P('1') >= 0.5 (prob mode); acknowledge_rule is the project'
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(SystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_f05_da_judge_agreement.ipynb`` is written from them."""
 
-    #: run profile: embedded (CPU, PyPI-shipped models) or paper
-    profile: str = "embedded"
-    #: random seed: the question draw and the bootstrap (decoding is greedy)
-    seed: int = 0
     #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
     #: keep equal to dq_t04's (its stored answers are reused)
     limit: int = 16
-    #: question set: sample, test, dev or a path to a split file
-    split: str = "sample"
-    #: generation budget per answer
-    max_tokens: int = 256
-    #: comma-separated answering models; empty: the profile's
-    generators: str = ""
     #: comma-separated D.A. judges; empty: the profile's, Table 4 plus extra
     judges: str = ""
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 5 (parameters: the notebook's). Companion frame ``scores`` (every judge's

@@ -16,6 +16,7 @@ import pandas as pd
 
 from nfeval_repro.debateqa.agreement import answer_systems, pd_and_da
 from nfeval_repro.debateqa.system_stats import mean_rows, model_systems, system_correlation
+from nfeval_repro.debateqa.systems import ScoredSystemsConfig
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
 
@@ -29,29 +30,13 @@ NOTES = ("Means per system (quantity pd / da) with a 95% bootstrap interval over
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(ScoredSystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_f06_pd_vs_da.ipynb`` is written from them."""
 
-    #: run profile: embedded (CPU, PyPI-shipped models) or paper
-    profile: str = "embedded"
-    #: random seed: the question draw and the bootstrap (decoding is greedy)
-    seed: int = 0
     #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
     #: keep equal to dq_t04's (its stored scores are reused)
     limit: int = 16
-    #: question set: sample, test, dev or a path to a split file
-    split: str = "sample"
-    #: generation budget per answer
-    max_tokens: int = 256
-    #: comma-separated answering models; empty: the profile's
-    generators: str = ""
-    #: P.D. backbone; empty: the profile's first
-    backbone: str = ""
-    #: D.A. judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the stronger of the dq_t03
-    #: pilot, AUROC 0.865 vs 0.23)
-    judge: str = ""
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 6 (parameters: the notebook's). ``extra``: ``means`` (both means per system

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from nfeval_repro.debateqa.agreement import answer_systems, pd_and_da
 from nfeval_repro.debateqa.system_stats import combined_rows
+from nfeval_repro.debateqa.systems import ScoredSystemsConfig
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
 
@@ -31,31 +32,15 @@ def parse_ks(ks: str) -> list[float]:
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(ScoredSystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_f07_combined_ranking.ipynb`` is written from them."""
 
-    #: run profile: embedded (CPU, PyPI-shipped models) or paper
-    profile: str = "embedded"
-    #: random seed: the question draw and the bootstrap (decoding is greedy)
-    seed: int = 0
     #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
     #: keep equal to dq_t04's (its stored scores are reused)
     limit: int = 16
-    #: question set: sample, test, dev or a path to a split file
-    split: str = "sample"
-    #: generation budget per answer
-    max_tokens: int = 256
-    #: comma-separated answering models; empty: the profile's
-    generators: str = ""
-    #: P.D. backbone; empty: the profile's first
-    backbone: str = ""
-    #: D.A. judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the stronger of the dq_t03
-    #: pilot, AUROC 0.865 vs 0.23)
-    judge: str = ""
     #: comma-separated values of the coefficient k
     ks: str = "0,0.25,0.5,1,2,4,8"
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 7 (parameters: the notebook's). ``extra``: ``ks`` (the coefficients, as

@@ -23,10 +23,10 @@ import pandas as pd
 from nfeval.data import load_prompt
 from nfeval_repro.debateqa.generation import Decoding
 from nfeval_repro.debateqa.system_stats import difference_rows, mean_rows, model_systems
-from nfeval_repro.debateqa.systems import (VALIDITY_ORDER, collect_systems, length_rows,
-                                                 load_questions, metric_signatures,
-                                                 normalized_rank, pd_validity_rows,
-                                                 score_systems, system_means)
+from nfeval_repro.debateqa.systems import (VALIDITY_ORDER, SystemsConfig, collect_systems,
+                                           length_rows, load_questions, metric_signatures,
+                                           normalized_rank, pd_validity_rows, score_systems,
+                                           system_means)
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval_repro.tables import Experiment
 
@@ -74,28 +74,17 @@ def _assemble(scores: pd.DataFrame, systems, norm: pd.DataFrame, n_questions: in
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(SystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_t04_main_results.ipynb`` is written from them."""
 
-    #: run profile: embedded (CPU, PyPI-shipped models) or paper
-    profile: str = "embedded"
-    #: random seed: the question draw and the bootstrap (decoding is greedy)
-    seed: int = 0
     #: questions to answer, drawn uniformly at random with seed (a smaller limit takes a subset), 0
     #: for all; 16: the evidence size (see the plan)
     limit: int = 16
-    #: question set: sample, test, dev or a path to a split file
-    split: str = "sample"
-    #: generation budget per answer
-    max_tokens: int = 256
-    #: comma-separated answering models; empty: the profile's
-    generators: str = ""
     #: comma-separated P.D. backbones; empty: the profile's two
     backbones: str = ""
     #: comma-separated D.A. judges; empty: the profile's
     judges: str = ""
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator, score every

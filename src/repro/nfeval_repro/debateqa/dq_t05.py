@@ -17,9 +17,9 @@ import pandas as pd
 
 from nfeval_repro.debateqa.generation import Decoding
 from nfeval_repro.debateqa.system_stats import mean_and_difference_rows
-from nfeval_repro.debateqa.systems import (collect_systems, length_rows, load_questions,
-                                                 metric_signatures, score_systems,
-                                                 split_systems)
+from nfeval_repro.debateqa.systems import (ScoredSystemsConfig, collect_systems, length_rows,
+                                           load_questions, metric_signatures, score_systems,
+                                           split_systems)
 from nfeval.hashing import sha256_text
 from nfeval_repro.profiles import get_profile, model_list
 from nfeval.prompts import system_prompts
@@ -35,28 +35,9 @@ NOTES = ("quantity mean: mean over questions with a 95% bootstrap interval over 
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(ScoredSystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_t05_system_prompts.ipynb`` is written from them."""
-
-    #: run profile: embedded (CPU, PyPI-shipped models) or paper
-    profile: str = "embedded"
-    #: random seed: the question draw and the bootstrap (decoding is greedy)
-    seed: int = 0
-    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all
-    limit: int = 16
-    #: question set: sample, test, dev or a path to a split file
-    split: str = "sample"
-    #: generation budget per answer
-    max_tokens: int = 256
-    #: comma-separated answering models; empty: the profile's
-    generators: str = ""
-    #: P.D. backbone; empty: the profile's first
-    backbone: str = ""
-    #: D.A. judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the stronger of the dq_t03
-    #: pilot, AUROC 0.865 vs 0.23)
-    judge: str = ""
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator under every

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from nfeval_repro.debateqa.generation import Decoding
-from nfeval_repro.debateqa.rag import (RagArms, RagSettings, load_generator, rag_answers,
-                                       rag_experiment, rag_setup)
+from nfeval_repro.debateqa.rag import (RagArms, RagConfig, RagSettings, load_generator,
+                                       rag_answers, rag_experiment, rag_setup)
 from nfeval.hashing import sha256_text
 from nfeval.prompts import prompt_text
 from nfeval_repro.tables import Experiment
@@ -41,37 +41,14 @@ NOTES = ("Vanilla RAG on the project's document collection, all documents vs tho
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(RagConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
-    cell of ``dq_t07_rag_trusted.ipynb`` is written from them."""
+    cell of ``dq_t07_rag_trusted.ipynb`` is written from them (those of :class:`RagConfig`;
+    the committed table takes every sample question)."""
 
-    #: run profile: embedded (CPU, PyPI-shipped models) or paper
-    profile: str = "embedded"
-    #: random seed: the question draw and the bootstrap (decoding is greedy)
-    seed: int = 0
     #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for
     #: all (40: every question of the sample, the committed table)
     limit: int = 40
-    #: question set: the collection covers the sample's questions
-    split: str = "sample"
-    #: document collection (JSON lines); empty: the project's data/debateqa_docs
-    documents: str = ""
-    #: comma-separated answering models; empty: the profile's
-    generators: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"
-    #: generation budget per answer (256 reuses the no-retrieval answers of dq_t04)
-    max_tokens: int = 256
-    #: chunks vanilla RAG retrieves (paper: 10)
-    top_k: int = 10
-    #: maximum chunk length in characters (paper: about 2000)
-    chunk_chars: int = 2000
-    #: documents the search stage keeps (paper: top 10 URLs); 0 ranks every chunk
-    k_docs: int = 10
-    #: P.D. backbone; empty: the profile's first
-    backbone: str = ""
-    #: D.A. judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the stronger of the
-    #: dq_t03 pilot, AUROC 0.865 vs 0.23); none: no D.A.
-    judge: str = ""
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with vanilla RAG on all documents

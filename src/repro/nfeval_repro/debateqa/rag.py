@@ -103,6 +103,40 @@ def load_generator(name: str, backend: str, *, n_ctx: int = 8192,
 
 
 @dataclass(frozen=True)
+class RagConfig:
+    """What dq_t06's and dq_t07's configs share: the questions, the collection, the
+    answering models, vanilla RAG's retrieval and the metrics' models (each experiment's
+    ``Config`` extends it)."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: the question draw and the bootstrap (decoding is greedy)
+    seed: int = 0
+    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for
+    #: all
+    limit: int = 16
+    #: question set: the collection covers the sample's questions
+    split: str = "sample"
+    #: document collection (JSON lines); empty: the project's data/debateqa_docs
+    documents: str = ""
+    #: comma-separated answering models; empty: the profile's
+    generators: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"
+    #: generation budget per answer (256 reuses the no-retrieval answers of dq_t04)
+    max_tokens: int = 256
+    #: chunks vanilla RAG retrieves (paper: 10)
+    top_k: int = 10
+    #: maximum chunk length in characters (paper: about 2000)
+    chunk_chars: int = 2000
+    #: documents the search stage keeps (paper: top 10 URLs); 0 ranks every chunk
+    k_docs: int = 10
+    #: P.D. backbone; empty: the profile's first
+    backbone: str = ""
+    #: D.A. judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the stronger of the
+    #: dq_t03 pilot, AUROC 0.865 vs 0.23); none: no D.A.
+    judge: str = ""
+
+
+@dataclass(frozen=True)
 class RagSettings:
     """How the chunks an answer is written from are gathered (:func:`gather_chunks`): where
     vanilla RAG and ReAct search and how much they take. The defaults are the paper's where it

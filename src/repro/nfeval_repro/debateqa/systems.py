@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,6 +28,38 @@ if TYPE_CHECKING:
     from nfeval_repro.tables import Signature
 
 Systems = Mapping[str, Mapping[int, str]]
+
+
+@dataclass(frozen=True)
+class SystemsConfig:
+    """The fields a DebateQA system artefact's ``Config`` starts with (each extends this or
+    :class:`ScoredSystemsConfig`, declaring again a field whose default or meaning differs):
+    the run profile, the questions and the answering models."""
+
+    #: run profile: embedded (CPU, PyPI-shipped models) or paper
+    profile: str = "embedded"
+    #: random seed: the question draw and the bootstrap (decoding is greedy)
+    seed: int = 0
+    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all
+    limit: int = 16
+    #: question set: sample, test, dev or a path to a split file
+    split: str = "sample"
+    #: generation budget per answer
+    max_tokens: int = 256
+    #: comma-separated answering models; empty: the profile's
+    generators: str = ""
+
+
+@dataclass(frozen=True)
+class ScoredSystemsConfig(SystemsConfig):
+    """:class:`SystemsConfig` and the one P.D. backbone and D.A. judge the answers are scored
+    with."""
+
+    #: P.D. backbone; empty: the profile's first
+    backbone: str = ""
+    #: D.A. judge; empty: the profile's (embedded: Qwen2.5-Coder-1.5B, the stronger of the dq_t03
+    #: pilot, AUROC 0.865 vs 0.23)
+    judge: str = ""
 
 
 def load_questions(split: str = "sample", limit: int = 0, *,

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,50 +22,11 @@ from nfeval_repro.debateqa.curation.pipeline import (
     PipelineSettings,
     run_pipeline,
 )
+from nfeval_repro.debateqa.curation.config import CurationConfig
 from nfeval_repro.tables import Signature
 
 __all__ = ["CurationConfig", "PipelineRun", "distribution_table", "funnel_table",
            "partial_answer_counts", "profile_run"]
-
-
-class CurationConfig(Protocol):
-    """What :func:`profile_run` reads of an experiment's ``Config`` (those of dq_f01 and
-    dq_f12_f13 have every field): the run profile, the LLM and the pipeline's settings
-    (:class:`~nfeval_repro.debateqa.curation.pipeline.PipelineSettings`)."""
-
-    #: run profile (:func:`nfeval_repro.profiles.get_profile`): its generator backend
-    #: loads the LLM, its device runs the sentence embedder
-    profile: str
-    #: LLM of POV extraction and explanations; empty: the profile's judge
-    model: str
-    #: comma-separated question sources (:mod:`nfeval_repro.debateqa.curation.sources`)
-    sources: str
-    #: random seed (dedup tie-breaks; LLM sampling when ``temperature`` is above 0)
-    seed: int
-    #: questions sent through the LLM stages (the first kept by the document stages), 0: all
-    limit: int
-    #: document search: linked, bm25 or dense
-    search: str
-    #: search hits per question before the TLD filter
-    k: int
-    #: keep hits scoring at least this share of the best hit; negative: the method's default
-    min_relative_score: float
-    #: cosine threshold of the dedup graph; negative: the dedup module's default
-    dedup_threshold: float
-    #: questions need at least this many trusted documents
-    min_docs: int
-    #: most relevant documents kept per question
-    max_docs: int
-    #: questions need at least this many POVs
-    min_povs: int
-    #: POV extraction stops after this many list items
-    max_povs: int
-    #: generation budget of one POV extraction
-    pov_tokens: int
-    #: generation budget of one explanation
-    explanation_tokens: int
-    #: decoding temperature, 0 for greedy
-    temperature: float
 
 
 class PipelineRun(NamedTuple):
