@@ -139,7 +139,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              inputs=('sample',)),
     Artefact("dq_f10", "debateqa", "Figure 10: metrics vs actual answer length",
              "dq_f10_answer_length.ipynb", figure=True,
-             status="n = 16: answers lengthen, P.D. and D.A. do not follow",
+             status="n = 40: answers lengthen, P.D. and D.A. do not follow",
              inputs=('sample',)),
     Artefact("lk_t03", "linkage", "Table 3: single ground truth (1GT), generated references",
              "lk_t03_t04_reference_settings.ipynb", figure=True,
