@@ -60,11 +60,12 @@ class Artefact:
     def config(self):
         """The frozen config its notebook runs with: the module's ``Config`` with this entry's
         ``parameters`` (None for claims). ``run(artefact.config)`` computes the artefact."""
-        if self.module is None:
+        module = self.module  # searched for on every access: once here
+        if module is None:
             return None
         from nfeval_repro.parameters import check
 
-        config = importlib.import_module(self.module).Config(**dict(self.parameters))
+        config = importlib.import_module(module).Config(**dict(self.parameters))
         check(config)
         return config
 
