@@ -223,13 +223,7 @@ def test_acknowledge_phrase_file(tmp_path):
 
 # --------------------------------------------------------------------------- metrics
 
-@pytest.fixture
-def sklearn():
-    """da_metrics computes with scikit-learn (the ``notebooks`` extra)."""
-    return needs("sklearn")
-
-
-def test_metrics_hand_checked(sklearn):
+def test_metrics_hand_checked():
     # labels 1,1,0,0; predictions (>= 0.5) 1,0,1,0: TP=FN=FP=TN=1
     m = da_metrics([1, 1, 0, 0], [0.9, 0.4, 0.6, 0.1])
     assert m["accuracy"] == pytest.approx(0.5)
@@ -239,7 +233,7 @@ def test_metrics_hand_checked(sklearn):
     assert (m["n"], m["n_scored"], m["n_unparsed"]) == (4, 4, 0)
 
 
-def test_metrics_unparsed_excluded_and_counted(sklearn):
+def test_metrics_unparsed_excluded_and_counted():
     res = [DAResult(i, s, None if math.isnan(s) else int(s), "generate")
            for i, s in enumerate([1.0, math.nan, 0.0, 1.0, 0.0])]
     m = da_metrics([1, 1, 0, 0, 1], res)
@@ -249,7 +243,7 @@ def test_metrics_unparsed_excluded_and_counted(sklearn):
     assert m["f1"] == pytest.approx(0.5) and m["auroc"] == pytest.approx(0.5)
 
 
-def test_metrics_degenerate(sklearn):
+def test_metrics_degenerate():
     m = da_metrics([1, 1], [0.7, 0.2])
     assert math.isnan(m["auroc"]) and m["accuracy"] == pytest.approx(0.5)
     m = da_metrics([1], [math.nan])
@@ -258,6 +252,32 @@ def test_metrics_degenerate(sklearn):
     assert perfect["mcc"] == pytest.approx(1.0) and perfect["f1"] == pytest.approx(1.0)
     with pytest.raises(NfevalError):
         da_metrics([1, 0], [0.5])
+
+
+def test_metrics_are_scikit_learns_to_the_last_bit():
+    """The library computes them itself (no scikit-learn in its dependencies); where
+    scikit-learn is installed, every value equals its, bit for bit, on random labels and
+    scores with and without ties (AUROC's trapezoids are summed in its order)."""
+    import warnings
+
+    import numpy as np
+
+    metrics = needs("sklearn.metrics")
+    rng = np.random.default_rng(0)
+    for trial in range(600):
+        n = int(rng.integers(1, 120))
+        y = rng.integers(0, 2, n)
+        s = (rng.random(n), rng.integers(0, 5, n) / 4, np.round(rng.random(n), 2))[trial % 3]
+        pred = (s >= 0.5).astype(int)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # one class only: scikit-learn's shape warning
+            want = {"accuracy": metrics.accuracy_score(y, pred),
+                    "f1": metrics.f1_score(y, pred, pos_label=1, zero_division=0),
+                    "auroc": metrics.roc_auc_score(y, s) if len(set(y)) == 2 else math.nan,
+                    "mcc": metrics.matthews_corrcoef(y, pred)}
+        got = da_metrics(list(y), list(s))
+        for k, v in want.items():
+            assert (math.isnan(v) and math.isnan(got[k])) or got[k] == float(v), (trial, k)
 
 
 # --------------------------------------------------------------------------- real model

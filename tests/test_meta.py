@@ -99,7 +99,7 @@ def test_bad_inputs_are_named_in_one_line(tmp_path):
         M.read_scores([bad])
 
 
-def test_the_command_on_the_example_file_with_lexical_methods(notebooks_extra, tmp_path, capsys):
+def test_the_command_on_the_example_file_with_lexical_methods(plot_extra, tmp_path, capsys):
     out = tmp_path / "m"
     code = cli.main(["meta", "--answers", str(EXAMPLE), "--methods", "rouge1,rougeL,bleu",
                      "--coefficient", "kendall,spearman", "--summary", str(out) + ".json",
@@ -222,7 +222,7 @@ def test_the_combination_block_prints_each_paired_difference_and_labels_each_row
     assert len({chosen["linear"], chosen["rank average"], chosen["best single"]}) == 3
 
 
-def test_meta_answers_names_every_line_it_leaves_out(notebooks_extra, tmp_path, capsys):
+def test_meta_answers_names_every_line_it_leaves_out(plot_extra, tmp_path, capsys):
     lines = EXAMPLE.read_text().splitlines()
     bad = tmp_path / "answers.jsonl"
     bad.write_text("\n".join([lines[0], "{not json", lines[1], "", *lines[2:]]) + "\n")

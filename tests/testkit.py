@@ -3,7 +3,7 @@ fixtures both conftests import from here, the tiny GPT-2 and the release's P.D. 
 (importable as ``testkit``: tests/ is on the path of both).
 
 A test that needs an optional package says so itself: :func:`needs` at the top of a module
-(or inside a test), a fixture below (``models_extra``, ``notebooks_extra``, the tiny GPT-2's),
+(or inside a test), a fixture below (``models_extra``, ``plot_extra``, the tiny GPT-2's),
 so that in a core install (``pip install nfeval`` plus pytest) it is skipped with the extra to
 install, and every other failure stays a failure.
 """
@@ -39,8 +39,8 @@ def models_extra():
 
 
 @pytest.fixture
-def notebooks_extra():
-    """The same for the plotting packages (the ``notebooks`` extra)."""
+def plot_extra():
+    """The same for the plots (matplotlib, the ``plot`` extra)."""
     needs("matplotlib")
 
 

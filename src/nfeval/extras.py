@@ -1,10 +1,10 @@
 """Which optional part of ``pip install nfeval[...]`` a missing module belongs to.
 
 ``pip install nfeval`` brings what the lexical methods, the file readers and
-``nfeval compare`` need; the language models, llama.cpp, the HTTP backends,
-the notebooks and the curation pipeline are extras (``pyproject.toml``). A
-module missing from one of them becomes one error that names the install
-command, instead of a traceback.
+``nfeval compare`` need; the language models, llama.cpp, the HTTP backends, the
+release's ROUGE and the plots are extras (``pyproject.toml``). A module missing
+from one of them becomes one error that names the install command, instead of a
+traceback.
 """
 
 from __future__ import annotations
@@ -16,11 +16,7 @@ EXTRA_OF = {
     "torch": "models", "transformers": "models", "accelerate": "models",
     "safetensors": "models", "tokenizers": "models", "gguf": "models",
     "bert_score": "models", "sentence_transformers": "models", "huggingface_hub": "models",
-    "llama_cpp": "llama", "httpx": "http", "rouge": "release",
-    "papermill": "notebooks", "nbformat": "notebooks", "matplotlib": "notebooks",
-    "seaborn": "notebooks", "sklearn": "notebooks", "psutil": "notebooks",
-    "bertopic": "curation", "tldextract": "curation", "langchain_text_splitters": "curation",
-    "bm25s": "curation", "lm_eval": "bench",
+    "llama_cpp": "llama", "httpx": "http", "rouge": "release", "matplotlib": "plot",
 }
 
 

@@ -1,7 +1,7 @@
 """What produced a number: a :class:`Signature` (after sacrebleu's) is the string that lets it
 be regenerated exactly: metric, variant, model with its source and checksum, dtype, prompt
-checksum, seed, n, package version and the git commit of the sources (``-dirty`` when a
-source file differs).
+checksum, seed, n, package version and, in a git checkout, the commit of the library's
+sources (``-dirty`` when a source file differs; ``unknown`` in an installed wheel).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from nfeval.version import __version__
 from nfeval.paths import ROOT
@@ -17,27 +17,28 @@ from nfeval.paths import ROOT
 __all__ = ["SOURCE_PATHS", "Signature", "git_commit"]
 
 
-#: What decides the numbers: a change here (uncommitted) makes the commit ``-dirty``.
-#: Results, figures and the item store are outputs, so writing them does not.
-SOURCE_PATHS = ("src", "notebooks", "prompts", "data", "Makefile", "pyproject.toml",
-                "requirements.txt", "requirements-models.txt", "requirements-embed.txt")
+#: What decides the library's numbers, relative to the checkout: a change here (uncommitted)
+#: makes the commit ``-dirty``. A project that computes with the library names its own
+#: sources (``git_commit(root, paths)``).
+SOURCE_PATHS = ("src/nfeval", "prompts", "data/debateqa_sample", "data/tokenizers",
+                "pyproject.toml", "requirements.txt", "requirements-models.txt",
+                "requirements-embed.txt")
 
 
-def git_commit(root: Path = ROOT) -> str:
-    """The last commit that changed a source file (:data:`SOURCE_PATHS`), with ``-dirty``
+def git_commit(root: Path = ROOT, paths: Sequence[str] = SOURCE_PATHS) -> str:
+    """The last commit that changed a source file (one of ``paths``), with ``-dirty``
     when a source file differs from it; 'unknown' outside git.
 
-    Not ``HEAD``: a commit that changes only results, docs or tests changes no number, and a
-    rerun at it must write the same bytes as the run it repeats (``make reproduce`` leaves a
-    clean tree). Two checkouts whose sources are equal name the same commit."""
+    Not ``HEAD``: a commit that changes only docs or tests changes no number, so two
+    checkouts whose sources are equal name the same commit."""
     try:
-        head = subprocess.run(["git", "log", "-1", "--format=%H", "--", *SOURCE_PATHS],
+        head = subprocess.run(["git", "log", "-1", "--format=%H", "--", *paths],
                               cwd=root, capture_output=True, text=True, check=True).stdout.strip()
         if not head:  # no commit touches the sources (a shallow clone cut above them)
             head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                                   text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
-                                *SOURCE_PATHS], cwd=root, capture_output=True, text=True,
+                                *paths], cwd=root, capture_output=True, text=True,
                                check=True).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):

@@ -385,15 +385,11 @@ def da_metrics(labels: Sequence[int], scores: Sequence[float | DAResult]) -> dic
     score is NaN (unparsed replies) are left out of every metric and counted
     in ``n_unparsed``; ``n`` is the number of items given, ``n_scored`` the
     number used. The predicted label is ``score >= 0.5``. Returns accuracy,
-    F1 of class 1, AUROC (from the scores; NaN when only one class remains)
-    and MCC (sklearn; 0 where undefined).
+    F1 of class 1 (0 where it has no positives), AUROC (from the scores; NaN when only one
+    class remains) and MCC (0 where undefined), computed as scikit-learn computes them, to
+    the last bit (the tests compare them).
     """
-    from sklearn.metrics import (
-        accuracy_score,
-        f1_score,
-        matthews_corrcoef,
-        roc_auc_score,
-    )
+    import numpy as np
 
     if len(labels) != len(scores):
         raise NfevalError(f"da_metrics: {len(labels)} labels but {len(scores)} scores.")
@@ -412,12 +408,38 @@ def da_metrics(labels: Sequence[int], scores: Sequence[float | DAResult]) -> dic
     out = {"n": len(labels), "n_scored": len(ys), "n_unparsed": n_unparsed}
     if not ys:
         return {"accuracy": math.nan, "f1": math.nan, "auroc": math.nan, "mcc": math.nan, **out}
-    pred = [int(v >= 0.5) for v in ss]
-    auroc = float(roc_auc_score(ys, ss)) if len(set(ys)) == 2 else math.nan
+    y, s = np.asarray(ys, dtype=np.int64), np.asarray(ss, dtype=np.float64)
+    pred = (s >= 0.5).astype(np.int64)
+    tp = int(np.sum((y == 1) & (pred == 1)))
+    fp = int(np.sum((y == 0) & (pred == 1)))
+    fn = int(np.sum((y == 1) & (pred == 0)))
+    tn = y.size - tp - fp - fn
+    # MCC from the confusion matrix's margins (true and predicted class sums)
+    t_sum, p_sum = np.array([tn + fp, fn + tp], float), np.array([tn + fn, fp + tp], float)
+    n = float(y.size)
+    cov_tp = (tp + tn) * n - np.dot(t_sum, p_sum)
+    cov_pp_tt = (n ** 2 - np.dot(p_sum, p_sum)) * (n ** 2 - np.dot(t_sum, t_sum))
     return {
-        "accuracy": float(accuracy_score(ys, pred)),
-        "f1": float(f1_score(ys, pred, pos_label=1, zero_division=0)),
-        "auroc": auroc,
-        "mcc": float(matthews_corrcoef(ys, pred)),
+        "accuracy": float(np.mean(y == pred)),
+        "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0,
+        "auroc": _auroc(y, s) if 0 < tp + fn < y.size else math.nan,
+        "mcc": 0.0 if cov_pp_tt == 0 else float(cov_tp / np.sqrt(cov_pp_tt)),
         **out,
     }
+
+
+def _auroc(y, s) -> float:
+    """The area under the ROC curve by the trapezoid rule over its corners (each distinct
+    score a threshold, collinear points dropped), in scikit-learn's order of operations."""
+    import numpy as np
+
+    order = np.argsort(s, kind="mergesort")[::-1]
+    y, s = y[order], s[order]
+    last = np.r_[np.where(np.diff(s))[0], y.size - 1]  # the last item of each distinct score
+    tps = np.cumsum(y, dtype=np.float64)[last]
+    fps = 1 + last - tps
+    if len(fps) > 2:
+        keep = np.where(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])[0]
+        fps, tps = fps[keep], tps[keep]
+    tps, fps = np.r_[0, tps], np.r_[0, fps]
+    return float(np.trapezoid(tps / tps[-1], fps / fps[-1]))

@@ -27,7 +27,7 @@ import math
 import sys
 import time
 from decimal import ROUND_HALF_UP, Decimal
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -36,7 +36,23 @@ import pandas as pd
 from nfeval.errors import NfevalError
 from nfeval.version import __version__
 from nfeval_repro.paths import FIGURES, PAPER_VALUES, RESULTS, ROOT
-from nfeval.signature import SOURCE_PATHS, Signature, git_commit  # noqa: F401 (re-exported)
+from nfeval.signature import Signature
+from nfeval.signature import git_commit as _git_commit
+
+#: What decides the reproduction's numbers: a change here (uncommitted) makes the commit
+#: ``-dirty``. Results, figures and the item store are outputs, so writing them does not.
+SOURCE_PATHS = ("src", "notebooks", "prompts", "data", "Makefile", "pyproject.toml",
+                "requirements.txt", "requirements-models.txt", "requirements-embed.txt")
+
+
+def git_commit(root: Path = ROOT) -> str:
+    """The last commit that changed a reproduction source (:data:`SOURCE_PATHS`), with
+    ``-dirty`` when one differs from it; 'unknown' outside git.
+
+    Not ``HEAD``: a commit that changes only results, docs or tests changes no number, and a
+    rerun at it must write the same bytes as the run it repeats (``make reproduce`` leaves a
+    clean tree). Two checkouts whose sources are equal name the same commit."""
+    return _git_commit(root, SOURCE_PATHS)
 
 #: The stated precision of every committed CSV, in significant digits. A table
 #: (``results/<id>.csv``: estimates, intervals, paper values) carries 6, three more than a
@@ -257,6 +273,7 @@ def write_table(
     from nfeval.machine import machine_record
     from nfeval_repro.store import active_store
 
+    commit = git_commit()
     record = {
         "id": artefact_id,
         "columns": list(table.columns),
@@ -264,11 +281,12 @@ def write_table(
         "interval": interval,
         "rows": [{k: _rounded(v, TABLE_DIGITS) for k, v in row.items()}
                  for row in table.to_dict("records")],
-        "signatures": [s.as_dict() for s in signatures],
+        # each signature names the reproduction's commit (the library's own names its sources)
+        "signatures": [replace(s, commit=commit).as_dict() for s in signatures],
         "parameters": {k: _relative(v) for k, v in
                        {**notebook_parameters(depth=2), **dict(parameters or {})}.items()},
         "nfeval_version": __version__,
-        "commit": git_commit(),
+        "commit": commit,
         "notes": notes,
     }
     _atomic_write(json_path, json.dumps(record, indent=2, sort_keys=False, default=str) + "\n")

@@ -28,7 +28,7 @@ os.environ.setdefault("NFEVAL_FIGURE_CHECK", "1")
 from testkit import (  # noqa: E402,F401 -- the library tests' fixtures, shared
     mirror,
     models_extra,
-    notebooks_extra,
+    plot_extra,
     tiny_gpt2,
     tiny_gpt2_dir,
     tiny_gpt2_wide,
