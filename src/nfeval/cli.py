@@ -143,7 +143,7 @@ def _loader(args: argparse.Namespace, *, listwise: bool = False):
     ``listwise``: the command scores with the listwise LINKAGE judge in prob mode, which
     runs in the dtype its CPU kind has in :data:`nfeval.machine.LISTWISE_JUDGE_DTYPES` unless
     a dtype is asked for (bf16 only on the kinds whose judge_path runs were faster and whose
-    lk_t02 LINKAGE rows agreed with float32's; said on stderr, recorded in the signature
+    LINKAGE Table 2's LINKAGE rows agreed with float32's; said on stderr, recorded in the signature
     through the model's ``info.dtype``). The pointwise judges stay float32 (in bf16 their
     rows of LINKAGE Table 2 moved by up to 0.016 and two verdicts moved: results/bench.csv,
     ``judge_table``), and so does the pairwise judge, whose table no bf16 check has

@@ -10,8 +10,8 @@ listwise judge (``--method linkage``, ``prob`` mode) scores in the dtype that
 
 The rule for that table: a kind gets bf16 for the listwise judge only where
 results/bench.csv shows bf16 faster than float32 in at least two ``judge_path``
-runs on that kind *and* a ``judge_table`` check on that kind agrees (lk_t02's
-LINKAGE rows recomputed in bf16: every coefficient within 0.01 of float32's and
+runs on that kind *and* a ``judge_table`` check on that kind agrees (LINKAGE Table
+2's LINKAGE rows recomputed in bf16: every coefficient within 0.01 of float32's and
 no verdict moved) -- ``benchmarks/judge_paths.py``'s ``choose``. The recomputed
 rows decide, not the items: ``judge_path``'s item-level gap (an expected rank
 moved by a few hundredths) is not what a reader sees, and a kind whose Table 2
@@ -74,7 +74,7 @@ def native_bf16() -> bool:
 #: float32 on every kind (their bf16 checks moved verdicts, or none was run). The rows behind
 #: each entry, and behind each measured kind left out, are in results/bench.csv.
 LISTWISE_JUDGE_DTYPES: Mapping[str, tuple[str, str]] = MappingProxyType({
-    "x86_64/avx2+avx512f+avx512_bf16+amx_bf16": ("bfloat16", "bf16 3.3-4.1x float32 in 2 runs; lk_t02's LINKAGE rows within 0.009, no verdict moved"),
+    "x86_64/avx2+avx512f+avx512_bf16+amx_bf16": ("bfloat16", "bf16 3.3-4.1x float32 in 2 runs; LINKAGE Table 2's LINKAGE rows within 0.009, no verdict moved"),
 })
 
 

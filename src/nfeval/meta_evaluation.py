@@ -15,7 +15,7 @@ the project's tables:
   paired interval;
 * **the best and its ties**: the evaluator with the highest mean, and those whose paired
   difference from it has an interval that holds 0 (the data cannot tell them apart);
-* **a combination out of sample** (:mod:`nfeval.metrics.combine`, the lk_x01 rule): folds
+* **a combination out of sample** (:mod:`nfeval.metrics.combine`): folds
   of questions, the best single method, the best rank average of 2-3 methods and a ridge
   fit chosen on the training folds, scored on the held-out fold; reported as beating the
   best single method only where its paired interval lies above 0;
@@ -29,8 +29,8 @@ Inputs are long per-candidate frames (``qid``, ``doc_id``, ``grade``, ``score``,
 ``method``): the per-item CSVs of ``nfeval linkage`` (:func:`read_scores`), or scores
 computed here from a graded answers file (:func:`score_methods`). Optional columns
 ``dataset`` and ``sample`` split the questions into groups, each reported on its own;
-``mode`` and ``our_judge`` name the evaluator further (a table of the project, such as
-``results/lk_t02/per_candidate.csv``, reads as it is and gives its own rows).
+``mode`` and ``our_judge`` name the evaluator further (a per-candidate table with those
+columns reads as it is and gives its own rows).
 
 Why this file is long: the inputs' checks, the statistics, and the report they make (the
 printed table, the readings in words, the forest plot, the JSON) are one command's; split,
@@ -564,7 +564,7 @@ def _evaluator_labels(df: pd.DataFrame, ev: list[str]) -> pd.Series:
 
 def _combination(df: pd.DataFrame, groups: list[str], coefficients: Sequence[str], seed: int,
                  folds: int, repeats: int, notes: list[str]) -> pd.DataFrame:
-    """lk_x01's out-of-sample combination per group, with each chosen evaluator minus the
+    """The out-of-sample combination per group, with each chosen evaluator minus the
     best single method (paired, over questions)."""
     from nfeval.metrics import combine
     from nfeval.metrics.intervals import mean_interval, paired_difference

@@ -37,12 +37,12 @@ def prompt_text(name: str) -> str:
 
 
 def restate_prompts() -> list[str]:
-    """The five P.D. restate instructions (dq_f04); the first is the paper's default."""
+    """The five P.D. restate instructions (DebateQA Figure 4); the first is the paper's default."""
     return prompt_lines("pd_restate_prompts")
 
 
 def system_prompts() -> dict[str, str]:
-    """``{"basic": ..., "comprehensive": ..., "detailed": ...}`` (dq_t05)."""
+    """``{"basic": ..., "comprehensive": ..., "detailed": ...}`` (DebateQA Table 5)."""
     out: dict[str, str] = {}
     for ln in prompt_lines("answer_system_prompts"):
         name, sep, text = ln.partition("\t")
@@ -53,5 +53,5 @@ def system_prompts() -> dict[str, str]:
 
 
 def length_instruction(n: int) -> str:
-    """``"Answer in about {n} tokens."`` (dq_f10)."""
+    """``"Answer in about {n} tokens."`` (DebateQA Figure 10)."""
     return prompt_text("answer_length_instruction").format(n=int(n))

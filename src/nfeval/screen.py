@@ -15,8 +15,8 @@ depend on how a manipulation is worded:
 :func:`screen` flags a sentence when any signal crosses its threshold (:class:`Thresholds`);
 :func:`strip_flagged` replaces the flagged sentences by :data:`nfeval.guard.STRIPPED`.
 :data:`THRESHOLDS` were chosen on families of manipulations and on real answers held apart
-from those every reported number is measured on (lk_x04 says how, and what each signal
-catches and costs). Sentences end at ``.``, ``!``, ``?`` or a line break, as in
+from those every reported number is measured on (the reproduction's guard analysis says
+how, and what each signal catches and costs). Sentences end at ``.``, ``!``, ``?`` or a line break, as in
 :func:`nfeval.guard.strip_addressed`.
 """
 
@@ -53,7 +53,7 @@ class Thresholds:
     pattern: bool = True
 
 
-#: Chosen by lk_x04 on the real answers of its calibration questions: each signal flags at
+#: Chosen on the real answers of its calibration questions: each signal flags at
 #: most 0.15% of them (relevance then flags almost nothing: real answers hold sentences as
 #: far from their question as any manipulation).
 THRESHOLDS = Thresholds(relevance=-0.05, evaluator=0.56)

@@ -22,7 +22,7 @@ and a chosen combination or its held-out coefficient is the same to the last bit
 
 Each held-out question gets one value per repeat; its value is the mean over the repeats.
 :func:`transfer` chooses and fits on every question of one set and scores another.
-``nfeval meta`` and the lk_x01 artefact use these functions.
+``nfeval meta`` uses these functions.
 """
 
 from __future__ import annotations

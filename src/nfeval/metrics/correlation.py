@@ -95,8 +95,8 @@ def _coefficient(g: np.ndarray, s: np.ndarray, coefficient: str) -> float:
 
 # The three coefficients as ``scipy.stats`` (1.17) computes their statistic, operation for
 # operation, so every value equals scipy's to the last bit (tests/test_correlation.py compares
-# them on random inputs with ties; the reproduction's tests on every 25th question of lk_t02's
-# committed scores),
+# them on random inputs with ties; the reproduction's tests on every 25th question of its LINKAGE
+# Table 2 scores),
 # at a fifth of the time: scipy's per-call argument handling and p-value dominated the
 # tables' rebuilds.
 # NaN in either input gives NaN (scipy's default ``nan_policy``); a constant input gives NaN.

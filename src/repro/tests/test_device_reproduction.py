@@ -131,7 +131,7 @@ def test_the_judge_dtype_table_is_what_results_bench_csv_supports():
                          == (kind, bf16[0], picked[bf16[0]]))
                 line = (f'"{kind}": ("{picked[bf16[0]].removeprefix("hf-")}", "bf16 '
                         f'{s["speedup_min"]:.1f}-{s["speedup_max"]:.1f}x float32 in {s["runs"]} '
-                        f"runs; lk_t02's LINKAGE rows within {_linkage_table_gap(rows, kind):.3f}"
+                        f"runs; LINKAGE Table 2's LINKAGE rows within {_linkage_table_gap(rows, kind):.3f}"
                         ', no verdict moved"),')
                 pytest.fail(f"results/bench.csv supports {picked[bf16[0]]} for the LINKAGE judge "
                             f"on {kind}: add its entry to nfeval.machine.LISTWISE_JUDGE_DTYPES: "
