@@ -181,6 +181,8 @@ STAGES: dict[str, tuple[dict, ...]] = {
     # every judge row with the three guards (the notebook's defaults, bf16): 4 ANTIQUE
     # questions, then TREC-DL-NF's too, then 10 questions per dataset and D.A. / P.D. on all
     # 40 sample questions
+    # the 0.5B judge beside lk_t02's 1.5B one: TREC-DL-NF grows 5 -> 10 questions
+    "lk_x05": ({"trec_limit": 5}, {"trec_limit": 10}),
     "lk_x03": ({"limit": 4, "datasets": "antique"}, {"limit": 4, "datasets": _BOTH},
                {"limit": 10, "datasets": _BOTH, "dq_limit": 40}),
 }
@@ -227,6 +229,9 @@ PLAN: tuple[tuple[str, str], ...] = (
     ("lk_x03", "beyond both papers: one sentence addressed to the judge, every judge row on "
                "ANTIQUE and TREC-DL-NF with the three guards (4 ANTIQUE questions, then 4 and "
                "10 per dataset), D.A. and P.D. on 8, then 40 sample questions"),
+    ("lk_x05", "beyond the paper: the L1 and L2 rows with the 0.5B judge on lk_t02's "
+               "every-candidate draw, bf16: 20 ANTIQUE and 5 TREC-DL-NF questions, then 10 "
+               "TREC-DL-NF (about 100 candidates each)"),
     ("lk_x07", "beyond both papers: the corpus's 6 held-out manipulation families (10 "
                "wordings each, with controls) against every claim row's judge and D.A. with "
                "and without --guard screen, 2 questions per LINKAGE dataset, P.D. and D.A. "
@@ -572,6 +577,7 @@ PROBE: dict[str, dict] = {
     "lk_t09_t10_f02": {**_ABL, "limit": 1},
     # two questions: the few-shot row's one demonstration is the other one
     "lk_x03": {"limit": 2, "shots": 1, "dq_limit": 1},
+    "lk_x05": {"limit": 1, "trec_limit": 1},
     "lk_x07": {"limit": 1, "datasets": "antique", "dq_limit": 1},
 }
 
