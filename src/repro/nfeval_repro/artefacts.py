@@ -229,7 +229,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_x05", "linkage", "beyond the paper: does a LINKAGE verdict depend on the "
              "judge's size? (L1/L2 rows with a smaller judge on lk_t02's every-candidate draw)",
              "lk_x05_judge_size.ipynb", figure=True,
-             status="20 ANTIQUE and 5 TREC-DL-NF questions, every candidate: the 0.5B "
+             status="20 ANTIQUE and 10 TREC-DL-NF questions, every candidate: the 0.5B "
                     "judge beside the 1.5B one",
              after=('lk_t02',)),
     Artefact("lk_x06", "linkage", "beyond both papers: what --guard screen costs in agreement "
