@@ -96,6 +96,14 @@ def _quotes_without_their_n(sections) -> list[str]:
                 if path.exists() else "none"
             if not unit.startswith("none"):
                 tables.append((pd.read_csv(path), unit))
+                # its companion tables with an estimate and an interval per row (lk_x05's
+                # size.csv: a change between judges), read with the same unit
+                for extra in sorted((ROOT / "results" / aid).glob("*.csv")):
+                    head = set(pd.read_csv(extra, nrows=0).columns)
+                    if {"ci_low", "ci_high", f"n_{unit}"} <= head and head & {"ours", "change"}:
+                        frame = pd.read_csv(extra)
+                        tables.append((frame if "ours" in head else
+                                       frame.rename(columns={"change": "ours"}), unit))
         if not tables:
             continue
         quoted = {int(a) if a else (int(b) if b.isdigit() else _WORDS[b.lower()])
