@@ -115,6 +115,9 @@ CANDIDATES = {"antique": 19.8, "trec-dl-nf": 99.5}
 #: The DebateQA system artefacts' stages: 16 sample questions, then all 40.
 _SAMPLE_16_40 = ({"limit": 16}, {"limit": 40})
 
+#: lk_x05's judges below lk_t02's 1.5B one, smallest first.
+_SMALL_JUDGES = "smollm2-135m-instruct,gemma3-270m,qwen2.5-coder-0.5b-instruct"
+
 #: Both LINKAGE datasets, as a notebook's ``datasets`` parameter.
 _BOTH = "antique,trec-dl-nf"
 
@@ -181,8 +184,12 @@ STAGES: dict[str, tuple[dict, ...]] = {
     # every judge row with the three guards (the notebook's defaults, bf16): 4 ANTIQUE
     # questions, then TREC-DL-NF's too, then 10 questions per dataset and D.A. / P.D. on all
     # 40 sample questions
-    # the 0.5B judge beside lk_t02's 1.5B one: TREC-DL-NF grows 5 -> 10 questions
-    "lk_x05": ({"trec_limit": 5}, {"trec_limit": 10}),
+    # the 0.5B judge beside lk_t02's 1.5B one: TREC-DL-NF grows 5 -> 10 questions; then
+    # SmolLM2-135M and Gemma-3-270m on the same questions (the 0.5B judge's items read;
+    # SmolLM2's first 926 items, of one question per dataset, took 0.96 s each on 2 shared
+    # cores of a CPU with AMX: about 1.5 h per small judge on free cores)
+    "lk_x05": ({"trec_limit": 5}, {"trec_limit": 10},
+               {"trec_limit": 10, "judges": _SMALL_JUDGES}),
     "lk_x03": ({"limit": 4, "datasets": "antique"}, {"limit": 4, "datasets": _BOTH},
                {"limit": 10, "datasets": _BOTH, "dq_limit": 40}),
 }
@@ -231,7 +238,8 @@ PLAN: tuple[tuple[str, str], ...] = (
                "10 per dataset), D.A. and P.D. on 8, then 40 sample questions"),
     ("lk_x05", "beyond the paper: the L1 and L2 rows with the 0.5B judge on lk_t02's "
                "every-candidate draw, bf16: 20 ANTIQUE and 5 TREC-DL-NF questions, then 10 "
-               "TREC-DL-NF (about 100 candidates each)"),
+               "TREC-DL-NF (about 100 candidates each); then SmolLM2-135M and Gemma-3-270m "
+               "on the same questions"),
     ("lk_x07", "beyond both papers: the corpus's 6 held-out manipulation families (10 "
                "wordings each, with controls) against every claim row's judge and D.A. with "
                "and without --guard screen, 2 questions per LINKAGE dataset, P.D. and D.A. "
