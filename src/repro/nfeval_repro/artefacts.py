@@ -132,7 +132,8 @@ ARTEFACTS: tuple[Artefact, ...] = (
              after=('dq_t04',)),
     Artefact("dq_t05", "debateqa", "Table 5: system prompts",
              "dq_t05_system_prompts.ipynb", figure=True,
-             status="n = 16: D.A. up under p_detailed for two of three models; P.D. cannot tell",
+             status="n = 40: D.A. up under p_detailed for all three models; p_comprehensive "
+                    "does not improve every model",
              after=('dq_t04',)),
     Artefact("dq_f08_f09", "debateqa", "Figures 8-9: temperature, top-p",
              "dq_f08_f09_sampling_sweeps.ipynb", figure=True,
