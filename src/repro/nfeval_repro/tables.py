@@ -54,6 +54,7 @@ def git_commit(root: Path = ROOT) -> str:
     clean tree). Two checkouts whose sources are equal name the same commit."""
     return _git_commit(root, SOURCE_PATHS)
 
+
 #: The stated precision of every committed CSV, in significant digits. A table
 #: (``results/<id>.csv``: estimates, intervals, paper values) carries 6, three more than a
 #: paper prints; a companion data file (``results/<id>/<name>.csv``: per-item scores that
