@@ -201,7 +201,7 @@ ARTEFACTS: tuple[Artefact, ...] = (
              inputs=('sample',)),
     Artefact("dq_t06", "debateqa", "Table 6: no retrieval vs vanilla RAG vs ReAct (P.D., D.A.)",
              "dq_t06_rag.ipynb", figure=True,
-             status="n = 16: retrieval shortens answers, lowers D.A.; P.D. mostly cannot tell",
+             status="n = 40: retrieval shortens answers, lowers P.D. (better) and D.A.",
              after=('dq_t04',),
              inputs=('docs',)),
     Artefact("dq_t07", "debateqa", "Table 7: vanilla RAG on all vs trusted-TLD documents",

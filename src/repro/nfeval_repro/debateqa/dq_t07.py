@@ -43,12 +43,8 @@ NOTES = ("Vanilla RAG on the project's document collection, all documents vs tho
 @dataclass(frozen=True)
 class Config(RagConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
-    cell of ``dq_t07_rag_trusted.ipynb`` is written from them (those of :class:`RagConfig`;
-    the committed table takes every sample question)."""
+    cell of ``dq_t07_rag_trusted.ipynb`` is written from them (those of :class:`RagConfig`)."""
 
-    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for
-    #: all (40: every question of the sample, the committed table)
-    limit: int = 40
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with vanilla RAG on all documents

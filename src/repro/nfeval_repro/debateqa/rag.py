@@ -113,8 +113,8 @@ class RagConfig:
     #: random seed: the question draw and the bootstrap (decoding is greedy)
     seed: int = 0
     #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for
-    #: all
-    limit: int = 16
+    #: all (40: every question of the sample, the committed tables)
+    limit: int = 40
     #: question set: the collection covers the sample's questions
     split: str = "sample"
     #: document collection (JSON lines); empty: the project's data/debateqa_docs
