@@ -47,6 +47,7 @@ class Config(SystemsConfig):
     #: Gemma-3-270m, Qwen2.5-Coder-0.5B and the judge's Qwen2.5-Coder-1.5B)
     backbones: str = ""
 
+
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 3 (parameters: the notebook's). Companion frame ``scores`` (every backbone's
     P.D. of every answer). ``extra``: ``means`` (mean P.D. per system and backbone),

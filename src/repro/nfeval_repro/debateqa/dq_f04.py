@@ -65,6 +65,7 @@ class Config(SystemsConfig):
     #: P.D. backbone; empty: the profile's first
     backbone: str = ""
 
+
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 4 (parameters: the notebook's). Companion frame ``scores`` (every prompt's
     P.D. of every answer, ``evaluator`` = the prompt's label). ``extra``: ``labels``

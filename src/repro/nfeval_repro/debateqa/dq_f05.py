@@ -46,6 +46,7 @@ class Config(SystemsConfig):
     #: comma-separated D.A. judges; empty: the profile's, Table 4 plus extra
     judges: str = ""
 
+
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 5 (parameters: the notebook's). Companion frame ``scores`` (every judge's
     and the rule's D.A. of every answer)."""

@@ -38,6 +38,7 @@ class Config(ScoredSystemsConfig):
     #: keep equal to dq_t04's (its stored scores are reused)
     limit: int = 16
 
+
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 6 (parameters: the notebook's). ``extra``: ``means`` (both means per system
     with intervals), ``correlations`` (the ``__correlation__`` rows), ``backbone``,

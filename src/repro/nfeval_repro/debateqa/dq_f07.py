@@ -42,6 +42,7 @@ class Config(ScoredSystemsConfig):
     #: comma-separated values of the coefficient k
     ks: str = "0,0.25,0.5,1,2,4,8"
 
+
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 7 (parameters: the notebook's). ``extra``: ``ks`` (the coefficients, as
     floats) and ``n_questions``."""

@@ -86,6 +86,7 @@ class Config(SystemsConfig):
     #: comma-separated D.A. judges; empty: the profile's
     judges: str = ""
 
+
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator, score every
     system with every backbone and judge, and assemble Table 4.

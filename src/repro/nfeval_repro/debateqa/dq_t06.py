@@ -51,6 +51,7 @@ class Config(RagConfig):
     #: ReAct steps at most
     react_steps: int = 4
 
+
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) without retrieval, with vanilla RAG
     and with ReAct, score the answers and assemble Table 6 (``judge="none"``: no D.A.).
