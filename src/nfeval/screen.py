@@ -22,9 +22,11 @@ how, and what each signal catches and costs). Sentences end at ``.``, ``!``, ``?
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -32,7 +34,7 @@ from nfeval.guard import SENTENCE, STRIPPED, apply_guard, flags, guard_mode
 
 __all__ = ["EVALUATOR_EXAMPLES", "SIGNALS", "THRESHOLDS", "Sentence", "Thresholds",
            "embed_sentences", "evaluator_similarity", "guarded_text", "reasons", "relevance",
-           "screen", "sentences", "strip_flagged"]
+           "screen", "sentences", "signal_steps", "signal_values", "strip_flagged"]
 
 #: The project's examples of text written for an evaluator (a prompt file of nfeval's own).
 EVALUATOR_EXAMPLES = "screen_evaluator_examples"
@@ -40,6 +42,8 @@ SIGNALS = ("pattern", "relevance", "evaluator")
 #: Decimal places a cosine is rounded to before it meets a threshold: kernels of other
 #: CPUs move the last float32 digits, never the fourth decimal of a cosine.
 DIGITS = 4
+#: The name a step cache (:func:`signal_steps`) keeps the sentences' signals under.
+SIGNAL_STEP = "screen-signals.minilm-l6"
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,7 @@ def screen(text: str, question: str, references: Sequence[str] = (), *,
     :data:`SCREEN_CACHE` answers screened are remembered (a judge with several methods or
     references screens each answer once)."""
     return list(_screen(str(text), str(question), tuple(str(r) for r in references),
-                        thresholds))
+                        thresholds, _STEPS.get()))
 
 
 #: How many screened answers :func:`screen` remembers.
@@ -162,13 +166,18 @@ SCREEN_CACHE = 4096
 
 @lru_cache(maxsize=SCREEN_CACHE)
 def _screen(text: str, question: str, references: tuple[str, ...],
-            thresholds: Thresholds) -> tuple[Sentence, ...]:
+            thresholds: Thresholds, steps: Callable | None = None) -> tuple[Sentence, ...]:
     parts = sentences(text)
     if not parts:
         return ()
-    vecs = embed_sentences([p[2] for p in parts])
-    context = _context_vectors(question, references)
-    rel, ev = relevance(vecs, context), evaluator_similarity(vecs)
+    if steps is None:
+        vecs = embed_sentences([p[2] for p in parts])
+        rel, ev = relevance(vecs, _context_vectors(question, references)), \
+            evaluator_similarity(vecs)
+    else:
+        context = [question, *[r for r in references if r.strip()]]
+        values = steps(SIGNAL_STEP, [[p[2].strip(), *context] for p in parts], signal_values)
+        rel, ev = [v[0] for v in values], [v[1] for v in values]
     out = []
     for (s, e, t), r, v in zip(parts, rel, ev):
         pat = flags(t)
@@ -183,6 +192,42 @@ def _context_vectors(question: str, references: tuple[str, ...]) -> np.ndarray:
     vecs = embed_sentences([question, *[r for r in references if r.strip()]])
     vecs.flags.writeable = False
     return vecs
+
+
+#: Step cache of :func:`signal_steps`: ``steps(name, inputs, compute)`` -> values.
+StepCache = Callable[[str, Sequence[Any], Callable[[list[Any]], list[Any]]], list[Any]]
+_STEPS: ContextVar[StepCache | None] = ContextVar("nfeval_screen_steps", default=None)
+_TEXT_VECTORS: dict[str, np.ndarray] = {}  # a question's context recurs in every call
+
+
+def signal_values(items: Sequence[Sequence[str]]) -> list[list[float]]:
+    """``[relevance, evaluator]`` of each ``[sentence, question, *references]``: what
+    :func:`signal_steps`' cache keeps per sentence (the question's and references' embeddings
+    are kept for the process: they recur in every call)."""
+    sents = sorted({it[0] for it in items})
+    sv = dict(zip(sents, embed_sentences(sents)))
+    todo = sorted({c for it in items for c in it[1:] if c not in _TEXT_VECTORS})
+    if todo:
+        _TEXT_VECTORS.update(zip(todo, embed_sentences(todo)))
+    ev = dict(zip(sents, evaluator_similarity(np.array([sv[s] for s in sents]))))
+    out = []
+    for it in items:
+        rel = relevance(sv[it[0]][None, :], np.array([_TEXT_VECTORS[c] for c in it[1:]]))[0]
+        out.append([float(rel), float(ev[it[0]])])
+    return out
+
+
+@contextmanager
+def signal_steps(steps: StepCache) -> Iterator[None]:
+    """Within the block, :func:`screen` (and so ``--guard screen``) takes each sentence's
+    relevance and evaluator similarity from ``steps(SIGNAL_STEP, inputs, signal_values)``:
+    for example a store of values computed once, so a rerun on another CPU flags the same
+    sentences without embedding anything. Outside it they are computed."""
+    token = _STEPS.set(steps)
+    try:
+        yield
+    finally:
+        _STEPS.reset(token)
 
 
 def strip_flagged(text: str, checked: Sequence[Sentence]) -> str:

@@ -107,29 +107,6 @@ def _questions(dataset: str):
     return out
 
 
-_VECTORS: dict[str, np.ndarray] = {}  # a question's context recurs in every chunk
-
-
-def _vectors(texts) -> dict[str, np.ndarray]:
-    todo = sorted({t for t in texts if t not in _VECTORS})
-    if todo:
-        _VECTORS.update(zip(todo, S.embed_sentences(todo)))
-    return _VECTORS
-
-
-def _signal_step(items: list[list[str]]) -> list[list[float]]:
-    """[relevance, evaluator] of each ``[sentence, question, *references]``."""
-    sents = sorted({it[0] for it in items})
-    sv = dict(zip(sents, S.embed_sentences(sents)))
-    cv = _vectors(c for it in items for c in it[1:])
-    ev = dict(zip(sents, S.evaluator_similarity(np.array([sv[s] for s in sents]))))
-    out = []
-    for it in items:
-        rel = S.relevance(sv[it[0]][None, :], np.array([cv[c] for c in it[1:]]))[0]
-        out.append([float(rel), float(ev[it[0]])])
-    return out
-
-
 def signals(texts: list[str], contexts: list[list[str]]) -> list[list[dict]]:
     """Per text, its sentences with their signals (span, pattern flags, relevance,
     evaluator), through the item store."""
@@ -138,7 +115,7 @@ def signals(texts: list[str], contexts: list[list[str]]) -> list[list[dict]]:
         for s, e, sent in S.sentences(t):
             keys.append([sent.strip(), *ctx])
             where.append((i, s, e, sent))
-    vals = cached_steps("screen-signals.minilm-l6", keys, _signal_step) if keys else []
+    vals = cached_steps(S.SIGNAL_STEP, keys, S.signal_values) if keys else []
     out: list[list[dict]] = [[] for _ in texts]
     for (i, s, e, sent), (rel, ev) in zip(where, vals):
         out[i].append({"start": s, "end": e, "pattern": bool(flags(sent)),

@@ -92,7 +92,17 @@ class Config:
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """The guard's cost on lk_t02's committed every-candidate draw (module doc); ``limit``:
-    its first questions per dataset only (0: all of the committed table's)."""
+    its first questions per dataset only (0: all of the committed table's). The judge's
+    screen reads the sentences' signals through the item store, as :func:`_screen` does
+    (:func:`nfeval.screen.signal_steps`)."""
+    from nfeval.screen import signal_steps
+    from nfeval_repro.store import cached_steps
+
+    with signal_steps(cached_steps):
+        return _run(config, progress)
+
+
+def _run(config: Config, progress: bool) -> Experiment:
     import dataclasses
 
     from nfeval.screen import guarded_text

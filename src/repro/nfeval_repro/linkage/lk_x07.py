@@ -49,6 +49,7 @@ from nfeval.linkage.references import ReferenceSplit
 from nfeval.metrics.intervals import mean_interval
 from nfeval_repro.linkage import lk_x04
 from nfeval_repro.profiles import get_profile, selection
+from nfeval_repro.store import cached_steps
 from nfeval_repro.tables import Experiment, Signature
 
 __all__ = ["Config", "run"]  # summary and figure: the notebook's and the tests' too
@@ -124,15 +125,18 @@ def screened_texts(texts: list[str], contexts: list[list[str]]) -> list[str]:
 
 def _check_library(rows: list[dict], guard: str = "screen") -> None:
     """The library's guard changes a text as this module's screen does: checked on the first
-    changed text of each family and kind (each check embeds its text again)."""
-    from nfeval.screen import guarded_text
+    changed text of each family and kind. The library's screen reads the same stored
+    signals (:func:`nfeval.screen.signal_steps`), so what is checked is its sentence split,
+    reasons and marker; that it computes the stored values is the library's tests'."""
+    from nfeval.screen import guarded_text, signal_steps
 
     seen = set()
     for r in rows:
         if r["shown"] != r["text"] and (r["family"], r["kind"]) not in seen:
             seen.add((r["family"], r["kind"]))
-            lib = guarded_text(r["text"], guard, question=r["context"][0],
-                               references=r["context"][1:])
+            with signal_steps(cached_steps):
+                lib = guarded_text(r["text"], guard, question=r["context"][0],
+                                   references=r["context"][1:])
             if lib != r["shown"]:
                 raise NfevalError(f"{r['qid']}/{r['wording']}/{r['kind']}: the library's "
                                   f"--guard {guard} shows another text than lk_x07's screen")
