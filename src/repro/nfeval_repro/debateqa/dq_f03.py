@@ -37,9 +37,6 @@ class Config(SystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_f03_pd_backbone_stability.ipynb`` is written from them."""
 
-    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
-    #: answers of dq_t04's questions are read from its store
-    limit: int = 40
     #: comma-separated answering systems (a model, or model:t<temperature> for its sampled answers);
     #: empty: the profile's five stability systems
     generators: str = ""

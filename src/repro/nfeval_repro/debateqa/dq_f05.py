@@ -40,9 +40,6 @@ class Config(SystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_f05_da_judge_agreement.ipynb`` is written from them."""
 
-    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
-    #: keep equal to dq_t04's (its stored answers are reused)
-    limit: int = 16
     #: comma-separated D.A. judges; empty: the profile's, Table 4 plus extra
     judges: str = ""
 

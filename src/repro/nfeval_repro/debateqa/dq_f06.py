@@ -34,10 +34,6 @@ class Config(ScoredSystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_f06_pd_vs_da.ipynb`` is written from them."""
 
-    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
-    #: keep equal to dq_t04's (its stored scores are reused)
-    limit: int = 16
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Figure 6 (parameters: the notebook's). ``extra``: ``means`` (both means per system

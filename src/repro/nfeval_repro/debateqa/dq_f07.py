@@ -36,9 +36,6 @@ class Config(ScoredSystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_f07_combined_ranking.ipynb`` is written from them."""
 
-    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all;
-    #: keep equal to dq_t04's (its stored scores are reused)
-    limit: int = 16
     #: comma-separated values of the coefficient k
     ks: str = "0,0.25,0.5,1,2,4,8"
 

@@ -78,9 +78,6 @@ class Config(SystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_t04_main_results.ipynb`` is written from them."""
 
-    #: questions to answer, drawn uniformly at random with seed (a smaller limit takes a subset), 0
-    #: for all; 16: the evidence size (see the plan)
-    limit: int = 16
     #: comma-separated P.D. backbones; empty: the profile's two
     backbones: str = ""
     #: comma-separated D.A. judges; empty: the profile's

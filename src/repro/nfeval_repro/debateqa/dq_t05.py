@@ -39,10 +39,6 @@ class Config(ScoredSystemsConfig):
     """The parameters of :func:`run`, one per field, with their defaults; the parameters
     cell of ``dq_t05_system_prompts.ipynb`` is written from them."""
 
-    #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all
-    #: (40: every question of the sample, the committed table)
-    limit: int = 40
-
 
 def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
     """Answer ``limit`` questions (drawn with ``seed``) with every generator under every
