@@ -106,7 +106,8 @@ ARTEFACTS: tuple[Artefact, ...] = (
              inputs=('sample',)),
     Artefact("dq_t04", "debateqa", "Table 4: P.D. and D.A. of systems",
              "dq_t04_main_results.ipynb", figure=True,
-             status="n = 16: P.D. orders the written sets",
+             status="n = 40: P.D. orders the written sets on 38-39 of 40 questions; the 1.5B "
+                    "judge cannot tell balanced from one-sided",
              inputs=('sample',)),
     Artefact("dq_f03", "debateqa", "Figure 3: P.D. ranking stability across backbones",
              "dq_f03_pd_backbone_stability.ipynb", figure=True,
@@ -120,15 +121,18 @@ ARTEFACTS: tuple[Artefact, ...] = (
              after=('dq_t04',)),
     Artefact("dq_f05", "debateqa", "Figure 5: D.A. agreement across judges",
              "dq_f05_da_judge_agreement.ipynb", figure=True,
-             status="n = 16: only the 1.5B judge tracks the rule",
+             status="n = 40: the judges do not agree; the 1.5B and SmolLM2 judges' scores track "
+                    "the rule",
              after=('dq_t04',)),
     Artefact("dq_f06", "debateqa", "Figure 6: P.D. vs D.A. over systems",
              "dq_f06_pd_vs_da.ipynb", figure=True,
-             status="n = 16: cannot tell for real systems",
+             status="n = 40: Spearman -0.75 over all systems, carried by the written sets; "
+                    "cannot tell for the three models",
              after=('dq_t04',)),
     Artefact("dq_f07", "debateqa", "Figure 7: ranking by k * Z(P.D.) + Z(D.A.)",
              "dq_f07_combined_ranking.ipynb", figure=True,
-             status="n = 16: the models overlap",
+             status="n = 40: balanced first, off-topic last; SmolLM2 above Qwen for k <= 2, the "
+                    "models overlap at k = 4 and 8",
              after=('dq_t04',)),
     Artefact("dq_t05", "debateqa", "Table 5: system prompts",
              "dq_t05_system_prompts.ipynb", figure=True,
