@@ -141,7 +141,8 @@ ARTEFACTS: tuple[Artefact, ...] = (
              after=('dq_t04',)),
     Artefact("dq_f08_f09", "debateqa", "Figures 8-9: temperature, top-p",
              "dq_f08_f09_sampling_sweeps.ipynb", figure=True,
-             status="n = 16: P.D. worse at temperature / top-p 1.0, the paper's opposite",
+             status="n = 40: P.D. and D.A. worse at temperature / top-p 1.0, the paper's "
+                    "opposite",
              inputs=('sample',)),
     Artefact("dq_f10", "debateqa", "Figure 10: metrics vs actual answer length",
              "dq_f10_answer_length.ipynb", figure=True,

@@ -63,7 +63,8 @@ class Config:
     #: bootstrap
     seed: int = 0
     #: questions, drawn uniformly at random with seed (a smaller limit takes a subset), 0 for all
-    limit: int = 16
+    #: (40: every question of the sample, the committed tables)
+    limit: int = 40
     #: question set: sample, test, dev or a path to a split file
     split: str = "sample"
     #: generation budget per answer
