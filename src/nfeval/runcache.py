@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from nfeval.hashing import sha256_text
 from nfeval.paths import cache_dir
 from nfeval.itemfile import RecordFile, record_key
+
+#: ``steps(name, inputs, compute) -> values``: where a deterministic step's values are kept
+#: (the reproduction passes its item store's ``cached_steps``; :mod:`nfeval.linkage.lexical`'s
+#: embedding scores and :func:`nfeval.screen.signal_steps` take one).
+StepCache = Callable[[str, Sequence[Any], Callable[[list[Any]], list[Any]]], list[Any]]
 
 
 def run_key(fields: Mapping[str, Any]) -> str:

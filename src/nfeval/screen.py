@@ -26,11 +26,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from nfeval.guard import SENTENCE, STRIPPED, apply_guard, flags, guard_mode
+from nfeval.runcache import StepCache
 
 __all__ = ["EVALUATOR_EXAMPLES", "SIGNALS", "THRESHOLDS", "Sentence", "Thresholds",
            "embed_sentences", "evaluator_similarity", "guarded_text", "reasons", "relevance",
@@ -194,8 +195,6 @@ def _context_vectors(question: str, references: tuple[str, ...]) -> np.ndarray:
     return vecs
 
 
-#: Step cache of :func:`signal_steps`: ``steps(name, inputs, compute)`` -> values.
-StepCache = Callable[[str, Sequence[Any], Callable[[list[Any]], list[Any]]], list[Any]]
 _STEPS: ContextVar[StepCache | None] = ContextVar("nfeval_screen_steps", default=None)
 _TEXT_VECTORS: dict[str, np.ndarray] = {}  # a question's context recurs in every call
 

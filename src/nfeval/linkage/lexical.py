@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -23,6 +23,7 @@ from nfeval.linkage.embedding import (_embedder_source, bertscore_f1, cls_cosine
                                       resolve_name)
 from nfeval.linkage.references import ReferenceSplit, sample_all
 from nfeval.metrics.correlation import COEFFICIENTS, question_correlations
+from nfeval.runcache import StepCache
 from nfeval.signature import Signature
 
 __all__ = [
@@ -49,8 +50,6 @@ __all__ = [
 LEXICAL_METHODS = M.PAPER_LEXICAL_METHODS
 METHODS = M.LEXICAL_METHODS
 Candidates = Literal["all-but-ground", "rest"]
-#: ``steps(name, inputs, compute) -> values``: where a deterministic step's values are kept
-StepCache = Callable[[str, Sequence[Any], Callable[[list[Any]], list[Any]]], list[Any]]
 RougeImpl = Literal["rouge-score", "release"]
 
 
