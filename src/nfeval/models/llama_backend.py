@@ -36,7 +36,7 @@ from nfeval.models.base import (
     ModelInfo,
     fit_prompt,
 )
-from nfeval.models.hf import render_messages, template_mode
+from nfeval.models.templates import render_messages, template_mode
 from nfeval.models.ids import TokenIdScoring
 
 
@@ -79,8 +79,6 @@ class LlamaCppModel(TokenIdScoring, LanguageModel):
             raise NfevalError(
                 f"The llama backend needs llama-cpp-python ({exc}). Fix: `make env`, or use "
                 "backend='hf'.") from exc
-        from transformers import AutoTokenizer
-
         path = Path(name_or_path).expanduser()
         if path.suffix == ".gguf" and path.is_file():
             gguf, name, spec = path, path.stem, None
@@ -97,6 +95,8 @@ class LlamaCppModel(TokenIdScoring, LanguageModel):
             checksum, source = spec.sha256, spec.source
         self._gguf_arg: dict = {}
         if tokenizer is not None:
+            from transformers import AutoTokenizer
+
             self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer))
         elif spec is not None:  # the same tokenizer (and chat template) as the hf backend's
             res = registry.resolve(spec.name, weights=False)

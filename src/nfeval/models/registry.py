@@ -506,9 +506,15 @@ def pretrained(kind: str, path: str | Path, **kwargs):
     unpacked tokenizer pack (:func:`tokenizer_dir`: its folder name carries the digest of
     its files, so one folder is one tokenizer). Nothing the project runs changes a loaded
     tokenizer, so the models of one notebook share it."""
-    from transformers import AutoConfig, AutoTokenizer
+    def load(folder: str, **kw):
+        # imported only when a tokenizer is built: transformers' Auto classes import torch
+        from transformers import AutoConfig, AutoTokenizer
 
-    load = {"tokenizer": AutoTokenizer, "config": AutoConfig}[kind].from_pretrained
+        return {"tokenizer": AutoTokenizer, "config": AutoConfig}[kind].from_pretrained(
+            folder, **kw)
+
+    if kind not in ("tokenizer", "config"):
+        raise NfevalError(f"pretrained: kind must be 'tokenizer' or 'config', not {kind!r}")
     if kwargs or not (Path(path) / PACK_MANIFEST).is_file():
         return load(str(path), **kwargs)
     key = (kind, str(Path(path).resolve()))

@@ -22,6 +22,7 @@ the paper text into ``data/paper_values/<id>.csv`` and joined here.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import sys
@@ -348,6 +349,10 @@ def write_frame(artefact_id: str, name: str, frame: pd.DataFrame,
     return write_csv(folder / f"{name}.csv", frame, digits, EXACT_COLUMNS)
 
 
+#: Resolution of the saved PNGs (the notebook shows them at the inline backend's 100 dpi).
+FIGURE_DPI = 150
+
+
 def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> Path:
     """Save ``figures/<id>.png`` (and ``.pdf``) without timestamps in the metadata; its
     layout is checked first (:mod:`nfeval_repro.figure_layout`: overlapping text, too tall)."""
@@ -359,10 +364,29 @@ def save_figure(fig, artefact_id: str, output_dir: str | Path | None = None) -> 
     figures.mkdir(parents=True, exist_ok=True)
     png = figures / f"{artefact_id}.png"
     png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=150, bbox_inches="tight", metadata={"Software": None})
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=FIGURE_DPI, bbox_inches="tight",
+                metadata={"Software": None})
+    png.write_bytes(buf.getvalue())
     fig.savefig(figures / f"{artefact_id}.pdf", bbox_inches="tight",
                 metadata={"Creator": None, "Producer": None, "CreationDate": None})
+    _show_saved(fig, buf.getvalue())
     return png
+
+
+def _show_saved(fig, png: bytes) -> None:
+    """In a notebook, show the saved PNG and close ``fig`` (the figure object stays usable),
+    so the inline backend does not draw it a second time at the end of the cell."""
+    shell = sys.modules.get("IPython")
+    shell = shell.get_ipython() if shell is not None else None
+    if shell is None or not hasattr(shell, "kernel"):
+        return
+    import matplotlib.pyplot as plt
+    from IPython.display import Image, display
+
+    pixels = int.from_bytes(png[16:20], "big")  # the PNG header's width
+    display(Image(data=png, format="png", width=round(pixels * 100 / FIGURE_DPI)))
+    plt.close(fig)
 
 
 def _atomic_write(path: Path, text: str) -> None:
