@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nfeval_repro.linkage.lk_x05 import comparisons, reading, size_rows
+from nfeval_repro.linkage.lk_x05 import comparisons, judge_pairs, reading, size_rows
 
 
 def test_reading_names_the_direction_against_the_papers_sign():
@@ -56,3 +56,29 @@ def test_every_l1_and_l2_row_of_the_claims_is_compared():
     assert len(rows) == 2 * 5 + 2 * 3
     assert ("L1", "linkage-fewshot", "bertscore-cls") in rows
     assert ("L2", "linkage-0shot", "pairwise-release") in rows
+
+
+def test_every_two_judges_are_compared_the_largest_first():
+    big = "qwen2.5-coder-1.5b-instruct"
+    small = ["smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"]
+    assert judge_pairs(big, small) == [
+        (big, "smollm2-135m-instruct"), (big, "qwen2.5-coder-0.5b-instruct"),
+        ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct")]
+    assert judge_pairs(big, ["gemma3-270m"]) == [(big, "gemma3-270m")]
+
+
+def test_the_step_between_two_smaller_judges_is_read_too():
+    paper = pd.DataFrame([
+        {"dataset": "antique", "method": "linkage-0shot", "judge": "mistral",
+         "coefficient": "spearman", "paper": 0.5},
+        {"dataset": "antique", "method": "rouge1", "judge": "", "coefficient": "spearman",
+         "paper": 0.3}])
+    big, mid, low = ("qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct",
+                     "smollm2-135m-instruct")
+    # the middle judge follows the grades worst: the smallest-to-middle step moves away
+    frames = {big: _frame(0.3), mid: _frame(6.0, seed=1), low: _frame(0.6, seed=2)}
+    rows = size_rows(frames, big, [low, mid], paper)
+    rows = rows[rows["comparison"] == "linkage-0shot - rouge1"]
+    got = dict(zip(zip(rows["larger"], rows["smaller"]), rows["reading"]))
+    assert got[(big, mid)] == "moves toward the paper's sign"
+    assert got[(mid, low)] == "moves away from the paper's sign"

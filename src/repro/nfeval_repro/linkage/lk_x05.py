@@ -106,7 +106,7 @@ class Config:
     #: lk_t02's draw and the bootstrap
     seed: int = 0
     #: comma-separated smaller judges (lk_t02's own judge is read from its committed file)
-    judges: str = "qwen2.5-coder-0.5b-instruct"
+    judges: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"
     #: the first ANTIQUE questions of lk_t02's every-candidate draw (0: none)
     limit: int = 20
     #: the first TREC-DL-NF questions of the same draw (about 100 candidates each: the 0.5B
@@ -200,11 +200,22 @@ def run(config: Config = Config(), *, progress: bool = True) -> Experiment:
                       extra={"sizes": sizes})
 
 
+def judge_pairs(big: str, small: list[str]) -> list[tuple[str, str]]:
+    """``(larger, smaller)`` for every two judges of ``small`` and ``big`` of different
+    :data:`SIZES`: ``big`` against each smaller judge first (in ``small``'s order), then each
+    of the others against every judge below it, so that a difference that does not grow
+    steadily with the judge shows where it does not."""
+    pairs = [(big, s) for s in small]
+    for larger in sorted(small, key=SIZES.__getitem__, reverse=True):
+        pairs += [(larger, s) for s in small if SIZES[s] < SIZES[larger]]
+    return pairs
+
+
 def size_rows(per_judge: dict[str, pd.DataFrame], big: str, small: list[str],
               paper: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
-    """Per comparison and smaller judge: the larger judge's per-question difference (A minus
-    B, Spearman) minus the smaller one's, paired bootstrap over the questions both define,
-    and :func:`reading`."""
+    """Per comparison and pair of judges (:func:`judge_pairs`): the larger judge's
+    per-question difference (A minus B, Spearman) minus the smaller one's, paired bootstrap
+    over the questions both define, and :func:`reading`."""
     values = {}
     for judge, frame in per_judge.items():
         pq = per_question(frame, by=["dataset", "method"], coefficients=["spearman"])
@@ -223,13 +234,11 @@ def size_rows(per_judge: dict[str, pd.DataFrame], big: str, small: list[str],
                 common = va.index.intersection(vb.index)
                 return (va[common] - vb[common]).to_dict()
 
-            large = diff(big)
-            for s in small:
-                low = diff(s)
-                iv = paired_difference(large, low, seed=seed,
-                                       key=f"{d}/{a} - {b}/{big} - {s}")
+            for larger, s in judge_pairs(big, small):
+                iv = paired_difference(diff(larger), diff(s), seed=seed,
+                                       key=f"{d}/{a} - {b}/{larger} - {s}")
                 out.append({"claim": claim, "dataset": d, "comparison": f"{a} - {b}",
-                            "larger": big, "smaller": s, "change": iv.estimate,
+                            "larger": larger, "smaller": s, "change": iv.estimate,
                             "ci_low": iv.low, "ci_high": iv.high, "n_questions": iv.n,
                             "paper_margin": margin,
                             "reading": reading(iv.low, iv.high, margin, iv.n)})
@@ -269,7 +278,7 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
     """One panel per comparison of ``claim`` (None: every L1 and L2 comparison), each dataset a
     series: the paired difference with its 95% interval at each judge's size (log axis), 0
     dashed, the paper's Mistral-7B margin as a star at 7B (not joined to ours), and each
-    dataset's size reading with its n in the panel's title."""
+    dataset's n and the reading of each step up in judge size in the panel's title."""
     import matplotlib.pyplot as plt
 
     from nfeval_repro.plots import DATASET_NAMES, FIGURE_WIDTH, FONT
@@ -280,9 +289,11 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
     keys = list(dict.fromkeys(zip(part["claim"], part["comparison"])))
     datasets = [d for d in ("antique", "trec-dl-nf") if (part["dataset"] == d).any()]
     style = {"antique": ("o", "#1f5fa8", 0.93), "trec-dl-nf": ("s", "#d9822b", 1.07)}
-    short = {"moves toward the paper's sign": "toward paper",
-             "moves away from the paper's sign": "away from paper",
-             "cannot tell at n": "cannot tell", "too few questions": "too few"}
+    # each step up in size, read as one mark: the panel titles stay one line per dataset
+    mark = {"moves toward the paper's sign": "+", "moves away from the paper's sign": "\u2212",
+            "cannot tell at n": "?", "too few questions": "few"}
+    judges = sorted(set(part["judge"]), key=SIZES.__getitem__)
+    steps = list(zip(judges[1:], judges[:-1]))  # (larger, smaller)
     ticks = sorted({*part["size_b"], PAPER_SIZE})
     cols = 3  # four columns of three-line titles touch at this width
     nrows = math.ceil(len(keys) / cols)
@@ -303,9 +314,10 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
             margin = rows["paper_margin"].iloc[0]
             if np.isfinite(margin):
                 ax.plot([PAPER_SIZE * shift], [margin], "*", color=color, mec="#b22222", ms=9)
-            reading = sizes[(sizes["dataset"] == d) & (sizes["comparison"] == c)]["reading"]
+            read = sizes[(sizes["dataset"] == d) & (sizes["comparison"] == c)]
+            read = dict(zip(zip(read["larger"], read["smaller"]), read["reading"]))
             said.append(f"{DATASET_NAMES[d]} n = {int(rows['n_questions'].max())}: "
-                        + ", ".join(short.get(r, r) for r in reading))
+                        + " ".join(mark.get(read.get(st, ""), "none") for st in steps))
         ax.axhline(0, color="black", lw=0.8, ls="--")
         ax.set_xscale("log")
         ax.set_xticks(ticks, [f"{v:g}B" for v in ticks])
@@ -317,8 +329,11 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower right", ncols=len(labels),
                fontsize=FONT["tick"])
+    step_names = ", ".join(f"{SIZES[lo]:g}B to {SIZES[hi]:g}B" for hi, lo in steps)
     fig.suptitle(f"{claim or 'L1, L2'}: paired difference (Spearman, A - B, 95% CI) by judge size; "
-                 f"star: the paper's Mistral-7B margin", fontsize=FONT["suptitle"])
+                 f"star: the paper's Mistral-7B margin\nin each title, per step up in size "
+                 f"({step_names}): + moves toward the paper's sign, \u2212 away, ? cannot tell",
+                 fontsize=FONT["suptitle"])
     fig.supxlabel("judge parameters (log scale)", fontsize=FONT["label"])
     fig.supylabel("A minus B", fontsize=FONT["label"])
     return fig
