@@ -42,10 +42,13 @@ that applies them.
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import time
 from collections.abc import Sequence
-
-import torch
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from nfeval.errors import NfevalError
 from nfeval.models import registry
@@ -66,11 +69,34 @@ from nfeval.models.templates import (  # noqa: F401 - the template rules' docume
     template_mode,
 )
 
-_DTYPES = {
-    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-    "float32": torch.float32, "fp32": torch.float32,
-    "float16": torch.float16, "fp16": torch.float16,
-}
+if TYPE_CHECKING:
+    import torch
+else:
+    class _Torch:
+        """torch, imported where a model first computes (or a dtype object is asked for): a
+        model whose every output an item store holds loads its tokenizer and config only."""
+
+        def __getattr__(self, name):
+            import torch as module
+
+            globals()["torch"] = module
+            return getattr(module, name)
+
+    torch = _Torch()
+
+
+def _inference_mode(fn):
+    """``torch.inference_mode()`` as a decorator, without importing torch at class creation."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with torch.inference_mode():
+            return fn(*args, **kwargs)
+    return run
+
+
+#: dtype names (as ``--dtype`` takes them) -> torch's names
+_DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float32": "float32", "fp32": "float32",
+           "float16": "float16", "fp16": "float16"}
 
 
 def cpu_has_native_bf16() -> bool:
@@ -92,22 +118,46 @@ def default_dtype(device: str = "cpu") -> torch.dtype:
     (``--dtype``, a profile's ``dtype``) asks for bf16, and ``info.dtype``
     records it.
     """
-    if str(device).startswith("cuda"):
-        return torch.bfloat16
-    return torch.float32
+    return getattr(torch, _default_dtype_name(device))
 
 
-def _as_dtype(dtype, device: str = "cpu") -> torch.dtype:
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    if dtype is None or str(dtype).lower() == "auto":
-        return default_dtype(device)
+def _default_dtype_name(device: str = "cpu") -> str:
+    return "bfloat16" if str(device).startswith("cuda") else "float32"
+
+
+def _dtype_name(dtype, device: str = "cpu") -> str:
+    """torch's name of ``dtype`` (a name, "auto"/None: :func:`default_dtype`, or a torch
+    dtype), without importing torch for a name."""
+    if dtype is None or (isinstance(dtype, str) and dtype.lower() == "auto"):
+        return _default_dtype_name(device)
+    if not isinstance(dtype, str) and type(dtype).__module__ == "torch":
+        return str(dtype).replace("torch.", "")
     try:
         return _DTYPES[str(dtype).lower()]
     except KeyError:
         raise NfevalError(
             f"Unknown dtype {dtype!r}; use one of {', '.join(_DTYPES)}."
         ) from None
+
+
+def _as_dtype(dtype, device: str = "cpu") -> torch.dtype:
+    return getattr(torch, _dtype_name(dtype, device))
+
+
+def _pack_config(folder) -> SimpleNamespace | None:
+    """The ``config.json`` of a tokenizer pack (:func:`nfeval.models.registry.tokenizer_dir`)
+    as attributes, read without transformers (whose config classes import torch); None for
+    any other folder. What :class:`HFModel` reads of it (``model_type``, the window) equals
+    what ``AutoConfig`` gives for every pack (``tests/test_models_templates.py``)."""
+    folder = Path(folder)
+    if not (folder / registry.PACK_MANIFEST).is_file() or not (folder / "config.json").is_file():
+        return None
+
+    def attrs(value):
+        return SimpleNamespace(**{k: attrs(v) for k, v in value.items()}) \
+            if isinstance(value, dict) else value
+
+    return attrs(json.loads((folder / "config.json").read_text(encoding="utf-8")))
 
 
 def _max_length_of(config, tokenizer) -> int:
@@ -168,13 +218,14 @@ class HFModel(TokenIdScoring, LanguageModel):
         res = registry.resolve(name_or_path, weights=False)
         self._resolved = res
         self._model = None
-        self.dtype = _as_dtype(rt.dtype if dtype is None else dtype, device)
-        self.device = torch.device(device)
+        self._dtype = _dtype_name(rt.dtype if dtype is None else dtype, device)
+        self._device = device
         batch_tokens = rt.batch_tokens if batch_tokens is None else batch_tokens
         extra = {"gguf_file": res.gguf_file} if res.gguf_file else {}
         try:
             self.tokenizer = registry.pretrained("tokenizer", res.path, **extra)
-            cfg = registry.pretrained("config", res.path, **extra)
+            cfg = (None if extra else _pack_config(res.path)) or registry.pretrained(
+                "config", res.path, **extra)
         except OSError as exc:
             raise NfevalError(
                 f"Could not load model {res.name!r} from {res.path}: {exc}. Fix: check "
@@ -196,13 +247,23 @@ class HFModel(TokenIdScoring, LanguageModel):
             backend="hf",
             source=res.source,
             checksum=res.checksum,
-            dtype=str(self.dtype).replace("torch.", ""),
+            dtype=self._dtype,
             chat_template=self.template,
             max_length=self.max_length,
         )
 
     def __repr__(self) -> str:
         return f"HFModel({self.info.name!r}, dtype={self.info.dtype})"
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The weights' torch dtype (``info.dtype`` names it)."""
+        return getattr(torch, self._dtype)
+
+    @property
+    def device(self) -> torch.device:
+        """The torch device the weights go to."""
+        return torch.device(self._device)
 
     @property
     def model(self):
@@ -232,7 +293,7 @@ class HFModel(TokenIdScoring, LanguageModel):
     #: reuses its KV cache (cropped) instead of encoding them again.
     REUSE_MIN_TOKENS = 32
 
-    @torch.inference_mode()
+    @_inference_mode
     def _encode_prefix(self, ctx: list[int]):
         """(log-probs after ``ctx``, KV cache of ``ctx``) for the caller to consume.
 
@@ -268,7 +329,7 @@ class HFModel(TokenIdScoring, LanguageModel):
             self._prefix_memo = (list(ctx), copy.deepcopy(cache), first.clone())
         return first, cache
 
-    @torch.inference_mode()
+    @_inference_mode
     def _shared(self, ctx: list[int], conts: list[list[int]]) -> list[list[float]]:
         """Log-probs of each (non-empty) continuation under one shared context.
 
@@ -339,14 +400,14 @@ class HFModel(TokenIdScoring, LanguageModel):
         return not (getattr(cfg, "sliding_window", None)
                     and getattr(cfg, "use_sliding_window", True))
 
-    @torch.inference_mode()
+    @_inference_mode
     def _next_logprobs(self, ctx: list[int]) -> torch.Tensor:
         """The float32 log-softmax after ``ctx`` (logits at its last position only)."""
         logits = self.model(input_ids=torch.tensor([ctx], device=self.device),
                             logits_to_keep=1).logits
         return torch.log_softmax(logits[0, -1].float(), dim=-1)
 
-    @torch.inference_mode()
+    @_inference_mode
     def _labels_shared(self, ctx: list[int], sfx: list[list[int]], lab: list[list[int]], *,
                        pack_tokens: int | None = None) -> list[list[float]]:
         """The label kernel of :meth:`score_labels_ids` (suffixes that fit the window).
@@ -449,7 +510,7 @@ class HFModel(TokenIdScoring, LanguageModel):
             ids.add(int(self.eos_id))
         return sorted(ids)
 
-    @torch.inference_mode()
+    @_inference_mode
     def generate(self, prompt: str, *, temperature: float = 0.0, top_p: float = 1.0,
                  max_tokens: int = 256, seed: int = 0, stop: Sequence[str] = ()) -> Generation:
         from transformers import GenerationConfig
