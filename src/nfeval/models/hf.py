@@ -148,7 +148,7 @@ def _pack_config(folder) -> SimpleNamespace | None:
     """The ``config.json`` of a tokenizer pack (:func:`nfeval.models.registry.tokenizer_dir`)
     as attributes, read without transformers (whose config classes import torch); None for
     any other folder. What :class:`HFModel` reads of it (``model_type``, the window) equals
-    what ``AutoConfig`` gives for every pack (``tests/test_models_templates.py``)."""
+    what ``AutoConfig`` gives for every pack (``tests/test_models_without_torch.py``)."""
     folder = Path(folder)
     if not (folder / registry.PACK_MANIFEST).is_file() or not (folder / "config.json").is_file():
         return None
