@@ -186,8 +186,8 @@ STAGES: dict[str, tuple[dict, ...]] = {
     # 40 sample questions
     # the 0.5B judge beside lk_t02's 1.5B one: TREC-DL-NF grows 5 -> 10 questions; then
     # SmolLM2-135M and Gemma-3-270m on the same questions (the 0.5B judge's items read;
-    # SmolLM2's 11,131 items took 1,776 s in bfloat16 on 2 cores of a CPU with AMX; Gemma's
-    # first 645, 0.94 s each on 2 shared cores: about 3 h for its 11,131)
+    # SmolLM2's 11,131 items took 1,776 s in bfloat16 on 2 cores of a CPU with AMX, Gemma's
+    # first 8,652 4,935 s)
     "lk_x05": ({"trec_limit": 5}, {"trec_limit": 10},
                {"trec_limit": 10, "judges": _SMALL_JUDGES}),
     "lk_x03": ({"limit": 4, "datasets": "antique"}, {"limit": 4, "datasets": _BOTH},
