@@ -235,9 +235,10 @@ ARTEFACTS: tuple[Artefact, ...] = (
     Artefact("lk_x05", "linkage", "beyond the paper: does a LINKAGE verdict depend on the "
              "judge's size? (L1/L2 rows with a smaller judge on lk_t02's every-candidate draw)",
              "lk_x05_judge_size.ipynb", figure=True,
-             status="20 ANTIQUE and 10 TREC-DL-NF questions, every candidate: SmolLM2-135M "
-                    "and the 0.5B judge beside the 1.5B one; L1 moves toward the paper from "
-                    "either to 1.5B, not steadily with size on ANTIQUE",
+             status="20 ANTIQUE and 10 TREC-DL-NF questions, every candidate: SmolLM2-135M, "
+                    "Gemma-3-270m and the 0.5B judge beside the 1.5B one; L1 moves toward the "
+                    "paper from each to 1.5B on TREC-DL-NF, from 2 of 3 on ANTIQUE, where size "
+                    "does not order the judges",
              after=('lk_t02',)),
     Artefact("lk_x06", "linkage", "beyond both papers: what --guard screen costs in agreement "
              "with human grades (lk_t02's every-candidate draw, changed answers rejudged)",

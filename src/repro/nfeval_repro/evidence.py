@@ -187,7 +187,7 @@ STAGES: dict[str, tuple[dict, ...]] = {
     # the 0.5B judge beside lk_t02's 1.5B one: TREC-DL-NF grows 5 -> 10 questions; then
     # SmolLM2-135M and Gemma-3-270m on the same questions (the 0.5B judge's items read;
     # SmolLM2's 11,131 items took 1,776 s in bfloat16 on 2 cores of a CPU with AMX, Gemma's
-    # first 8,652 4,935 s)
+    # 11,131 5,852 s)
     "lk_x05": ({"trec_limit": 5}, {"trec_limit": 10},
                {"trec_limit": 10, "judges": _SMALL_JUDGES}),
     "lk_x03": ({"limit": 4, "datasets": "antique"}, {"limit": 4, "datasets": _BOTH},

@@ -50,6 +50,8 @@ def _texts(fig):
     from matplotlib.text import Text
 
     skip = _undrawn_tick_labels(fig)
+    # a hidden panel draws none of its texts (its tick labels do not name their axes)
+    skip |= {id(t) for ax in fig.get_axes() if not ax.get_visible() for t in ax.findobj(Text)}
     out = []
     for t in fig.findobj(Text):
         if id(t) in skip or not t.get_visible() or not t.get_text().strip():

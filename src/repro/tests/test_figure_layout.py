@@ -27,6 +27,19 @@ def test_overlapping_tick_labels_are_found():
     assert problems and "overlaps" in problems[0]
 
 
+def test_a_hidden_panels_tick_labels_are_not_read_as_drawn():
+    """A grid's unused panels are hidden; their tick labels (which name no axes) draw nothing."""
+    fig, axes = plt.subplots(1, 2, figsize=(3, 2))
+    axes[1].set_xticks(range(8), [f"a long method name {i}" for i in range(8)])
+    axes[1].set_visible(False)
+    try:
+        assert layout_problems(fig) == []
+        axes[1].set_visible(True)
+        assert layout_problems(fig)
+    finally:
+        plt.close(fig)
+
+
 def test_a_title_over_another_is_found_and_a_clean_figure_passes():
     fig, axes = plt.subplots(2, 1, figsize=(4, 4))
     axes[0].set_title("first panel")

@@ -83,3 +83,44 @@ def test_the_step_between_two_smaller_judges_is_read_too():
     got = dict(zip(zip(rows["larger"], rows["smaller"]), rows["reading"]))
     assert got[(big, mid)] == "moves toward the paper's sign"
     assert got[(mid, low)] == "moves away from the paper's sign"
+
+
+def test_judge_sizes_are_written_as_the_model_names_write_them():
+    from nfeval_repro.linkage.lk_x05 import size_label
+
+    assert [size_label(v) for v in (0.135, 0.27, 0.5, 1.5, 7.0)] == [
+        "135M", "270M", "0.5B", "1.5B", "7B"]
+
+
+def test_the_figure_of_four_judges_has_no_overlapping_text():
+    """Four judges at 0.135B-1.5B and the paper's 7B on one log axis: every tick label and
+    title drawn apart (the axis labels once overlapped at this width)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nfeval_repro.figure_layout import layout_problems
+    from nfeval_repro.linkage.lk_x05 import SIZES, figure
+
+    big = "qwen2.5-coder-1.5b-instruct"
+    small = [j for j in SIZES if j != big]
+    rows, reads = [], []
+    for claim, a, b in comparisons():
+        for d in ("antique", "trec-dl-nf"):
+            for j, size in SIZES.items():
+                rows.append({"claim": claim, "dataset": d, "comparison": f"{a} - {b}",
+                             "judge": j, "size_b": size, "ours": 0.1 * size - 0.1,
+                             "ci_low": 0.1 * size - 0.2, "ci_high": 0.1 * size,
+                             "n_questions": 20, "paper_margin": 0.1})
+            for larger, s in judge_pairs(big, small):
+                reads.append({"claim": claim, "dataset": d, "comparison": f"{a} - {b}",
+                              "larger": larger, "smaller": s,
+                              "reading": "moves toward the paper's sign"})
+    fig = figure(pd.DataFrame(rows), pd.DataFrame(reads))
+    try:
+        assert layout_problems(fig) == []
+        labels = [t.get_text() for t in fig.axes[-1].get_xticklabels()]
+        assert {"135M", "270M", "0.5B", "1.5B", "7B"} <= set(labels) or labels == []
+    finally:
+        plt.close(fig)

@@ -48,6 +48,13 @@ SIZES = {"smollm2-135m-instruct": 0.135, "gemma3-270m": 0.27,
          "qwen2.5-coder-0.5b-instruct": 0.5, "qwen2.5-coder-1.5b-instruct": 1.5}
 #: The paper's judge whose margin is marked (LINKAGE Table 2's open judge) and its size.
 PAPER_JUDGE, PAPER_SIZE = "mistral", 7.0
+
+
+def size_label(billions: float) -> str:
+    """A judge size as the model names write it: millions under 0.5B (``135M``), else
+    billions (``0.5B``)."""
+    return f"{billions * 1000:g}M" if billions < 0.5 else f"{billions:g}B"
+
 LINKAGE_ROWS = ("linkage-0shot", "linkage-fewshot")
 #: L1's baselines as the claims table decides them (the release's BERTScore: its [CLS] cosine)
 #: and L2's (pairwise as the release runs it, the candidate first).
@@ -106,7 +113,7 @@ class Config:
     #: lk_t02's draw and the bootstrap
     seed: int = 0
     #: comma-separated smaller judges (lk_t02's own judge is read from its committed file)
-    judges: str = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"
+    judges: str = "smollm2-135m-instruct,gemma3-270m,qwen2.5-coder-0.5b-instruct"
     #: the first ANTIQUE questions of lk_t02's every-candidate draw (0: none)
     limit: int = 20
     #: the first TREC-DL-NF questions of the same draw (about 100 candidates each: the 0.5B
@@ -320,7 +327,9 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
                         + " ".join(mark.get(read.get(st, ""), "none") for st in steps))
         ax.axhline(0, color="black", lw=0.8, ls="--")
         ax.set_xscale("log")
-        ax.set_xticks(ticks, [f"{v:g}B" for v in ticks])
+        # vertical: four judges under 1.5B sit closer on the log axis than a label is wide
+        ax.set_xticks(ticks, [size_label(v) for v in ticks])
+        ax.tick_params(axis="x", labelrotation=90)
         ax.minorticks_off()
         ax.set_title(f"{cl}: {_label(c)}\n" + "\n".join(said), fontsize=FONT["tick"])
         ax.tick_params(labelsize=FONT["tick"])
@@ -329,7 +338,8 @@ def figure(table: pd.DataFrame, sizes: pd.DataFrame, claim: str | None = None):
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower right", ncols=len(labels),
                fontsize=FONT["tick"])
-    step_names = ", ".join(f"{SIZES[lo]:g}B to {SIZES[hi]:g}B" for hi, lo in steps)
+    step_names = ", ".join(f"{size_label(SIZES[lo])} to {size_label(SIZES[hi])}"
+                           for hi, lo in steps)
     fig.suptitle(f"{claim or 'L1, L2'}: paired difference (Spearman, A - B, 95% CI) by judge size; "
                  f"star: the paper's Mistral-7B margin\nin each title, per step up in size "
                  f"({step_names}): + moves toward the paper's sign, \u2212 away, ? cannot tell",
