@@ -118,7 +118,7 @@ def default_dtype(device: str = "cpu") -> torch.dtype:
     (``--dtype``, a profile's ``dtype``) asks for bf16, and ``info.dtype``
     records it.
     """
-    return getattr(torch, _default_dtype_name(device))
+    return _as_dtype(None, device)
 
 
 def _default_dtype_name(device: str = "cpu") -> str:
@@ -258,7 +258,7 @@ class HFModel(TokenIdScoring, LanguageModel):
     @property
     def dtype(self) -> torch.dtype:
         """The weights' torch dtype (``info.dtype`` names it)."""
-        return getattr(torch, self._dtype)
+        return _as_dtype(self._dtype)
 
     @property
     def device(self) -> torch.device:

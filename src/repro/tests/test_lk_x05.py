@@ -120,7 +120,8 @@ def test_the_figure_of_four_judges_has_no_overlapping_text():
     fig = figure(pd.DataFrame(rows), pd.DataFrame(reads))
     try:
         assert layout_problems(fig) == []
-        labels = [t.get_text() for t in fig.axes[-1].get_xticklabels()]
-        assert {"135M", "270M", "0.5B", "1.5B", "7B"} <= set(labels) or labels == []
+        bottom = [ax for ax in fig.axes if ax.get_visible()][-1]  # the panel under the axis
+        labels = {t.get_text() for t in bottom.get_xticklabels()}
+        assert {"135M", "270M", "0.5B", "1.5B", "7B"} <= labels
     finally:
         plt.close(fig)

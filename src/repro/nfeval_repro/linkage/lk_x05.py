@@ -48,13 +48,6 @@ SIZES = {"smollm2-135m-instruct": 0.135, "gemma3-270m": 0.27,
          "qwen2.5-coder-0.5b-instruct": 0.5, "qwen2.5-coder-1.5b-instruct": 1.5}
 #: The paper's judge whose margin is marked (LINKAGE Table 2's open judge) and its size.
 PAPER_JUDGE, PAPER_SIZE = "mistral", 7.0
-
-
-def size_label(billions: float) -> str:
-    """A judge size as the model names write it: millions under 0.5B (``135M``), else
-    billions (``0.5B``)."""
-    return f"{billions * 1000:g}M" if billions < 0.5 else f"{billions:g}B"
-
 LINKAGE_ROWS = ("linkage-0shot", "linkage-fewshot")
 #: L1's baselines as the claims table decides them (the release's BERTScore: its [CLS] cosine)
 #: and L2's (pairwise as the release runs it, the candidate first).
@@ -274,6 +267,12 @@ _NAMES = {"linkage-0shot": "LINKAGE 0-shot", "linkage-fewshot": "LINKAGE 3-shot"
           "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "bleu": "BLEU",
           "bertscore-cls": "BERTScore ([CLS])", "pointwise-noref": "pointwise",
           "pointwise-ref": "pointwise (refs)", "pairwise-release": "pairwise (cand. first)"}
+
+
+def size_label(billions: float) -> str:
+    """A judge size as the model names write it: millions under 0.5B (``135M``), else
+    billions (``0.5B``)."""
+    return f"{billions * 1000:g}M" if billions < 0.5 else f"{billions:g}B"
 
 
 def _label(comparison: str) -> str:
